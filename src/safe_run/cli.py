@@ -1,0 +1,191 @@
+"""The command line: parse, build a run request, print the result, exit.
+
+This is the only module that exits. Every way out goes through `main`, which turns usage mistakes
+into one-line messages with status 2 and anything unexpected into status 125, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import NoReturn
+
+import click
+
+from . import __version__
+from .result import ExitStatus, Result, error_result, exit_status
+from .runner import RunRequest, execute
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+FORMATS = ("auto", "json", "pretty")
+
+
+def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
+    env = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not ENV_NAME.match(name):
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
+        env[name] = value
+    return env
+
+
+def _read_command(words: tuple[str, ...], command_file: str | None) -> str:
+    """The command text from the words or the file; refuse what cannot be run as given."""
+    if words and command_file is not None:
+        raise click.UsageError("give the command as arguments or with --command-file, not both")
+    if command_file is not None:
+        data = sys.stdin.buffer.read() if command_file == "-" else _read_file(command_file)
+        try:
+            command = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise click.UsageError(f"the command file is not valid UTF-8 (byte {exc.start})") from exc
+    else:
+        command = " ".join(words)
+    if "\0" in command:
+        raise click.UsageError("the command contains a NUL byte, which no shell can run")
+    if not command.strip():
+        raise click.UsageError("no command given (an empty command runs nothing)")
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise click.UsageError("the command is not valid UTF-8") from exc
+    return command
+
+
+def _read_file(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint="--command-file") from exc
+
+
+def _non_negative(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and value < 0:
+        raise click.BadParameter("must not be negative")
+    return value
+
+
+@click.command(
+    context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
+    epilog="Exit status: the command's own exit code when it completed; 2 usage error; "
+    "125 safe-run could not run the command.",
+)
+@click.argument("command", nargs=-1, metavar="[--] COMMAND...")
+@click.option("--command-file", metavar="FILE", help="Read the command from FILE ('-' for stdin).")
+@click.option("--shell", "shell", metavar="PATH", help="Shell to run in (default: $SHELL, then the passwd entry, then /bin/sh).")
+@click.option("--no-rc", is_flag=True, help="Do not load the user's rc files.")
+@click.option(
+    "--cwd", type=click.Path(exists=True, file_okay=False), metavar="DIR", help="Directory to run the command in."
+)
+@click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="Set a variable for the command (repeatable).")
+@click.option(
+    "--format", "output_format", type=click.Choice(FORMATS), default="auto", show_default=True,
+    help="json: one JSON object on stdout; pretty: for people; auto: pretty on a terminal, else json.",
+)
+@click.option(
+    "--max-output", type=click.IntRange(min=1024), default=1024 * 1024, show_default=True, metavar="BYTES",
+    help="Keep at most this many bytes of output: the first and last halves; the middle is dropped.",
+)
+@click.option(
+    "--activation-timeout", type=float, default=10.0, show_default=True, callback=_non_negative, metavar="SECONDS",
+    help="How long the shell may take to show its first prompt.",
+)
+@click.option("--log", type=click.File("wb"), metavar="FILE", help="Write the raw terminal transcript to FILE.")
+@click.version_option(__version__, "--version", prog_name="safe-run")
+def run_command(
+    command: tuple[str, ...],
+    command_file: str | None,
+    shell: str | None,
+    no_rc: bool,
+    cwd: str | None,
+    env: tuple[str, ...],
+    output_format: str,
+    max_output: int,
+    activation_timeout: float,
+    log: click.utils.LazyFile | None,
+) -> int:
+    """Run COMMAND through your shell in a pseudo-terminal and report how it ended.
+
+    Several words are joined with spaces; quote the command or put it after -- when it has options
+    of its own. The result is JSON or a pretty summary; see `man safe-run` for every field.
+    """
+    text = _read_command(command, command_file)
+    request = RunRequest(
+        command=text,
+        shell=shell,
+        cwd=cwd,
+        env=_parse_env(env),
+        load_rc=not no_rc,
+        max_output=max_output,
+        activation_timeout=activation_timeout,
+        log=log,  # type: ignore[arg-type]
+    )
+    result = execute(request)
+    _emit(result, output_format)
+    return exit_status(result)
+
+
+def _wants_json(output_format: str) -> bool:
+    return output_format == "json" or (output_format == "auto" and not sys.stdout.isatty())
+
+
+def _emit(result: Result, output_format: str) -> None:
+    if _wants_json(output_format):
+        sys.stdout.write(result.to_json() + "\n")
+        sys.stdout.flush()
+        if result.message and result.status.value == "error":
+            click.echo(f"safe-run: {result.message}", err=True)
+        return
+    from .render import render_pretty
+
+    render_pretty(result)
+
+
+def _format_from_argv(argv: list[str]) -> str:
+    """The --format a failed parse was asked for, so that a usage error still answers in kind."""
+    for index, word in enumerate(argv):
+        if word == "--":
+            break
+        if word.startswith("--format="):
+            return word.split("=", 1)[1]
+        if word == "--format" and index + 1 < len(argv):
+            return argv[index + 1]
+    return "auto"
+
+
+def _usage_error(message: str, argv: list[str]) -> int:
+    click.echo(f"safe-run: {message} (try 'safe-run --help')", err=True)
+    output_format = _format_from_argv(argv)
+    if output_format in FORMATS and _wants_json(output_format):
+        sys.stdout.write(error_result("", message).to_json() + "\n")
+    return ExitStatus.USAGE
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        code = run_command.main(args, prog_name="safe-run", standalone_mode=False)
+    except click.UsageError as exc:
+        code = _usage_error(_one_line(exc.format_message()), args)
+    except click.ClickException as exc:
+        click.echo(f"safe-run: {_one_line(exc.format_message())}", err=True)
+        code = ExitStatus.FAILURE
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.Abort:
+        code = ExitStatus.INTERRUPTED
+    except KeyboardInterrupt:
+        code = ExitStatus.INTERRUPTED
+    except Exception as exc:  # the last line of defence: one line, not a traceback
+        if os.environ.get("SAFE_RUN_DEBUG"):
+            raise
+        click.echo(f"safe-run: internal error: {type(exc).__name__}: {exc}", err=True)
+        code = ExitStatus.FAILURE
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())

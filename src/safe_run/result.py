@@ -1,0 +1,126 @@
+"""The result contract: what a run reports, and how that maps to safe-run's own exit status.
+
+Everything a caller may rely on lives here, so the JSON, the pretty summary and the exit status
+cannot disagree with each other.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import Enum, IntEnum
+
+SCHEMA_VERSION = 1
+
+
+class Status(str, Enum):
+    """How the run ended, from the caller's point of view."""
+
+    COMPLETED = "completed"
+    TIMEOUT = "timeout"
+    SYNTAX_ERROR = "syntax_error"
+    INPUT_REQUIRED = "input_required"
+    INTERRUPTED = "interrupted"
+    RUNNING = "running"
+    ERROR = "error"
+
+
+class Strategy(str, Enum):
+    """Which kind of evidence decided the end of the command."""
+
+    RICH = "rich"
+    BASIC = "basic"
+    NONE = "none"
+
+
+class Reason(str, Enum):
+    """The exact signal that decided the end; fallbacks name themselves here."""
+
+    SHELL_INTEGRATION = "shell_integration"
+    SHELL_EXITED = "shell_exited"
+    ERROR = "error"
+
+
+class ExitStatus(IntEnum):
+    """safe-run's own exit statuses, besides the command's exit code when it completed."""
+
+    USAGE = 2
+    TIMEOUT = 124
+    FAILURE = 125
+    INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class ShellInfo:
+    name: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Downgrade:
+    """One step down the strategy ladder, with why and when (seconds since the start)."""
+
+    from_: str
+    to: str
+    reason: str
+    at_s: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"from": self.from_, "to": self.to, "reason": self.reason, "at_s": self.at_s}
+
+
+@dataclass(frozen=True)
+class Result:
+    """One run's answer. Every key is always present in the JSON, null when unknown."""
+
+    status: Status
+    exit_code: int | None
+    strategy: Strategy | None
+    completion_reason: Reason
+    command: str
+    shell: ShellInfo | None
+    output: str = ""
+    output_truncated: bool = False
+    output_dropped_bytes: int = 0
+    duration_s: float = 0.0
+    message: str | None = None
+    downgrades: tuple[Downgrade, ...] = field(default_factory=tuple)
+    session_id: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        data["status"] = self.status.value
+        data["strategy"] = self.strategy.value if self.strategy else None
+        data["completion_reason"] = self.completion_reason.value
+        data["downgrades"] = [d.to_dict() for d in self.downgrades]
+        data["duration_s"] = round(self.duration_s, 3)
+        return {"schema_version": SCHEMA_VERSION, **data}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+
+def exit_status(result: Result) -> int:
+    """The status safe-run itself exits with: the command's code when it completed."""
+    if result.status is Status.COMPLETED:
+        return result.exit_code if result.exit_code is not None else ExitStatus.FAILURE
+    if result.status is Status.TIMEOUT:
+        return ExitStatus.TIMEOUT
+    if result.status is Status.SYNTAX_ERROR:
+        return ExitStatus.USAGE
+    if result.status is Status.INTERRUPTED:
+        return ExitStatus.INTERRUPTED
+    return ExitStatus.FAILURE
+
+
+def error_result(command: str, message: str, shell: ShellInfo | None = None) -> Result:
+    """A run that safe-run itself could not carry out."""
+    return Result(
+        status=Status.ERROR,
+        exit_code=None,
+        strategy=None,
+        completion_reason=Reason.ERROR,
+        command=command,
+        shell=shell,
+        message=message,
+    )

@@ -1,0 +1,78 @@
+"""Which shell to start, and how to start it so that safe-run's integration loads.
+
+Each supported shell has a module that turns a `RunSetup` into a `Launch`: the argv, the extra
+environment, the files written into the private directory, and the short line typed at the
+first prompt to run the command. Shells without integration (sh, dash, ksh, ...) get no plan.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+
+class ShellNotFound(Exception):
+    """The shell asked for (or found) cannot be executed."""
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What every integration needs to know about one run."""
+
+    shell_path: str
+    workdir: Path
+    nonce: str
+    command_file: Path
+    cwd: str
+    load_rc: bool
+    env: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start one shell: argv, environment additions, and the line that runs the command."""
+
+    argv: list[str]
+    env: dict[str, str]
+    run_line: bytes
+
+
+def resolve_shell(requested: str | None, environ: dict[str, str]) -> str:
+    """--shell, else $SHELL, else the passwd entry, else /bin/sh; a name is looked up on PATH."""
+    candidate = requested or environ.get("SHELL") or _passwd_shell() or "/bin/sh"
+    path = candidate if os.sep in candidate else _which(candidate, environ.get("PATH", os.defpath))
+    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise ShellNotFound(f"shell not found or not executable: {candidate}")
+    return path
+
+
+def shell_name(path: str) -> str:
+    """The shell's family, from its file name (`bash5.2`, `/usr/bin/zsh-5.9`, `-bash` included)."""
+    base = os.path.basename(path).lstrip("-")
+    for name in ("bash", "zsh", "fish"):
+        if base.startswith(name):
+            return name
+    return base
+
+
+def integration_script(name: str) -> str:
+    """The text of one of the integration scripts shipped with the package."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def _passwd_shell() -> str | None:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_shell or None
+    except KeyError:
+        return None
+
+
+def _which(name: str, search_path: str) -> str | None:
+    for directory in search_path.split(os.pathsep):
+        path = os.path.join(directory or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None

@@ -1,0 +1,15 @@
+"""bash: `--init-file` loads the integration, which then loads the user's rc files itself."""
+
+from __future__ import annotations
+
+from . import Launch, RunSetup, integration_script
+from .posix_quote import header
+
+RUN_LINE = b' __sr_start; builtin eval -- "$(< "$__sr_command_file")"\r'
+
+
+def launch(setup: RunSetup) -> Launch:
+    script = setup.workdir / "integration.bash"
+    script.write_text(header(setup) + integration_script("integration.bash"), encoding="utf-8")
+    argv = [setup.shell_path, "--init-file", str(script), "-i"]
+    return Launch(argv=argv, env={}, run_line=RUN_LINE)

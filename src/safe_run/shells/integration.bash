@@ -1,0 +1,64 @@
+# safe-run integration for bash, loaded with `bash --init-file`.
+# The header written above this line by safe-run defines:
+#   __sr_nonce         the per-run secret that every mark carries
+#   __sr_command_file  the file holding the command text
+#   __sr_cwd           the directory the command runs in
+#   __sr_load_rc       1 to load the user's rc files, 0 for --no-rc
+#   __sr_apply_env     a function exporting the caller's --env values
+# Everything here must work under `set -u` and must not disturb `$?`.
+
+if [ "$__sr_load_rc" = 1 ]; then
+    # --init-file replaces the usual start-up files, so load them as bash would.
+    if [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
+    if [ -r ~/.bashrc ]; then . ~/.bashrc; fi
+fi
+
+# The rc files may have changed these; the caller's choices win.
+__sr_apply_env
+builtin cd -- "$__sr_cwd" || builtin exit 125
+# One command in a throw-away shell: keep it out of the user's history.
+builtin set +o history
+builtin unset HISTFILE
+
+__sr_mark() {
+    builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce"
+}
+
+__sr_running=
+
+# Typed by safe-run right before the command: C marks where its output begins.
+__sr_start() {
+    __sr_running=1
+    __sr_mark C
+}
+
+# First in PROMPT_COMMAND, so `$?` is still the command's status.
+__sr_precmd() {
+    builtin local __sr_status=$?
+    if [ -n "$__sr_running" ]; then
+        __sr_running=
+        __sr_mark "D;$__sr_status"
+    fi
+    builtin return "$__sr_status"
+}
+
+__sr_prompt_start=$'\[\033]633;A;'"$__sr_nonce"$'\007\]'
+__sr_prompt_end=$'\[\033]633;B;'"$__sr_nonce"$'\007\]'
+
+# Last in PROMPT_COMMAND: themes that rebuild PS1 at every prompt lose the marks, so put them back.
+__sr_wrap_ps1() {
+    builtin local __sr_status=$?
+    case "${PS1-}" in
+        *"$__sr_prompt_end"*) ;;
+        *) PS1="$__sr_prompt_start${PS1-}$__sr_prompt_end" ;;
+    esac
+    builtin return "$__sr_status"
+}
+
+if [[ -v PROMPT_COMMAND && "${PROMPT_COMMAND@a}" == *a* ]]; then
+    PROMPT_COMMAND=(__sr_precmd "${PROMPT_COMMAND[@]}" __sr_wrap_ps1)
+elif [ -n "${PROMPT_COMMAND-}" ]; then
+    PROMPT_COMMAND="__sr_precmd"$'\n'"$PROMPT_COMMAND"$'\n'"__sr_wrap_ps1"
+else
+    PROMPT_COMMAND="__sr_precmd"$'\n'"__sr_wrap_ps1"
+fi

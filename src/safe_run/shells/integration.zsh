@@ -1,0 +1,62 @@
+# safe-run integration for zsh: becomes $ZDOTDIR/.zshrc in a private directory.
+# Its .zshenv (integration-env.zsh plus the header) has defined:
+#   __sr_nonce         the per-run secret that every mark carries
+#   __sr_command_file  the file holding the command text
+#   __sr_cwd           the directory the command runs in
+#   __sr_load_rc       1 to load the user's rc files, 0 for --no-rc
+#   __sr_apply_env     a function exporting the caller's --env values
+# Everything here must work under `set -u` (NO_UNSET) and must not disturb `$?`.
+
+if [[ $__sr_had_zdotdir == 1 ]]; then
+    ZDOTDIR=$__sr_user_zdotdir
+else
+    builtin unset ZDOTDIR
+fi
+if [[ $__sr_load_rc == 1 ]]; then
+    [[ -r ${ZDOTDIR:-$HOME}/.zshrc ]] && builtin source ${ZDOTDIR:-$HOME}/.zshrc
+fi
+
+# The rc files may have changed these; the caller's choices win.
+__sr_apply_env
+builtin cd -q -- $__sr_cwd || builtin exit 125
+# One command in a throw-away shell: keep it out of the user's history.
+builtin unset HISTFILE
+
+__sr_mark() {
+    builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce"
+}
+
+typeset -g __sr_running=
+
+# Typed by safe-run right before the command: C marks where its output begins.
+__sr_start() {
+    __sr_running=1
+    __sr_mark C
+}
+
+# First precmd hook, so `$?` is still the command's status.
+__sr_precmd() {
+    builtin local __sr_status=$?
+    if [[ -n $__sr_running ]]; then
+        __sr_running=
+        __sr_mark "D;$__sr_status"
+    fi
+    builtin return $__sr_status
+}
+
+typeset -g __sr_prompt_start=$'%{\033]633;A;'"$__sr_nonce"$'\007%}'
+typeset -g __sr_prompt_end=$'%{\033]633;B;'"$__sr_nonce"$'\007%}'
+
+# Last precmd hook: themes that rebuild PS1 at every prompt lose the marks, so put them back.
+__sr_wrap_ps1() {
+    builtin local __sr_status=$?
+    if [[ ${PS1-} != *"$__sr_prompt_end"* ]]; then
+        PS1="$__sr_prompt_start${PS1-}$__sr_prompt_end"
+    fi
+    builtin return $__sr_status
+}
+
+# PROMPT_SP draws its end-of-line mark before precmd runs, inside the command's output.
+builtin setopt PROMPT_PERCENT NO_PROMPT_SP
+typeset -ga precmd_functions
+precmd_functions=(__sr_precmd ${precmd_functions[@]} __sr_wrap_ps1)

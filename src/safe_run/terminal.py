@@ -1,0 +1,123 @@
+"""The pseudo-terminal and the shell inside it: spawn, wait, read, write, hang up.
+
+This is the only place that touches the PTY. It decides nothing: the tracker does. It waits on the
+master side and on a pidfd of the shell together, so a shell that exits is noticed at once even
+when a background child still holds the terminal open (the master sees no EOF until every holder
+of the slave side is gone).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import signal
+from dataclasses import dataclass
+
+import pexpect
+
+READ_SIZE = 65536
+# How long a hung-up shell gets to exit (and hang up its own jobs) before it is killed.
+HANGUP_GRACE_S = 1.0
+
+
+class TerminalError(Exception):
+    """The PTY or the shell could not be started."""
+
+
+@dataclass(frozen=True)
+class Readiness:
+    readable: bool
+    exited: bool
+
+
+class Terminal:
+    """One shell in one PTY, driven by the run loop."""
+
+    def __init__(self, child: pexpect.spawn) -> None:
+        self._child = child
+        self.fd: int = child.child_fd
+        self.pid: int = child.pid
+        self._pidfd = _open_pidfd(self.pid)
+        self._status: int | None = None
+
+    @classmethod
+    def spawn(cls, argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int) -> Terminal:
+        try:
+            child = pexpect.spawn(
+                argv[0], argv[1:], env=env, cwd=cwd, dimensions=(rows, cols), encoding=None, echo=True
+            )
+        except (OSError, pexpect.ExceptionPexpect) as exc:
+            raise TerminalError(f"cannot start {argv[0]}: {exc}") from exc
+        # Every send would otherwise wait 50 ms first.
+        child.delaybeforesend = None
+        return cls(child)
+
+    def wait(self, timeout: float | None) -> Readiness:
+        """Block until output arrives, the shell exits, or `timeout` seconds pass."""
+        watched = [self.fd] if self._pidfd is None else [self.fd, self._pidfd]
+        if self._pidfd is None and timeout is not None:
+            timeout = min(timeout, 0.05)
+        ready, _, _ = select.select(watched, [], [], timeout)
+        exited = (self._pidfd in ready) if self._pidfd is not None else not self._child.isalive()
+        return Readiness(readable=self.fd in ready, exited=exited)
+
+    def read(self) -> bytes:
+        """One read of what is there; b"" once every holder of the slave side is gone."""
+        try:
+            return os.read(self.fd, READ_SIZE)
+        except OSError as exc:
+            if exc.errno == errno.EIO:
+                return b""
+            raise
+
+    def drain(self) -> list[bytes]:
+        """What is still buffered, without waiting for more (used once the shell has exited)."""
+        chunks = []
+        while select.select([self.fd], [], [], 0)[0]:
+            chunk = self.read()
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return chunks
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            select.select([], [self.fd], [])
+            written = os.write(self.fd, view)
+            view = view[written:]
+
+    def exit_status(self) -> int:
+        """The shell's status the way a shell reports it: 128+N when killed by signal N."""
+        if self._status is None:
+            self._child.wait()
+            signum = self._child.signalstatus
+            self._status = 128 + signum if signum is not None else int(self._child.exitstatus or 0)
+        return self._status
+
+    def close(self) -> None:
+        """Hang up like a closed terminal window, then make sure the shell is gone."""
+        if self._status is None and self._child.isalive():
+            self._child.kill(signal.SIGHUP)
+            if not self._wait_exit(HANGUP_GRACE_S):
+                self._child.kill(signal.SIGKILL)
+            self.exit_status()
+        self._child.ptyproc.fileobj.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    def _wait_exit(self, timeout: float) -> bool:
+        if self._pidfd is None:
+            return not self._child.isalive()
+        ready, _, _ = select.select([self._pidfd], [], [], timeout)
+        return bool(ready)
+
+
+def _open_pidfd(pid: int) -> int | None:
+    """A pidfd turns "the shell exited" into something select can wait on (Linux 5.3+)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
