@@ -159,7 +159,7 @@ def _format_from_argv(argv: list[str]) -> str:
 def _usage_error(message: str, argv: list[str]) -> int:
     click.echo(f"safe-run: {message} (try 'safe-run --help')", err=True)
     output_format = _format_from_argv(argv)
-    if output_format in FORMATS and _wants_json(output_format):
+    if _wants_json(output_format if output_format in FORMATS else "auto"):
         sys.stdout.write(error_result("", message).to_json() + "\n")
     return ExitStatus.USAGE
 

@@ -49,8 +49,11 @@ class Terminal:
             )
         except (OSError, pexpect.ExceptionPexpect) as exc:
             raise TerminalError(f"cannot start {argv[0]}: {exc}") from exc
-        # Every send would otherwise wait 50 ms first.
+        # pexpect would otherwise wait 50 ms before every send and 100 ms in close(); this module
+        # does its own waiting, on the pidfd.
         child.delaybeforesend = None
+        child.delayafterclose = child.ptyproc.delayafterclose = 0.0
+        child.delayafterterminate = child.ptyproc.delayafterterminate = 0.0
         return cls(child)
 
     def wait(self, timeout: float | None) -> Readiness:
@@ -103,7 +106,7 @@ class Terminal:
             if not self._wait_exit(HANGUP_GRACE_S):
                 self._child.kill(signal.SIGKILL)
             self.exit_status()
-        self._child.ptyproc.fileobj.close()
+        self._child.close(force=True)
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None

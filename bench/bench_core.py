@@ -1,0 +1,116 @@
+"""Speed and memory of one safe-run call, each against a reference measured in the same invocation.
+
+    .venv/bin/python bench/bench_core.py [--runs N] [--shell bash]
+
+Prints, for the machine it runs on:
+  start-up   `safe-run -- true` (empty HOME) vs `pexpect.replwrap.bash()` + `true`
+  latency    how long after `sleep 1` ends safe-run has exited (the command prints its end time)
+  output     `seq 1 3000000` through safe-run vs `script -qc 'seq 1 3000000' /dev/null`
+  memory     peak RSS of safe-run for 26 MB and for 1 GB of output (bounded: should not grow)
+No figure here is asserted; these machines are shared, so compare ratios, not absolutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SAFE_RUN = [sys.executable, "-m", "safe_run", "--format", "json"]
+SEQ = "seq 1 3000000"
+
+
+def environment(home: str, shell: str) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", "TERM": "dumb", "SHELL": shell}
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def replwrap_true(env: dict[str, str]) -> float:
+    code = "import pexpect.replwrap as r; r.bash().run_command('true')"
+    return timed([sys.executable, "-c", code], env)
+
+
+def bench_startup(env: dict[str, str], runs: int) -> None:
+    ours = [timed([*SAFE_RUN, "--", "true"], env) for _ in range(runs)]
+    reference = [replwrap_true(env) for _ in range(runs)]
+    ratio = median_ms(ours) / median_ms(reference)
+    print(f"start-up  safe-run -- true        median {median_ms(ours):7.1f} ms  (min {min(ours)*1000:.1f})")
+    print(f"          replwrap.bash() + true  median {median_ms(reference):7.1f} ms")
+    print(f"          ratio {ratio:.2f} (target <= 0.60; target median <= 150 ms)")
+
+
+def bench_latency(env: dict[str, str], runs: int) -> None:
+    """The command stamps the moment it ends; the gap to safe-run's exit is the completion latency."""
+    gaps = []
+    for _ in range(runs):
+        proc = subprocess.run(
+            [*SAFE_RUN, "--", "sleep 1; date +%s.%N"], env=env, stdin=subprocess.DEVNULL,
+            capture_output=True, check=True,
+        )
+        exited = time.time()
+        ended = float(json.loads(proc.stdout)["output"].strip())
+        gaps.append(exited - ended)
+    print(f"latency   sleep 1: safe-run exits {median_ms(gaps):.1f} ms after the command ends "
+          f"(median of {runs}, max {max(gaps)*1000:.1f}; target <= 30 ms)")
+
+
+def bench_output(env: dict[str, str], runs: int) -> None:
+    ours = [timed([*SAFE_RUN, "--", SEQ], env) for _ in range(runs)]
+    reference = [timed(["script", "-qc", SEQ, "/dev/null"], env) for _ in range(runs)]
+    speed = median_ms(reference) / median_ms(ours)
+    print(f"output    {SEQ} (26 MB): safe-run {median_ms(ours):7.0f} ms, script(1) {median_ms(reference):7.0f} ms")
+    print(f"          speed vs script(1): {speed:.2f}x (target >= 0.80)")
+
+
+def peak_rss_mb(argv: list[str], env: dict[str, str]) -> float:
+    """Peak RSS of one child, measured in a fresh process so earlier runs do not count."""
+    code = (
+        "import resource, subprocess, sys;"
+        "subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL);"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True, check=True)
+    return int(out.stdout) / 1024
+
+
+def bench_memory(env: dict[str, str]) -> None:
+    small = peak_rss_mb([*SAFE_RUN, "--", SEQ], env)
+    start = time.perf_counter()
+    large = peak_rss_mb([*SAFE_RUN, "--", "head -c 1000000000 /dev/zero | tr '\\0' x | fold -w 100"], env)
+    seconds = time.perf_counter() - start
+    print(f"memory    peak RSS: {small:.0f} MB for 26 MB of output, {large:.0f} MB for 1 GB ({seconds:.1f} s)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--shell", default="/bin/bash")
+    parser.add_argument("--skip-memory", action="store_true", help="skip the 1 GB run")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as home:
+        env = environment(home, args.shell)
+        print(f"shell {args.shell}, {os.cpu_count()} cores, python {sys.version.split()[0]}")
+        bench_startup(env, args.runs)
+        bench_latency(env, max(3, args.runs // 3))
+        bench_output(env, max(3, args.runs // 5))
+        if not args.skip_memory:
+            bench_memory(env)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""`python -m safe_run` is the same as the `safe-run` command."""
+
+from .cli import main
+
+main()

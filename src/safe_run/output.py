@@ -1,0 +1,226 @@
+"""Turn what a command printed to its terminal into text a reader can use.
+
+A person, an agent reading JSON and a CI log all want the output as the
+terminal finally showed it, not the byte stream that drew it: colours and
+other escape sequences are noise, and a progress bar redrawn with carriage
+returns should leave only its last frame. Only single-line overprinting is
+replayed (carriage return, backspace, erase-in-line), because that is what
+progress output uses; cursor movement between lines and full-screen redraws
+would need a whole terminal emulator, so their sequences are simply removed
+and the text around them is kept in the order it was written.
+
+Output can be arbitrarily large, so it is captured with bounded memory: the
+start and the end are kept, the middle is counted and reported as omitted.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Every C1 control is, by ECMA-48, the same as ESC followed by one 7-bit byte;
+# rewriting them that way (in their UTF-8 form) lets one grammar remove both.
+_C1 = re.compile(rb"\xc2([\x80-\x9f])")
+
+# Bytes that never print: checking for them on bytes is far cheaper than a
+# regex scan, so text without them skips the removal pass entirely.
+_DRAWS_NOTHING = bytes([*range(0x08), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+
+# Erase-in-line survives this pass: its effect depends on the cursor, which
+# only the line renderer knows. Everything else that does not print is removed.
+_NOISE = re.compile(
+    r"\x1b[\]PX^_][^\x07\x1b]*"  # OSC, DCS, SOS, PM, APC strings; the BEL or ST ending one goes below
+    r"|\x1b\[(?![012]?K)[0-?]*[ -/]*[@-~]?"  # CSI, possibly cut short
+    r"|\x1b(?!\[)[ -/]*[0-~]?"  # charset selection and other short escapes
+    r"|[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"  # controls that draw nothing
+)
+# A character, backspace, character shows only the second wherever the cursor
+# is, so overstrike (as man pages print bold) needs no per-character replay.
+_OVERSTRUCK = re.compile(r"[^\n\r\x08\x1b]\x08(?=[^\n\r\x08\x1b])")
+_OVERPRINT = re.compile(r"[\r\x08\x1b]")
+_LINE_CONTROL = re.compile(r"(\r|\x08|\x1b\[[012]?K)")
+
+# NUL never reaches the renderer (the noise pass removes it), so it can stand
+# for a cell that was erased rather than printed.
+_ERASED = "\x00"
+
+
+def clean(raw: bytes) -> str:
+    """Text as the terminal would show it, always valid for JSON whatever the bytes were."""
+    raw = _c1_as_esc(raw.replace(b"\r\n", b"\n"))
+    text = raw.decode("utf-8", errors="replace")
+    if len(raw.translate(None, _DRAWS_NOTHING)) < len(raw):
+        text = _NOISE.sub("", text)
+    if "\x08" in text:
+        text = _OVERSTRUCK.sub("", text)
+    if "\r" in text or "\x08" in text or "\x1b" in text:
+        text = _render_overprinted(text)
+    return text
+
+
+def _c1_as_esc(raw: bytes) -> bytes:
+    if b"\xc2" not in raw:
+        return raw
+    return _C1.sub(_esc_equivalent, raw)
+
+
+def _esc_equivalent(match: re.Match[bytes]) -> bytes:
+    return bytes((0x1B, match[1][0] - 0x40))
+
+
+def _render_overprinted(text: str) -> str:
+    """Replay only the lines that overprint; every other line is copied as it is."""
+    pieces: list[str] = []
+    done = 0
+    while match := _OVERPRINT.search(text, done):
+        start = max(done, text.rfind("\n", done, match.start()) + 1)
+        end = text.find("\n", match.end())
+        if end < 0:
+            end = len(text)
+        pieces += (text[done:start], _render_line(text[start:end]))
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _render_line(line: str) -> str:
+    """Replay overprinting within one line; a tab counts as one column, as does every character."""
+    cells: list[str] = []
+    column = 0
+    for index, part in enumerate(_LINE_CONTROL.split(line)):
+        if index % 2 == 0:
+            cells[column : column + len(part)] = part
+            column += len(part)
+        elif part == "\r":
+            column = 0
+        elif part == "\x08":
+            column = max(0, column - 1)
+        else:
+            _erase(cells, column, part[2:-1])
+    return "".join(cells).rstrip(_ERASED).replace(_ERASED, " ")
+
+
+def _erase(cells: list[str], column: int, mode: str) -> None:
+    """Erase-in-line; erased cells print as spaces only if text follows them on the line."""
+    if mode in ("", "0"):
+        del cells[column:]
+    elif mode == "1":
+        cells[: column + 1] = _ERASED * min(column + 1, len(cells))
+    else:
+        cells[:] = _ERASED * len(cells)
+
+
+# How much of the stream just before the kept tail is retained, so that a
+# character or escape sequence cut by the tail's start can be recognised.
+_SEAM = 256
+
+# The same grammar on undecoded bytes, where the cut was made.
+_SEQUENCE = re.compile(
+    rb"(?:\x1b\[|\xc2\x9b)[0-?]*[ -/]*[@-~]?"
+    rb"|(?:\x1b[\]PX^_]|\xc2[\x90\x98\x9d-\x9f])(?:[^\x07\x1b\xc2]|\xc2(?![\x80-\x9f]))*"
+    rb"|\x1b[ -/]*[0-~]?"
+)
+
+
+class HeadTail:
+    """Keep the first and last bytes of a stream of any size in bounded memory.
+
+    The tail is shown from the first whole character after the cut, even
+    mid-line: cutting it further to a line start could hide all of it when
+    the output has very long lines.
+    """
+
+    def __init__(self, head_bytes: int, tail_bytes: int) -> None:
+        if head_bytes < 0 or tail_bytes < 0:
+            raise ValueError("head_bytes and tail_bytes must not be negative")
+        self._head_limit = head_bytes
+        self._tail_limit = tail_bytes
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._total = 0
+
+    def write(self, data: bytes) -> None:
+        """Take the next bytes of the stream; the tail is trimmed only once it doubles, so cost stays linear."""
+        self._total += len(data)
+        view = memoryview(data)
+        room = self._head_limit - len(self._head)
+        if room > 0:
+            self._head += view[:room]
+            view = view[room:]
+        keep = self._tail_limit + _SEAM
+        if len(view) >= keep:
+            self._tail[:] = view[-keep:]
+            return
+        self._tail += view
+        if len(self._tail) > 2 * keep:
+            del self._tail[:-keep]
+
+    @property
+    def total(self) -> int:
+        """Bytes written so far."""
+        return self._total
+
+    @property
+    def dropped(self) -> int:
+        """Bytes between the kept head and the kept tail."""
+        return max(0, self._total - self._head_limit - self._tail_limit)
+
+    def text(self) -> str:
+        """The cleaned output, with one marker line standing for whatever was dropped.
+
+        The marker gives the exact count of dropped bytes. A character or
+        escape sequence cut by either edge is left out whole, so the edges
+        never show replacement characters or escape fragments.
+        """
+        if not self.dropped:
+            return clean(bytes(self._head + self._tail))
+        cut = len(self._tail) - self._tail_limit
+        window = bytes(self._tail[cut:])
+        before = (bytes(self._head[-_SEAM:]) + bytes(self._tail[max(0, cut - _SEAM) : cut]))[-_SEAM:]
+        head = clean(_without_partial_char(bytes(self._head)))
+        tail = clean(window[_cut_fragment_length(before, window) :])
+        return head + _omitted_marker(head, self.dropped) + tail
+
+
+def _omitted_marker(head: str, dropped: int) -> str:
+    start = "\n" if head and not head.endswith("\n") else ""
+    return f"{start}[... {dropped} bytes of output omitted ...]\n"
+
+
+def _partial_char(data: bytes) -> tuple[int, int]:
+    """Bytes present and bytes needed for a UTF-8 character left incomplete at the end of data."""
+    for present in range(1, min(4, len(data)) + 1):
+        byte = data[-present]
+        if byte < 0x80:
+            break
+        if byte >= 0xC0:
+            needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return (present, needed) if needed > present else (0, 0)
+    return (0, 0)
+
+
+def _without_partial_char(data: bytes) -> bytes:
+    present, _ = _partial_char(data)
+    return data[: len(data) - present]
+
+
+def _cut_fragment_length(before: bytes, window: bytes) -> int:
+    """Length of the fragment at the start of window that belongs to a sequence or character begun in before."""
+    return _sequence_overrun(before, window) or _char_overrun(before, window)
+
+
+def _sequence_overrun(before: bytes, window: bytes) -> int:
+    joined = before + window
+    overrun = 0
+    for sequence in _SEQUENCE.finditer(joined):
+        if sequence.start() >= len(before):
+            break
+        overrun = sequence.end() - len(before)
+    return max(0, overrun)
+
+
+def _char_overrun(before: bytes, window: bytes) -> int:
+    present, needed = _partial_char(before)
+    count = 0
+    while count < needed - present and count < len(window) and 0x80 <= window[count] < 0xC0:
+        count += 1
+    return count

@@ -1,0 +1,171 @@
+"""Separate OSC control sequences from the rest of a terminal byte stream.
+
+Shell integration reports prompt and command boundaries through OSC sequences
+(families 133 and 633), interleaved with whatever the command prints.  PTY reads
+end at arbitrary points, so the parser carries just enough state across reads to
+recognise a sequence cut in two, and otherwise hands the bytes back untouched.
+It sits on every byte of a command's output, so each read is scanned by C-level
+regex searches rather than inspected byte by byte.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum, auto
+
+MAX_OSC_BODY = 64 * 1024
+"""Longest OSC body kept; longer ones are dropped whole so memory stays bounded."""
+
+_ESC = b"\x1b"
+
+# Byte sequences after which a byte in 0x90-0x9f continues well-formed UTF-8,
+# grouped by length because a look-behind must have a fixed width.
+_UTF8_PREFIXES = (
+    rb"[\xc2-\xdf\xe1-\xf3]",
+    rb"\xe0[\xa0-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]|\xed[\x80-\x9f]"
+    rb"|\xf0[\x90-\xbf]|[\xf1-\xf3][\x80-\xbf]|\xf4[\x80-\x8f]",
+    rb"\xf0[\x90-\xbf][\x80-\xbf]|[\xf1-\xf3][\x80-\xbf][\x80-\xbf]|\xf4[\x80-\x8f][\x80-\xbf]",
+)
+
+
+def _c1_control(byte: bytes) -> bytes:
+    """Match the 8-bit control `byte` only where it cannot be part of a UTF-8 character.
+
+    0x9c and 0x9d are both C1 controls (ST, OSC) and common UTF-8 continuation
+    bytes; only the up to three bytes before them tell the two apart.
+    """
+    return byte + b"".join(b"(?<!(?:" + prefix + b")" + byte + b")" for prefix in _UTF8_PREFIXES)
+
+
+_OSC_START = re.compile(rb"\x1b\]|" + _c1_control(b"\x9d"))
+# A lone ESC ends the OSC without being part of it (it aborts, as in xterm).
+_OSC_END = re.compile(rb"\x07|\x1b\\?|" + _c1_control(b"\x9c"))
+
+_LOOKBEHIND = 3
+"""Bytes of earlier input the UTF-8 look-behinds may need to see."""
+
+
+@dataclass(frozen=True)
+class Osc:
+    """An Operating System Command, without its introducer and terminator."""
+
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A shell-integration mark (OSC 133 or 633) such as prompt start or command end."""
+
+    family: int
+    kind: str
+    args: tuple[str, ...]
+
+
+_MARK = re.compile(rb"(133|633);([A-Za-z])(?:;(.*))?", re.DOTALL)
+
+
+def decode_mark(osc: Osc) -> Mark | None:
+    """Read `osc` as a shell-integration mark; None when it is any other OSC.
+
+    Arguments keep the shell's own escaping (such as ``\\x3b``): callers compare
+    them or show them, and neither needs them unescaped.
+    """
+    match = _MARK.fullmatch(osc.body)
+    if match is None:
+        return None
+    family, kind, rest = match.groups()
+    args = () if rest is None else tuple(field.decode("utf-8", "replace") for field in rest.split(b";"))
+    return Mark(int(family), kind.decode("ascii"), args)
+
+
+def _find_introducer(buf: bytes, pos: int, end: int) -> tuple[int, int] | None:
+    """Span of the next OSC introducer in buf[pos:end], if any.
+
+    Output without any 0x9d byte (most of it) is served by `bytes.find`, several
+    times faster than the regex that 0x9d needs.
+    """
+    if buf.find(b"\x9d", pos, end) < 0:
+        start = buf.find(b"\x1b]", pos, end)
+        return None if start < 0 else (start, start + 2)
+    match = _OSC_START.search(buf, pos, end)
+    return None if match is None else match.span()
+
+
+class _State(Enum):
+    GROUND = auto()
+    OSC = auto()
+    DISCARD = auto()  # inside an OSC whose body outgrew MAX_OSC_BODY
+
+
+class SequenceParser:
+    """Incrementally split a PTY byte stream into output bytes and `Osc` items, in order.
+
+    Items do not depend on where the stream was cut into reads, except that
+    adjacent output bytes may come as one item or several.  An OSC whose body is
+    longer than MAX_OSC_BODY yields no item at all: a cut-down body could be
+    mistaken for a different, valid sequence.
+    """
+
+    def __init__(self) -> None:
+        self._state = _State.GROUND
+        self._body = bytearray()
+        self._context = b""  # the last bytes seen before _pending, for the UTF-8 look-behinds
+        self._pending = b""  # a trailing ESC, whose meaning depends on the byte after it
+
+    def feed(self, data: bytes) -> list[bytes | Osc]:
+        """Consume the next read; return what it completes, holding back only a trailing ESC."""
+        buf = self._context + self._pending + data
+        pos = len(self._context)
+        end = len(buf) - 1 if buf.endswith(_ESC) else len(buf)
+        items: list[bytes | Osc] = []
+        while pos < end:
+            if self._state is _State.GROUND:
+                pos = self._scan_output(buf, pos, end, items)
+            else:
+                pos = self._scan_osc(buf, pos, end, items)
+        self._context = buf[max(0, end - _LOOKBEHIND) : end]
+        self._pending = buf[end:]
+        return items
+
+    def flush(self) -> list[bytes | Osc]:
+        """End the stream: an unterminated OSC ends as if aborted, a held-back ESC is output."""
+        items: list[bytes | Osc] = []
+        if self._state is not _State.GROUND:
+            self._end_osc(items)
+        if self._pending:
+            items.append(self._pending)
+        self._context = self._pending = b""
+        return items
+
+    def _scan_output(self, buf: bytes, pos: int, end: int, items: list[bytes | Osc]) -> int:
+        introducer = _find_introducer(buf, pos, end)
+        stop = end if introducer is None else introducer[0]
+        if stop > pos:
+            items.append(buf[pos:stop])
+        if introducer is None:
+            return end
+        self._state = _State.OSC
+        return introducer[1]
+
+    def _scan_osc(self, buf: bytes, pos: int, end: int, items: list[bytes | Osc]) -> int:
+        match = _OSC_END.search(buf, pos, end)
+        stop = end if match is None else match.start()
+        self._collect(memoryview(buf)[pos:stop])
+        if match is None:
+            return end
+        self._end_osc(items)
+        return stop if match.group() == _ESC else match.end()
+
+    def _collect(self, chunk: memoryview) -> None:
+        if self._state is _State.OSC and len(self._body) + len(chunk) > MAX_OSC_BODY:
+            self._body = bytearray()
+            self._state = _State.DISCARD
+        if self._state is _State.OSC:
+            self._body += chunk
+
+    def _end_osc(self, items: list[bytes | Osc]) -> None:
+        if self._state is _State.OSC:
+            items.append(Osc(bytes(self._body)))
+        self._body = bytearray()
+        self._state = _State.GROUND

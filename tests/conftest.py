@@ -1,0 +1,89 @@
+"""Shared helpers: run the real `safe-run` in a subprocess with a private HOME and TMPDIR.
+
+Each test gets its own HOME (so the machine's rc files neither slow nor steer it) and its own
+TMPDIR (so a test can see that nothing was left behind). stdin is closed and TERM is dumb, as
+for an agent or a CI step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+@dataclass
+class Outcome:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> dict:
+        return json.loads(self.stdout)
+
+
+@dataclass
+class SafeRun:
+    home: Path
+    tmpdir: Path
+    shell: str | None = None
+
+    def __call__(self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
+                 timeout: float = 60) -> Outcome:
+        shell_args = ["--shell", self.shell] if self.shell else []
+        proc = subprocess.run(
+            [sys.executable, "-m", "safe_run", *shell_args, *args],
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env=self.environment(env),
+            timeout=timeout,
+        )
+        return Outcome(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
+
+    def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": str(self.home),
+            "TMPDIR": str(self.tmpdir),
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "SHELL": "/bin/sh",
+        }
+        env.update(extra or {})
+        return env
+
+    def leftovers(self) -> list[str]:
+        return sorted(p.name for p in self.tmpdir.iterdir())
+
+
+def shell_path(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed")
+    return path
+
+
+@pytest.fixture
+def safe_run(tmp_path: Path) -> SafeRun:
+    home = tmp_path / "home"
+    tmpdir = tmp_path / "tmp"
+    home.mkdir()
+    tmpdir.mkdir()
+    return SafeRun(home=home, tmpdir=tmpdir)
+
+
+@pytest.fixture(params=SHELLS)
+def sr(request: pytest.FixtureRequest, safe_run: SafeRun) -> SafeRun:
+    """safe-run bound to each installed shell in turn."""
+    safe_run.shell = shell_path(request.param)
+    return safe_run

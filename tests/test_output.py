@@ -1,0 +1,350 @@
+import json
+import random
+
+import pytest
+
+from safe_run.output import HeadTail, clean
+
+
+def marker(dropped: int) -> str:
+    return f"[... {dropped} bytes of output omitted ...]\n"
+
+
+# clean: escape sequences
+
+
+def test_colour_codes_are_removed() -> None:
+    assert clean(b"\x1b[1;31mred\x1b[0m and \x1b[38;2;10;20;30mrgb\x1b[m\n") == "red and rgb\n"
+
+
+def test_eight_bit_csi_is_removed() -> None:
+    assert clean("\u009b31mred\u009b0m text".encode()) == "red text"
+
+
+def test_private_and_intermediate_csi_are_removed() -> None:
+    assert clean(b"\x1b[?25lhidden cursor\x1b[?25h\x1b[2 q") == "hidden cursor"
+
+
+def test_osc_title_and_hyperlink_leftovers_are_removed() -> None:
+    raw = b"\x1b]0;my title\x07before \x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ after"
+    assert clean(raw) == "before link after"
+
+
+def test_dcs_pm_apc_and_eight_bit_strings_are_removed() -> None:
+    raw = b"a\x1bPq#0;2;0;0;0\x1b\\b\x1b^private\x1b\\c\x1b_app\x07d" + "\u009d0;t\u009ce".encode()
+    assert clean(raw) == "abcde"
+
+
+def test_string_without_terminator_stops_at_next_escape() -> None:
+    assert clean(b"\x1b]0;title\x1b[31mred") == "red"
+
+
+def test_charset_and_short_escapes_are_removed() -> None:
+    assert clean(b"\x1b(Babc\x1b)0\x1b=\x1b>\x1b7def\x1b8\x1bM\x1bc") == "abcdef"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"done\x1b", b"done\x1b[", b"done\x1b[38;5", b"done\x1b]0;tit", b"done\x1b(", b"done\xc2\x9b3"],
+)
+def test_truncated_sequence_at_end_is_removed(raw: bytes) -> None:
+    assert clean(raw) == "done"
+
+
+def test_cursor_movement_and_screen_redraw_are_stripped_in_order() -> None:
+    assert clean(b"\x1b[H\x1b[2Jtop\x1b[2A\x1b[10Cnext\x1b[3;4Hlast") == "topnextlast"
+
+
+# clean: line endings and overprinting
+
+
+def test_crlf_becomes_lf() -> None:
+    assert clean(b"one\r\ntwo\r\n") == "one\ntwo\n"
+
+
+def test_carriage_return_overwrites_from_column_zero() -> None:
+    assert clean(b"abcdef\rXY") == "XYcdef"
+
+
+def test_progress_frames_keep_the_last_one() -> None:
+    assert clean(b"  0%\r 50%\r100%\n") == "100%\n"
+
+
+def test_trailing_carriage_return_leaves_line_unchanged() -> None:
+    assert clean(b"abc\r\ndef\r\r\nlast\r") == "abc\ndef\nlast"
+
+
+def test_overprinting_stays_within_its_line() -> None:
+    assert clean(b"first line\nab\rX\nthird\n") == "first line\nXb\nthird\n"
+
+
+def test_backspace_overwrites_previous_character() -> None:
+    assert clean(b"ab\bc") == "ac"
+
+
+def test_backspaces_move_back_several_columns_but_not_past_zero() -> None:
+    assert clean(b"abc\b\b\bXY") == "XYc"
+    assert clean(b"\b\bx\b\b\by") == "y"
+
+
+def test_backspace_at_end_leaves_text() -> None:
+    assert clean(b"abc\b\n") == "abc\n"
+
+
+def test_overstrike_bold_shows_plain_text() -> None:
+    assert clean(b"N\bNA\bAM\bME\bE\n_\bu_\bl\n") == "NAME\nul\n"
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        (b"abcdef\r\x1b[Kxy", "xy"),
+        (b"abcdef\rab\x1b[0Kz", "abz"),
+        (b"abcdef\rabc\x1b[1K", "    ef"),
+        (b"abcdef\rabc\x1b[1KZ", "   Zef"),
+        (b"abcdef\x1b[1K", ""),
+        (b"abc\x1b[2K", ""),
+        (b"abc\x1b[2Kde", "   de"),
+        (b"step 1\r\x1b[Kstep 2\n", "step 2\n"),
+        (b"long progress\r\x1b[2Kok\n", "ok\n"),
+        ("abc\rx\u009bK".encode(), "x"),
+    ],
+)
+def test_erase_in_line(raw: bytes, shown: str) -> None:
+    assert clean(raw) == shown
+
+
+def test_erase_in_line_affects_only_its_own_line() -> None:
+    assert clean(b"keep\nabc\x1b[2K\nalso kept\n") == "keep\n\nalso kept\n"
+
+
+def test_grep_style_colour_with_erase_to_end() -> None:
+    assert clean(b"\x1b[35m\x1b[Kfile.py\x1b[m\x1b[K:\x1b[01;31m\x1b[Kmatch\x1b[m\x1b[K here\n") == "file.py:match here\n"
+
+
+def test_escape_between_carriage_return_and_newline() -> None:
+    assert clean(b"text\r\x1b[0m\nnext\r\x1b[K\n") == "text\n\n"
+
+
+# clean: control characters, whitespace, encoding
+
+
+def test_other_control_characters_are_removed() -> None:
+    assert clean(b"a\x07b\x00c\x7fd\x0ce\x0bf\x1ag") == "abcdefg"
+
+
+def test_c1_controls_are_removed() -> None:
+    assert clean("a\u0085b\u0084c\u0080d".encode()) == "abcd"
+
+
+def test_tabs_are_kept() -> None:
+    assert clean(b"col1\tcol2\t\tcol3\n") == "col1\tcol2\t\tcol3\n"
+
+
+def test_tab_counts_as_one_column_when_overprinting() -> None:
+    assert clean(b"a\tbc\rX") == "X\tbc"
+
+
+def test_blank_lines_are_kept_exactly() -> None:
+    assert clean(b"\n\na\n\n\nb\n\n") == "\n\na\n\n\nb\n\n"
+
+
+def test_trailing_spaces_and_missing_final_newline_are_kept() -> None:
+    assert clean(b"a  \nb ") == "a  \nb "
+    assert clean(b"") == ""
+
+
+def test_unicode_text_is_kept() -> None:
+    text = "héllo ✓ 日本語 🚀 ©°±\n"
+    assert clean(text.encode()) == text
+
+
+def test_invalid_utf8_becomes_replacement_characters() -> None:
+    result = clean(b"ok \xff\xfe bad \xc3(")
+    assert result == "ok \ufffd\ufffd bad \ufffd("
+    assert json.loads(json.dumps(result)) == result
+
+
+def test_binary_bytes_give_json_safe_text_without_controls() -> None:
+    result = clean(bytes(range(256)) * 4)
+    assert isinstance(result, str)
+    assert json.loads(json.dumps(result)) == result
+    assert not [ch for ch in result if ord(ch) < 0x20 and ch not in "\n\t" or 0x7F <= ord(ch) < 0xA0]
+
+
+def test_plain_text_passes_through_unchanged() -> None:
+    text = "".join(f"{n}\n" for n in range(1, 5000))
+    assert clean(text.replace("\n", "\r\n").encode()) == text
+
+
+# HeadTail
+
+
+def write_in_chunks(capture: HeadTail, data: bytes, sizes: list[int]) -> None:
+    start = 0
+    for size in sizes:
+        capture.write(data[start : start + size])
+        start += size
+    capture.write(data[start:])
+
+
+def test_nothing_dropped_equals_clean() -> None:
+    data = b"\x1b[31mred\x1b[0m\n  0%\r100%\n\xc3\xa9t\xc3\xa9\nab\bc\n"
+    capture = HeadTail(10, len(data) - 10)
+    write_in_chunks(capture, data, [3, 1, 7, 2])
+    assert capture.dropped == 0
+    assert capture.total == len(data)
+    assert capture.text() == clean(data)
+
+
+def test_sequence_across_head_and_tail_is_whole_when_nothing_dropped() -> None:
+    capture = HeadTail(4, 6)
+    capture.write(b"ab\x1b[31mred")
+    assert capture.dropped == 0
+    assert capture.text() == "abred"
+
+
+def test_small_output_with_large_limits() -> None:
+    capture = HeadTail(1000, 1000)
+    capture.write(b"hello\n")
+    assert (capture.total, capture.dropped, capture.text()) == (6, 0, "hello\n")
+
+
+def test_head_and_tail_kept_exactly_with_dropped_count() -> None:
+    data = b"".join(b"line%d\n" % n for n in range(10))
+    capture = HeadTail(12, 14)
+    capture.write(data)
+    assert capture.total == 60
+    assert capture.dropped == 60 - 12 - 14
+    assert capture.text() == "line0\nline1\n" + marker(34) + "7\nline8\nline9\n"
+
+
+def test_marker_starts_its_own_line_when_head_is_cut_mid_line() -> None:
+    capture = HeadTail(8, 4)
+    capture.write(b"first\nsecond\nthird\n")
+    assert capture.text() == "first\nse\n" + marker(7) + "ird\n"
+
+
+def test_only_marker_when_limits_are_zero() -> None:
+    capture = HeadTail(0, 0)
+    capture.write(b"abc")
+    capture.write(b"def")
+    assert (capture.total, capture.dropped, capture.text()) == (6, 6, marker(6))
+
+
+def test_tail_only() -> None:
+    capture = HeadTail(0, 3)
+    capture.write(b"0123456789")
+    assert capture.text() == marker(7) + "789"
+
+
+def test_head_cut_inside_utf8_character() -> None:
+    capture = HeadTail(3, 3)
+    capture.write("ab€".encode() + b"-" * 10 + b"xyz")
+    assert capture.text() == "ab\n" + marker(len("ab€".encode()) + 10 - 3) + "xyz"
+
+
+def test_tail_cut_inside_utf8_character() -> None:
+    capture = HeadTail(3, 5)
+    capture.write(b"abc" + b"-" * 10 + "€z".encode() + b"end")
+    assert capture.text() == "abc\n" + marker(10 + 4 - 5 + 3) + "zend"
+
+
+@pytest.mark.parametrize("tail", [5, 6, 7])
+def test_tail_cut_inside_four_byte_character_after_long_gap(tail: int) -> None:
+    capture = HeadTail(2, tail)
+    capture.write(b"ab" + b"." * 5000 + "🚀🚀".encode())
+    assert capture.text() == "ab\n" + marker(5000 + 8 - tail) + "🚀"
+
+
+def test_stray_continuation_bytes_at_tail_start_are_not_hidden() -> None:
+    capture = HeadTail(2, 3)
+    capture.write(b"ab----\x80xy")
+    assert capture.text() == "ab\n" + marker(4) + "\ufffdxy"
+
+
+def test_head_cut_inside_colour_sequence() -> None:
+    capture = HeadTail(5, 3)
+    capture.write(b"ab\x1b[31mred\x1b[0m------end")
+    assert capture.text() == "ab\n" + marker(len(b"1mred\x1b[0m------")) + "end"
+
+
+def test_tail_cut_inside_colour_sequence_after_long_gap() -> None:
+    capture = HeadTail(3, 9)
+    capture.write(b"abc" + b"-" * 5000 + b"\x1b[31mred\x1b[0m")
+    assert capture.text() == "abc\n" + marker(5000 + 5 + 3 + 4 - 9) + "red"
+
+
+@pytest.mark.parametrize("cut", range(1, 5))
+def test_tail_cut_at_every_point_of_colour_sequence(cut: int) -> None:
+    prefix = b"abc" + b"-" * 20
+    data = prefix + b"\x1b[31mred"
+    capture = HeadTail(3, len(data) - len(prefix) - cut)
+    capture.write(data)
+    assert capture.text() == "abc\n" + marker(20 + cut) + "red"
+
+
+def test_same_colour_sequence_cut_at_both_edges() -> None:
+    capture = HeadTail(3, 5)
+    capture.write(b"ab\x1b[31mred")
+    assert capture.text() == "ab\n" + marker(2) + "red"
+
+
+def test_tail_cut_inside_eight_bit_csi() -> None:
+    data = b"abc" + b"-" * 10 + b"\xc2\x9b31mred"
+    capture = HeadTail(3, len(b"\x9b31mred"))
+    capture.write(data)
+    assert capture.text() == "abc\n" + marker(11) + "red"
+
+
+def test_tail_cut_inside_osc_string() -> None:
+    capture = HeadTail(3, 12)
+    capture.write(b"abc" + b"-" * 50 + b"\x1b]0;a long title\x07shown")
+    assert capture.text() == "abc\n" + marker(50 + 4 + 12 + 1 + 5 - 12) + "shown"
+
+
+def test_tail_starting_with_whole_sequence() -> None:
+    capture = HeadTail(3, 8)
+    capture.write(b"abc" + b"-" * 10 + b"\x1b[31mred")
+    assert capture.text() == "abc\n" + marker(10) + "red"
+
+
+def test_tail_starting_with_digits_after_complete_sequence_keeps_them() -> None:
+    capture = HeadTail(3, 4)
+    capture.write(b"abc" + b"-" * 10 + b"\x1b[31m31mx")
+    assert capture.text() == "abc\n" + marker(15) + "31mx"
+
+
+def mixed_output(rng: random.Random, size: int) -> bytes:
+    pieces = [b"plain text\n", b"\x1b[32mok\x1b[0m\n", "é✓🚀".encode(), b"  0%\r100%\n", b"\x1b]0;t\x07", b"ab\bc", b"\r\x1b[K", b"\n\n"]
+    out = bytearray()
+    while len(out) < size:
+        out += rng.choice(pieces)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_many_small_writes_match_one_big_write(seed: int) -> None:
+    rng = random.Random(seed)
+    data = mixed_output(rng, 6000)
+    head, tail = rng.randrange(0, 200), rng.randrange(0, 200)
+    whole = HeadTail(head, tail)
+    whole.write(data)
+    pieces = HeadTail(head, tail)
+    write_in_chunks(pieces, data, [rng.randrange(0, 40) for _ in range(400)])
+    assert (pieces.total, pieces.dropped) == (whole.total, whole.dropped) == (len(data), len(data) - head - tail)
+    assert pieces.text() == whole.text()
+    assert whole.text().count(marker(whole.dropped)) == 1
+
+
+def test_negative_limits_are_rejected() -> None:
+    with pytest.raises(ValueError):
+        HeadTail(-1, 10)
+    with pytest.raises(ValueError):
+        HeadTail(10, -1)
+
+
+def test_tail_cut_inside_eight_bit_string_terminator() -> None:
+    capture = HeadTail(3, 6)
+    capture.write(b"abc" + b"-" * 10 + "\u009d0;t\u009c".encode() + b"shown")
+    assert capture.text() == "abc\n" + marker(10 + 2 + 3 + 1) + "shown"
