@@ -77,7 +77,9 @@ def shell_path(name: str) -> str:
 def safe_run(tmp_path: Path) -> SafeRun:
     home = tmp_path / "home"
     tmpdir = tmp_path / "tmp"
-    home.mkdir()
+    # fish generates completions from man pages in the background on its first start in a new
+    # HOME; a HOME that has seen fish before does not, and that is the usual case.
+    (home / ".local" / "share" / "fish" / "generated_completions").mkdir(parents=True)
     tmpdir.mkdir()
     return SafeRun(home=home, tmpdir=tmpdir)
 

@@ -13,7 +13,7 @@ from conftest import SafeRun, shell_path
 RESULT_KEYS = {
     "schema_version", "status", "exit_code", "strategy", "completion_reason", "command", "shell",
     "output", "output_truncated", "output_dropped_bytes", "duration_s", "message", "downgrades",
-    "session_id",
+    "session_id", "prompt", "alternate_screen", "killed", "signal",
 }
 
 
@@ -44,6 +44,7 @@ def test_json_shape(sr: SafeRun) -> None:
     assert result["shell"]["path"] == sr.shell
     assert result["shell"]["name"] in sr.shell
     assert result["downgrades"] == [] and result["session_id"] is None and result["message"] is None
+    assert result["killed"] == [] and result["prompt"] is None and result["alternate_screen"] is False
     assert result["output_truncated"] is False
     assert 0 < result["duration_s"] < 30
 

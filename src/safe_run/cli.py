@@ -16,9 +16,12 @@ import click
 from . import __version__
 from .result import ExitStatus, Result, error_result, exit_status
 from .runner import RunRequest, execute
+from .tracker import Timers
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 FORMATS = ("auto", "json", "pretty")
+STRATEGIES = ("auto", "rich", "basic", "none")
+DEFAULT_TIMERS = Timers()
 
 
 def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
@@ -70,8 +73,9 @@ def _non_negative(ctx: click.Context, param: click.Parameter, value: float | Non
 
 @click.command(
     context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
-    epilog="Exit status: the command's own exit code when it completed; 2 usage error; "
-    "125 safe-run could not run the command.",
+    epilog="Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
+    "124 stopped before it finished (timeout, waiting for input); 125 safe-run could not run the command; "
+    "130/143 safe-run was interrupted (SIGINT/SIGTERM).",
 )
 @click.argument("command", nargs=-1, metavar="[--] COMMAND...")
 @click.option("--command-file", metavar="FILE", help="Read the command from FILE ('-' for stdin).")
@@ -90,8 +94,35 @@ def _non_negative(ctx: click.Context, param: click.Parameter, value: float | Non
     help="Keep at most this many bytes of output: the first and last halves; the middle is dropped.",
 )
 @click.option(
-    "--activation-timeout", type=float, default=10.0, show_default=True, callback=_non_negative, metavar="SECONDS",
-    help="How long the shell may take to show its first prompt.",
+    "--strategy", type=click.Choice(STRATEGIES), default="auto", show_default=True,
+    help="What decides the end: rich (integration marks), basic (prompt marks), none (no integration); "
+    "auto starts rich and steps down when integration fails.",
+)
+@click.option(
+    "--timeout", type=float, default=None, callback=_non_negative, metavar="SECONDS",
+    help="Stop the command after this long (exit status 124). Default: no limit.",
+)
+@click.option(
+    "--idle", type=float, default=DEFAULT_TIMERS.idle, show_default=True, callback=_non_negative, metavar="SECONDS",
+    help="Quiet time before a fallback (prompt back without marks, input wait) is decided.",
+)
+@click.option(
+    "--activation-timeout", type=float, default=DEFAULT_TIMERS.activation, show_default=True,
+    callback=_non_negative, metavar="SECONDS", help="How long the shell may take to become ready.",
+)
+@click.option(
+    "--silence-timeout", type=float, default=DEFAULT_TIMERS.silence, show_default=True, callback=_non_negative,
+    metavar="SECONDS", help="Where the kernel cannot tell whether a command runs: stop it after this much silence.",
+)
+@click.option(
+    "--no-output-timeout", type=float, default=DEFAULT_TIMERS.no_output, show_default=True,
+    callback=_non_negative, metavar="SECONDS",
+    help="Where the kernel cannot tell whether a command runs: stop it when it printed nothing for this long.",
+)
+@click.option("--keep-background", is_flag=True, help="Leave background jobs (cmd &) running when the run ends.")
+@click.option(
+    "--no-batch-env", is_flag=True,
+    help="Keep the caller's PAGER, GIT_PAGER, GIT_EDITOR, ... instead of non-interactive defaults.",
 )
 @click.option("--log", type=click.File("wb"), metavar="FILE", help="Write the raw terminal transcript to FILE.")
 @click.version_option(__version__, "--version", prog_name="safe-run")
@@ -104,7 +135,14 @@ def run_command(
     env: tuple[str, ...],
     output_format: str,
     max_output: int,
+    strategy: str,
+    timeout: float | None,
+    idle: float,
     activation_timeout: float,
+    silence_timeout: float,
+    no_output_timeout: float,
+    keep_background: bool,
+    no_batch_env: bool,
     log: click.utils.LazyFile | None,
 ) -> int:
     """Run COMMAND through your shell in a pseudo-terminal and report how it ended.
@@ -119,8 +157,17 @@ def run_command(
         cwd=cwd,
         env=_parse_env(env),
         load_rc=not no_rc,
+        strategy=strategy,
+        timers=Timers(
+            activation=activation_timeout,
+            idle=idle,
+            silence=silence_timeout,
+            no_output=no_output_timeout,
+            timeout=timeout,
+        ),
+        batch_env=not no_batch_env,
+        keep_background=keep_background,
         max_output=max_output,
-        activation_timeout=activation_timeout,
         log=log,  # type: ignore[arg-type]
     )
     result = execute(request)

@@ -7,6 +7,7 @@ cannot disagree with each other.
 from __future__ import annotations
 
 import json
+import signal
 from dataclasses import asdict, dataclass, field
 from enum import Enum, IntEnum
 
@@ -36,24 +37,43 @@ class Strategy(str, Enum):
 class Reason(str, Enum):
     """The exact signal that decided the end; fallbacks name themselves here."""
 
-    SHELL_INTEGRATION = "shell_integration"
-    SHELL_EXITED = "shell_exited"
-    ERROR = "error"
+    SHELL_INTEGRATION = "shell_integration"  # this run's nonce-marked D, from the integration
+    SENTINEL = "sentinel"  # the nonce-marked exit status typed after the command (no integration)
+    SHELL_EXITED = "shell_exited"  # the command ended the shell itself (exit, exec, set -e)
+    FOREGROUND_RETURNED = "foreground_returned"  # the kernel: the shell is back and waits on the terminal
+    PROMPT_IDLE = "prompt_idle"  # a trusted prompt mark, or a prompt on the screen, and quiet
+    NO_OUTPUT_FALLBACK = "no_output_fallback"  # nothing at all after typing, and nothing could tell
+    EXECUTING_IDLE_FALLBACK = "executing_idle_fallback"  # long silence, and nothing could tell
+    SYNTAX_CHECK = "syntax_check"  # the shell's no-execute check refused the command
+    CONTINUATION_PROMPT = "continuation_prompt"  # the shell asked for the rest of an unfinished command
+    INPUT_WAIT = "input_wait"  # the command waited for input from the terminal
+    ALTERNATE_SCREEN = "alternate_screen"  # a full-screen program (pager, editor) waited for keys
+    TIMEOUT = "timeout"  # --timeout expired
+    INTERRUPTED = "interrupted"  # safe-run itself got SIGINT or SIGTERM
+    ERROR = "error"  # safe-run could not carry out the run
 
 
 class ExitStatus(IntEnum):
     """safe-run's own exit statuses, besides the command's exit code when it completed."""
 
-    USAGE = 2
-    TIMEOUT = 124
-    FAILURE = 125
-    INTERRUPTED = 130
+    USAGE = 2  # also a syntax error: the command as given cannot run
+    STOPPED = 124  # stopped before it finished: --timeout, a timer fallback, or waiting for input
+    FAILURE = 125  # safe-run itself could not run the command
+    INTERRUPTED = 130  # SIGINT; other signals give 128 + their number (SIGTERM 143)
 
 
 @dataclass(frozen=True)
 class ShellInfo:
     name: str
     path: str
+
+
+@dataclass(frozen=True)
+class Killed:
+    """A process safe-run had to kill because it was still there when the run ended."""
+
+    pid: int
+    command: str
 
 
 @dataclass(frozen=True)
@@ -86,6 +106,10 @@ class Result:
     message: str | None = None
     downgrades: tuple[Downgrade, ...] = field(default_factory=tuple)
     session_id: str | None = None
+    prompt: str | None = None
+    alternate_screen: bool = False
+    killed: tuple[Killed, ...] = field(default_factory=tuple)
+    signal: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
@@ -93,6 +117,7 @@ class Result:
         data["strategy"] = self.strategy.value if self.strategy else None
         data["completion_reason"] = self.completion_reason.value
         data["downgrades"] = [d.to_dict() for d in self.downgrades]
+        data["killed"] = [asdict(k) for k in self.killed]
         data["duration_s"] = round(self.duration_s, 3)
         return {"schema_version": SCHEMA_VERSION, **data}
 
@@ -104,12 +129,12 @@ def exit_status(result: Result) -> int:
     """The status safe-run itself exits with: the command's code when it completed."""
     if result.status is Status.COMPLETED:
         return result.exit_code if result.exit_code is not None else ExitStatus.FAILURE
-    if result.status is Status.TIMEOUT:
-        return ExitStatus.TIMEOUT
+    if result.status in (Status.TIMEOUT, Status.INPUT_REQUIRED):
+        return ExitStatus.STOPPED
     if result.status is Status.SYNTAX_ERROR:
         return ExitStatus.USAGE
     if result.status is Status.INTERRUPTED:
-        return ExitStatus.INTERRUPTED
+        return 128 + signal.Signals[result.signal] if result.signal else ExitStatus.INTERRUPTED
     return ExitStatus.FAILURE
 
 

@@ -1,7 +1,8 @@
-"""One run, start to finish: private directory, shell, loop, result.
+"""One run, start to finish: private directory, shell, loop, clean-up, result.
 
 `Run` owns the terminal and can be driven step by step from any process; `execute` is the plain
-foreground use of it. All decisions are the tracker's; this module only moves bytes and time.
+foreground use of it. All decisions are the tracker's; this module only moves bytes and time,
+asks the kernel what it sees, and carries out the stopping and the cleaning up.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -18,20 +20,38 @@ from pathlib import Path
 from typing import BinaryIO
 
 from . import shells
+from .cleanup import Reaper
+from .kernel import KernelObserver
 from .output import HeadTail
-from .result import Result, ShellInfo, Status, error_result
+from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result
+from .screen import ScreenTail
 from .sequences import SequenceParser
-from .shells import bash, fish, zsh
+from .shells import bash, fish, posix, zsh
+from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
-from .tracker import CommandTracker, Finish, Send
+from .tracker import CommandTracker, Finish, Send, Timers
 
-LAUNCHERS = {"bash": bash.launch, "zsh": zsh.launch, "fish": fish.launch}
+INTEGRATED = {"bash": bash.launch, "zsh": zsh.launch, "fish": fish.launch}
+PLAIN = {"bash": bash.plain_launch, "zsh": zsh.plain_launch, "fish": fish.plain_launch}
 
 # The emulated terminal, whatever the caller's own TERM is (agents and CI have dumb or none).
 TERM = "xterm-256color"
 DEFAULT_SIZE = (50, 200)
 # Variables describing the caller's terminal, wrong inside ours.
 CALLER_TERMINAL_VARS = ("COLUMNS", "LINES", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TERM_SESSION_ID")
+# Nobody is there to page, edit or type a password: commands get non-interactive settings
+# unless the caller keeps their own (--no-batch-env). --env values win over these.
+BATCH_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GH_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "cat",
+    "GIT_EDITOR": ":",
+    "GIT_TERMINAL_PROMPT": "0",
+    "DEBIAN_FRONTEND": "noninteractive",
+}
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -43,8 +63,11 @@ class RunRequest:
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     load_rc: bool = True
+    strategy: str = "auto"
+    timers: Timers = field(default_factory=Timers)
+    batch_env: bool = True
+    keep_background: bool = False
     max_output: int = 1024 * 1024
-    activation_timeout: float = 10.0
     size: tuple[int, int] = DEFAULT_SIZE
     log: BinaryIO | None = None
 
@@ -70,32 +93,46 @@ class Run:
         self.request = request
         self._clock = clock
         self.started_at = clock()
+        self.finish: Finish | None = None
+        self.killed: list[Killed] = []
+        self.signal_name: str | None = None
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
         name = shells.shell_name(shell_path)
         self.shell = ShellInfo(name=name, path=shell_path)
-        launcher = LAUNCHERS.get(name)
-        if launcher is None:
-            raise RunFailed(f"{name} has no shell integration; use bash, zsh or fish")
-        nonce = secrets.token_hex(16)
         command_file = workdir / "command"
         command_file.write_text(request.command, encoding="utf-8")
+        problem = check_syntax(name, shell_path, command_file)
+        if problem is not None:
+            self.finish = Finish(Status.SYNTAX_ERROR, Reason.SYNTAX_CHECK, None, None, problem.message())
+            return
         cwd = os.path.abspath(request.cwd or os.getcwd())
-        setup = shells.RunSetup(shell_path, workdir, nonce, command_file, cwd, request.load_rc, request.env)
-        launch = launcher(setup)
-        env = _shell_environment(request.env, launch.env)
-        self._parser = SequenceParser()
-        capture = HeadTail(request.max_output // 2, request.max_output - request.max_output // 2)
-        self.tracker = CommandTracker(nonce, launch.run_line, capture, request.activation_timeout)
+        env = {**BATCH_ENV, **request.env} if request.batch_env else dict(request.env)
+        setup = shells.RunSetup(shell_path, workdir, secrets.token_hex(16), command_file, cwd, request.load_rc, env)
+        launch = _launch(name, setup, request.strategy)
         rows, cols = request.size
-        self.terminal = Terminal.spawn(launch.argv, env, cwd, rows, cols)
+        self.tracker = CommandTracker(
+            nonce=setup.nonce,
+            lines=launch.lines,
+            capture=HeadTail(request.max_output // 2, request.max_output - request.max_output // 2),
+            screen=ScreenTail(cols, rows),
+            strategy=_first_strategy(request.strategy, launch.integrated),
+            integrated=launch.integrated,
+            timers=request.timers,
+            allow_downgrade=request.strategy == "auto",
+        )
+        self._parser = SequenceParser()
+        self.terminal = Terminal.spawn(launch.argv, _shell_environment(env, launch.env), cwd, rows, cols)
+        self.kernel = KernelObserver(self.terminal.fd, self.terminal.pid)
         self.tracker.start(clock())
-        self.finish: Finish | None = None
 
-    def step(self, timeout: float | None) -> Finish | None:
+    def step(self, timeout: float | None, wake_fd: int | None = None) -> Finish | None:
         """Wait at most `timeout` seconds for something to happen and act on it."""
-        deadline = self.tracker.next_deadline()
-        wait = _earliest(timeout, None if deadline is None else max(0.0, deadline - self._clock()))
-        ready = self.terminal.wait(wait)
+        if self.finish is not None:
+            return self.finish
+        now = self._clock()
+        deadline = self.tracker.next_deadline(now)
+        wait = _earliest(timeout, None if deadline is None else max(0.0, deadline - now))
+        ready = self.terminal.wait(wait, wake_fd)
         if ready.readable:
             self._consume(self.terminal.read())
         if ready.exited and self.finish is None:
@@ -104,44 +141,69 @@ class Run:
             if self.finish is None:
                 self._consume_tail()
                 self.finish = self.tracker.shell_exited(self.terminal.exit_status())
-        if self.finish is None:
-            self._act(self.tracker.tick(self._clock()))
+        if self.finish is None and deadline is not None and self._clock() >= deadline:
+            seen = self.kernel.observe() if self.kernel.available else None
+            self._act(self.tracker.tick(self._clock(), seen))
         return self.finish
+
+    def interrupt(self, signum: int) -> None:
+        """safe-run itself was told to stop: stop the command and report what there is."""
+        self.signal_name = signal.Signals(signum).name
+        if self.finish is None:
+            self.finish = self.tracker.interrupted(self.signal_name)
+
+    def close(self) -> None:
+        """Stop what must be stopped, then make sure nothing the run started is left."""
+        if not hasattr(self, "terminal"):
+            return
+        reaper = Reaper(self.terminal, self.kernel)
+        if self.finish is not None and self.finish.stop:
+            self.killed += reaper.stop_foreground()
+        if not self.request.keep_background:
+            self.killed += reaper.kill_session()
+        self.terminal.close(hang_up=not self.request.keep_background)
 
     def result(self) -> Result:
         finish = self.finish
         assert finish is not None, "result() before the run finished"
         duration = self._clock() - self.started_at
-        if finish.error is not None:
-            return error_result(self.request.command, finish.error, self.shell)
-        capture = self.tracker.capture
+        if finish.status is Status.ERROR and finish.strategy is None:
+            return error_result(self.request.command, finish.message or "", self.shell)
+        tracker = getattr(self, "tracker", None)
+        capture = tracker.capture if tracker is not None else HeadTail(0, 0)
+        output = tracker.output_text() if tracker is not None else ""
         return Result(
-            status=Status.COMPLETED,
+            status=finish.status,
             exit_code=finish.exit_code,
             strategy=finish.strategy,
             completion_reason=finish.reason,
             command=self.request.command,
             shell=self.shell,
-            output=capture.text(),
+            output=output,
             output_truncated=capture.dropped > 0,
             output_dropped_bytes=capture.dropped,
             duration_s=duration,
+            message=finish.message,
+            downgrades=tuple(tracker.downgrades) if tracker is not None else (),
+            prompt=finish.prompt,
+            alternate_screen=tracker.screen.used_alternate if tracker is not None else False,
+            killed=tuple(self.killed),
+            signal=self.signal_name,
         )
-
-    def close(self) -> None:
-        self.terminal.close()
 
     def _consume(self, chunk: bytes) -> None:
         if not chunk:
             return
         if self.request.log is not None:
             self.request.log.write(chunk)
+        now = self._clock()
         for item in self._parser.feed(chunk):
-            self._act(self.tracker.feed(item))
+            self._act(self.tracker.feed(item, now))
 
     def _consume_tail(self) -> None:
+        now = self._clock()
         for item in self._parser.flush():
-            self._act(self.tracker.feed(item))
+            self._act(self.tracker.feed(item, now))
 
     def _act(self, actions: list[Send | Finish]) -> None:
         for action in actions:
@@ -152,18 +214,59 @@ class Run:
 
 
 def execute(request: RunRequest, clock: Callable[[], float] = time.monotonic) -> Result:
-    """Run one command in the foreground and return its result; never raises for the command's sake."""
-    with private_workdir() as workdir:
+    """Run one command in the foreground and return its result; never raises for the command's sake.
+
+    SIGINT, SIGTERM and SIGHUP to safe-run stop the command and still produce a result.
+    """
+    with private_workdir() as workdir, _signals_to_fd() as (wake_fd, pending):
         try:
             run = Run(request, workdir, clock)
         except (shells.ShellNotFound, TerminalError, RunFailed) as exc:
             return error_result(request.command, str(exc))
         try:
-            while run.step(None) is None:
-                pass
+            while run.step(None, wake_fd) is None:
+                if pending:
+                    run.interrupt(pending[0])
         finally:
             run.close()
         return run.result()
+
+
+@contextmanager
+def _signals_to_fd() -> Iterator[tuple[int, list[int]]]:
+    """Turn stop signals into a readable fd (so the loop wakes) and a list of what arrived."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    pending: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    old_wakeup = signal.set_wakeup_fd(write_fd)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, lambda signum, frame: pending.append(signum))
+    try:
+        yield read_fd, pending
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        signal.set_wakeup_fd(old_wakeup)
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+def _launch(name: str, setup: shells.RunSetup, strategy: str) -> shells.Launch:
+    if strategy == "none":
+        return PLAIN.get(name, posix.plain_launch)(setup)
+    integrated = INTEGRATED.get(name)
+    if integrated is not None:
+        return integrated(setup)
+    if strategy in ("rich", "basic"):
+        raise RunFailed(f"--strategy {strategy} needs shell integration, which {name} does not have")
+    return posix.plain_launch(setup)
+
+
+def _first_strategy(requested: str, integrated: bool) -> Strategy:
+    if not integrated:
+        return Strategy.NONE
+    return Strategy.BASIC if requested == "basic" else Strategy.RICH
 
 
 def _shell_environment(requested: dict[str, str], launch_env: dict[str, str]) -> dict[str, str]:

@@ -56,11 +56,11 @@ class Terminal:
         child.delayafterterminate = child.ptyproc.delayafterterminate = 0.0
         return cls(child)
 
-    def wait(self, timeout: float | None) -> Readiness:
-        """Block until output arrives, the shell exits, or `timeout` seconds pass."""
-        watched = [self.fd] if self._pidfd is None else [self.fd, self._pidfd]
-        if self._pidfd is None and timeout is not None:
-            timeout = min(timeout, 0.05)
+    def wait(self, timeout: float | None, wake_fd: int | None = None) -> Readiness:
+        """Block until output arrives, the shell exits, `wake_fd` is readable or `timeout` passes."""
+        watched = [fd for fd in (self.fd, self._pidfd, wake_fd) if fd is not None]
+        if self._pidfd is None:
+            timeout = 0.05 if timeout is None else min(timeout, 0.05)
         ready, _, _ = select.select(watched, [], [], timeout)
         exited = (self._pidfd in ready) if self._pidfd is not None else not self._child.isalive()
         return Readiness(readable=self.fd in ready, exited=exited)
@@ -99,10 +99,14 @@ class Terminal:
             self._status = 128 + signum if signum is not None else int(self._child.exitstatus or 0)
         return self._status
 
-    def close(self) -> None:
-        """Hang up like a closed terminal window, then make sure the shell is gone."""
+    def close(self, hang_up: bool = True) -> None:
+        """Hang up like a closed terminal window, then make sure the shell is gone.
+
+        Without `hang_up` the shell is killed outright, so that it cannot pass the hang-up on
+        to background jobs the caller asked to keep.
+        """
         if self._status is None and self._child.isalive():
-            self._child.kill(signal.SIGHUP)
+            self._child.kill(signal.SIGHUP if hang_up else signal.SIGKILL)
             if not self._wait_exit(HANGUP_GRACE_S):
                 self._child.kill(signal.SIGKILL)
             self.exit_status()

@@ -1,21 +1,32 @@
-"""Following one command through the shell, from marks and output to a decision.
+"""Following one command through the shell, from evidence to a decision.
 
-This is pure: the run loop feeds it parsed items, the shell's exit and the current time, and acts on
-what it answers. Nothing here reads a clock or touches a file descriptor, so every order of events
-can be tested in microseconds.
+Pure: the run loop feeds parsed output and marks, kernel observations, the shell's exit, signals
+and the current time; the tracker answers with actions. Nothing here reads a clock or a file
+descriptor, so every order of events can be tested in microseconds.
 
-Only marks that carry this run's nonce are trusted. Anything else that looks like a mark (a
-command printing `ESC ] 633 ; D ; 0 BEL`, a prompt theme emitting its own 133 sequences) is an
-escape sequence in the output and is dropped with the other escapes.
+The evidence, strongest first:
+  rich   this run's nonce-marked C and D frame the command and carry its exit code;
+  basic  a nonce-marked prompt comes back but D did not: the exit code is asked for afterwards;
+  none   no integration: the line typed brackets the command with nonce-marked C and D itself,
+         and when even that fails, the kernel (the terminal's foreground group is the shell's
+         again and the shell waits on the terminal) or, where the kernel cannot tell, the screen
+         (a prompt on the cursor line) says the shell is back.
+The run is called completed only on such evidence. Timers alone never complete a run: when they
+fire they stop the command and say so (status timeout, with the timer as the reason).
+
+Marks without this run's nonce (a command printing `ESC ] 633 ; D ; 0 BEL`, a prompt theme's own
+133 sequences) are escape sequences in the output and are dropped with the other escapes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
+from .kernel import Observation
 from .output import HeadTail
-from .result import Reason, Strategy
+from .result import Downgrade, Reason, Status, Strategy
+from .screen import ScreenTail, continuation_prompt, input_prompt, looks_like_prompt
 from .sequences import Mark, Osc, decode_mark
 
 # Kept from the shell's start-up so that a shell that dies early can say why.
@@ -23,10 +34,32 @@ STARTUP_TAIL_BYTES = 4096
 
 
 class Phase(Enum):
-    STARTING = "starting"  # waiting for the first trusted prompt
+    STARTING = "starting"  # waiting for the shell to be ready for the command
     TYPED = "typed"  # the run line was sent, waiting for C
-    RUNNING = "running"  # between C and D: output belongs to the command
+    RUNNING = "running"  # between C and the end: output belongs to the command
+    FETCHING = "fetching"  # the command ended without D; its exit code was asked for
     DONE = "done"
+
+
+@dataclass(frozen=True)
+class Timers:
+    """Every fallback delay, in seconds; each is a command-line option."""
+
+    activation: float = 10.0  # the shell must show it is ready within this
+    idle: float = 0.5  # quiet this long before the kernel's or the screen's word is taken
+    silence: float = 30.0  # no output this long, and nothing can tell whether the command still runs
+    no_output: float = 10.0  # not a byte since the command was typed, and nothing can tell
+    fetch: float = 2.0  # waiting for the answer to an exit-status question
+    timeout: float | None = None  # the caller's hard limit for the whole run
+
+
+@dataclass(frozen=True)
+class Lines:
+    """What to type: the command under integration, without it, and the exit-status question."""
+
+    integrated: bytes
+    fallback: bytes
+    status_query: bytes
 
 
 @dataclass(frozen=True)
@@ -38,96 +71,351 @@ class Send:
 
 @dataclass(frozen=True)
 class Finish:
-    """The run is decided."""
+    """The run is decided. `stop` asks the loop to end the foreground command first."""
 
+    status: Status
     reason: Reason
     exit_code: int | None
     strategy: Strategy | None
-    error: str | None = None
+    message: str | None = None
+    stop: bool = False
+    prompt: str | None = None
 
 
 Action = Send | Finish
 
+# What a reader is told when the end was not the integration's own D (or the shell's exit).
+FALLBACK_ENDS = {
+    Reason.SENTINEL: "no shell integration: the end and the exit code came from a marked status echo "
+    "typed after the command",
+    Reason.PROMPT_IDLE: "the prompt came back without the command-finished mark; the exit code was asked "
+    "for afterwards",
+    Reason.FOREGROUND_RETURNED: "the kernel showed the shell back at its prompt without integration marks; "
+    "the exit code was asked for afterwards",
+}
 
+
+@dataclass
+class Clocks:
+    """When things last happened, in the caller's clock."""
+
+    started: float
+    last_output: float
+    typed: float | None = None
+    fetch_sent: float | None = None
+    output_since_typed: bool = False
+
+
+@dataclass
 class CommandTracker:
-    """The rich strategy: the first trusted prompt starts the command, C and D frame its output."""
+    """Decides when the command ran, when it ended, how, and with which exit code."""
 
-    def __init__(self, nonce: str, run_line: bytes, capture: HeadTail, activation_timeout: float) -> None:
-        self._nonce = nonce
-        self._run_line = run_line
-        self.capture = capture
-        self.startup = HeadTail(0, STARTUP_TAIL_BYTES)
-        self.phase = Phase.STARTING
-        self._activation_timeout = activation_timeout
-        self._started_at: float | None = None
+    nonce: str
+    lines: Lines
+    capture: HeadTail
+    screen: ScreenTail
+    strategy: Strategy
+    integrated: bool
+    timers: Timers
+    allow_downgrade: bool = True
+    started_integrated: bool = False
+    phase: Phase = Phase.STARTING
+    downgrades: list[Downgrade] = field(default_factory=list)
+    startup: HeadTail = field(default_factory=lambda: HeadTail(0, STARTUP_TAIL_BYTES))
+    clocks: Clocks | None = None
+    ready_prompt: str = ""
+    _fetch_reason: Reason = Reason.FOREGROUND_RETURNED
+    _prompt_after: str = ""  # a prompt seen only on the screen, so it went into the capture
+
+    def output_text(self) -> str:
+        """The command's output, without a prompt that only the screen told apart from it."""
+        text = self.capture.text()
+        if self._prompt_after and text.endswith(self._prompt_after):
+            return text[: -len(self._prompt_after)]
+        return text
+
+    # ---- inputs -------------------------------------------------------------------------------
 
     def start(self, now: float) -> None:
-        self._started_at = now
+        self.clocks = Clocks(started=now, last_output=now)
+        self.started_integrated = self.integrated
 
-    def next_deadline(self) -> float | None:
-        """When the loop must call `tick` even if nothing arrives."""
-        if self.phase is Phase.STARTING and self._started_at is not None:
-            return self._started_at + self._activation_timeout
-        return None
-
-    def feed(self, item: bytes | Osc) -> list[Action]:
+    def feed(self, item: bytes | Osc, now: float) -> list[Action]:
         if isinstance(item, bytes):
-            self._on_output(item)
+            self._on_output(item, now)
             return []
         mark = decode_mark(item)
         if mark is None or not self._trusted(mark):
             return []
-        return self._on_mark(mark)
+        return self._on_mark(mark, now)
 
-    def tick(self, now: float) -> list[Action]:
-        deadline = self.next_deadline()
-        if deadline is None or now < deadline:
+    def tick(self, now: float, seen: Observation | None) -> list[Action]:
+        """Time passed, and here is what the kernel sees now (None where it cannot tell)."""
+        if self.phase is Phase.DONE:
             return []
-        self.phase = Phase.DONE
-        return [
-            Finish(
-                Reason.ERROR,
-                None,
-                None,
-                error=f"shell integration did not start within {self._activation_timeout:g} s",
-            )
-        ]
+        clocks = self._clocks()
+        if self.timers.timeout is not None and now - clocks.started >= self.timers.timeout:
+            return self._finish_timeout()
+        if self.phase is Phase.STARTING:
+            return self._tick_starting(now, seen)
+        if self.phase is Phase.FETCHING:
+            return self._tick_fetching(now)
+        return self._tick_command(now, seen)
 
     def shell_exited(self, exit_code: int) -> Finish:
-        """The shell is gone: after the command started this is the command's own end."""
+        """The shell is gone: once the command started, that is the command's own end."""
         before = self.phase
         self.phase = Phase.DONE
-        if before is Phase.RUNNING:
-            return Finish(Reason.SHELL_EXITED, exit_code, Strategy.RICH)
+        if before in (Phase.RUNNING, Phase.FETCHING):
+            return Finish(Status.COMPLETED, Reason.SHELL_EXITED, exit_code, self.strategy)
         last_words = self.startup.text().strip()
         detail = f": {last_words.splitlines()[-1]}" if last_words else ""
+        when = "before the command started" if before is Phase.STARTING else "before it ran the command"
+        return Finish(Status.ERROR, Reason.ERROR, None, None, f"the shell exited with status {exit_code} {when}{detail}")
+
+    def interrupted(self, signal_name: str) -> Finish:
+        """safe-run itself was asked to stop."""
+        self.phase = Phase.DONE
         return Finish(
-            Reason.ERROR,
-            None,
-            None,
-            error=f"the shell exited with status {exit_code} before the command started{detail}",
+            Status.INTERRUPTED, Reason.INTERRUPTED, None, self.strategy,
+            f"safe-run received {signal_name} and stopped the command; the output so far is included",
+            stop=True,
         )
 
+    def next_deadline(self, now: float) -> float | None:
+        """When the loop must call `tick` even if nothing arrives."""
+        if self.phase is Phase.DONE:
+            return None
+        clocks = self._clocks()
+        quiet_for = now - clocks.last_output
+        # Look often while a wait may have just begun, then less: idle CPU stays near zero.
+        poll = 0.1 if quiet_for < 2 else 0.25
+        deadline = now + poll
+        if self.timers.timeout is not None:
+            deadline = min(deadline, clocks.started + self.timers.timeout)
+        return deadline
+
+    # ---- marks --------------------------------------------------------------------------------
+
     def _trusted(self, mark: Mark) -> bool:
-        return mark.family == 633 and bool(mark.args) and mark.args[-1] == self._nonce
+        return mark.family == 633 and bool(mark.args) and mark.args[-1] == self.nonce
 
-    def _on_output(self, data: bytes) -> None:
-        if self.phase is Phase.RUNNING:
-            self.capture.write(data)
-        elif self.phase is not Phase.DONE:
-            self.startup.write(data)
-
-    def _on_mark(self, mark: Mark) -> list[Action]:
+    def _on_mark(self, mark: Mark, now: float) -> list[Action]:
         if self.phase is Phase.STARTING and mark.kind == "B":
-            self.phase = Phase.TYPED
-            return [Send(self._run_line)]
+            return self._type_command(now, self.lines.integrated)
         if self.phase is Phase.TYPED and mark.kind == "C":
             self.phase = Phase.RUNNING
+            self.screen.reset()
             return []
-        if self.phase is Phase.RUNNING and mark.kind == "D":
-            self.phase = Phase.DONE
-            return [Finish(Reason.SHELL_INTEGRATION, _exit_code(mark.args[:-1]), Strategy.RICH)]
+        if self.phase is Phase.RUNNING:
+            return self._mark_while_running(mark, now)
+        if self.phase is Phase.FETCHING and mark.kind == "D":
+            return self._finish_completed(self._fetch_reason, _exit_code(mark.args[:-1]))
         return []
+
+    def _mark_while_running(self, mark: Mark, now: float) -> list[Action]:
+        if mark.kind == "D" and (self.strategy is not Strategy.BASIC or not self.integrated):
+            reason = Reason.SHELL_INTEGRATION if self.integrated else Reason.SENTINEL
+            return self._finish_completed(reason, _exit_code(mark.args[:-1]))
+        if mark.kind in ("A", "B"):
+            # The prompt is back: whatever follows is the shell's, not the command's.
+            if self.strategy is Strategy.RICH:
+                if not self.allow_downgrade:
+                    return [self._finish_lost("the prompt came back without the command-finished mark")]
+                self._downgrade(Strategy.BASIC, "the prompt came back without the command-finished mark", now)
+            return self._ask_exit_status(now, Reason.PROMPT_IDLE)
+        return []
+
+    # ---- output -------------------------------------------------------------------------------
+
+    def _on_output(self, data: bytes, now: float) -> None:
+        clocks = self._clocks()
+        clocks.last_output = now
+        if self.phase is Phase.DONE:
+            return
+        self.screen.feed(data)
+        if self.phase is Phase.RUNNING:
+            self.capture.write(data)
+        elif self.phase is Phase.STARTING:
+            self.startup.write(data)
+        if clocks.typed is not None:
+            clocks.output_since_typed = True
+
+    # ---- time and the kernel ------------------------------------------------------------------
+
+    def _tick_starting(self, now: float, seen: Observation | None) -> list[Action]:
+        clocks = self._clocks()
+        # An integrated shell that waits without having sent its prompt mark may just not have
+        # been read yet: give it the idle time. Without integration, waiting is all there is.
+        settle = self.timers.idle if self.integrated else min(self.timers.idle, 0.05)
+        quiet = now - clocks.last_output >= settle
+        waiting = seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal
+        if seen is not None and quiet and waiting:
+            return self._start_without_integration(now, "the shell waits at its prompt without integration marks")
+        if seen is None and quiet and looks_like_prompt(self.screen.before_cursor()):
+            return self._start_without_integration(now, "a prompt is on the screen without integration marks")
+        if now - clocks.started < self.timers.activation:
+            return []
+        if seen is not None:
+            self.phase = Phase.DONE
+            return [Finish(Status.ERROR, Reason.ERROR, None, None,
+                           f"the shell did not become ready within {self.timers.activation:g} s "
+                           "(its start-up files may be waiting or hanging)", stop=True)]
+        return self._start_without_integration(now, f"nothing showed a prompt within {self.timers.activation:g} s")
+
+    def _tick_command(self, now: float, seen: Observation | None) -> list[Action]:
+        clocks = self._clocks()
+        quiet_for = now - clocks.last_output
+        if quiet_for < self.timers.idle:
+            return []
+        line = self.screen.before_cursor()
+        if self.phase is Phase.TYPED:
+            return self._judge_typed(line, seen)
+        if seen is not None:
+            return self._judge_by_kernel(now, seen, line)
+        return self._judge_by_screen(now, line, quiet_for)
+
+    def _judge_typed(self, line: str, seen: Observation | None) -> list[Action]:
+        """The line was typed but the command never announced its start."""
+        at_prompt = seen is None or (seen.shell_in_foreground and seen.waiting_for_terminal)
+        if not at_prompt:
+            return []
+        construct = continuation_prompt(line)
+        if construct is not None:
+            return [self._finish_continuation(construct, line)]
+        if seen is None and not self._shows_prompt(line):
+            return []
+        self.phase = Phase.DONE
+        shown = f"; the screen shows {line.strip()!r}" if line.strip() else ""
+        message = f"the shell did not run the command line it was given{shown}"
+        return [Finish(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True, prompt=line)]
+
+    def _judge_by_kernel(self, now: float, seen: Observation, line: str) -> list[Action]:
+        if not seen.waiting_for_terminal:
+            return []  # running, or blocked on something other than the terminal: never "done" for being quiet
+        if not seen.shell_in_foreground:
+            return [self._finish_input(seen.foreground_command)]
+        if self._shows_prompt(line):
+            return self._prompt_back(now, Reason.FOREGROUND_RETURNED, "the shell is back at its prompt")
+        return [self._finish_input(None)]
+
+    def _judge_by_screen(self, now: float, line: str, quiet_for: float) -> list[Action]:
+        clocks = self._clocks()
+        if self.screen.alternate or input_prompt(line):
+            return [self._finish_input(None)]
+        if self._shows_prompt(line):
+            return self._prompt_back(now, Reason.PROMPT_IDLE, "a prompt is back on the screen")
+        if not clocks.output_since_typed and quiet_for >= self.timers.no_output:
+            return [self._finish_unknown(Reason.NO_OUTPUT_FALLBACK, self.timers.no_output, "no output at all")]
+        if quiet_for >= self.timers.silence:
+            return [self._finish_unknown(Reason.EXECUTING_IDLE_FALLBACK, self.timers.silence, "no output")]
+        return []
+
+    def _tick_fetching(self, now: float) -> list[Action]:
+        clocks = self._clocks()
+        if clocks.fetch_sent is not None and now - clocks.fetch_sent >= self.timers.fetch:
+            return self._finish_completed(self._fetch_reason, None)
+        return []
+
+    def _shows_prompt(self, line: str) -> bool:
+        """Whether the shell itself is asking for the next command.
+
+        Typing the exit-status question into a `read` would feed the command a false answer, so
+        after a start with integration only the very prompt seen at the start counts (a builtin
+        `read` shows no prompt or its own: fish's is `read> `). Shells that never had
+        integration have no such reference beyond the start, so a prompt shape counts there.
+        """
+        if self.ready_prompt and line.rstrip() == self.ready_prompt.rstrip():
+            return True
+        return not self.started_integrated and looks_like_prompt(line) and not input_prompt(line)
+
+    # ---- transitions --------------------------------------------------------------------------
+
+    def _type_command(self, now: float, line: bytes) -> list[Action]:
+        clocks = self._clocks()
+        self.ready_prompt = self.screen.before_cursor()
+        self.phase = Phase.TYPED
+        clocks.typed = now
+        clocks.output_since_typed = False
+        return [Send(line)]
+
+    def _start_without_integration(self, now: float, why: str) -> list[Action]:
+        if self.integrated:
+            if not self.allow_downgrade:
+                self.phase = Phase.DONE
+                return [self._finish_lost(f"shell integration did not start: {why}")]
+            self._downgrade(Strategy.NONE, f"shell integration did not start: {why}", now)
+            self.integrated = False
+        return self._type_command(now, self.lines.fallback)
+
+    def _prompt_back(self, now: float, reason: Reason, why: str) -> list[Action]:
+        self._prompt_after = self.screen.before_cursor()
+        if self.strategy is not Strategy.NONE:
+            if not self.allow_downgrade:
+                return [self._finish_lost(f"{why} without any integration mark")]
+            self._downgrade(Strategy.NONE, f"{why} without any integration mark", now)
+        return self._ask_exit_status(now, reason)
+
+    def _ask_exit_status(self, now: float, reason: Reason) -> list[Action]:
+        clocks = self._clocks()
+        self.phase = Phase.FETCHING
+        self._fetch_reason = reason
+        clocks.fetch_sent = now
+        return [Send(self.lines.status_query)]
+
+    def _downgrade(self, to: Strategy, reason: str, now: float) -> None:
+        at = round(now - self._clocks().started, 3)
+        self.downgrades.append(Downgrade(self.strategy.value, to.value, reason, at))
+        self.strategy = to
+
+    # ---- results ------------------------------------------------------------------------------
+
+    def _finish_completed(self, reason: Reason, exit_code: int | None) -> list[Action]:
+        self.phase = Phase.DONE
+        message = FALLBACK_ENDS.get(reason)
+        if exit_code is None:
+            message = f"{message or 'the command ended'}, but its exit code could not be recovered"
+        return [Finish(Status.COMPLETED, reason, exit_code, self.strategy, message)]
+
+    def _finish_input(self, program: str | None) -> Finish:
+        self.phase = Phase.DONE
+        line = self.screen.cursor_line()
+        alternate = self.screen.used_alternate
+        reason = Reason.ALTERNATE_SCREEN if alternate else Reason.INPUT_WAIT
+        who = program or "the command"
+        shown = f" at {line.strip()!r}" if line.strip() else ""
+        what = "opened a full-screen program" if alternate else "is waiting for input"
+        message = (f"{who} {what}{shown}; it was stopped. safe-run gives commands no input: "
+                   "pass answers in the command (flags such as --yes, a pipe, a here-document) and retry")
+        return Finish(Status.INPUT_REQUIRED, reason, None, self.strategy, message, stop=True, prompt=line)
+
+    def _finish_continuation(self, construct: str, line: str) -> Finish:
+        self.phase = Phase.DONE
+        message = (f"syntax error: the shell is waiting for the rest of {construct} ({line.strip()!r}); "
+                   "nothing was run. Fix the quoting and retry")
+        return Finish(Status.SYNTAX_ERROR, Reason.CONTINUATION_PROMPT, None, self.strategy, message, stop=True,
+                      prompt=line)
+
+    def _finish_unknown(self, reason: Reason, after: float, what: str) -> Finish:
+        self.phase = Phase.DONE
+        message = (f"{what} for {after:g} s and no way to tell whether the command still runs, so it was "
+                   "stopped; raise the limit if it needs longer")
+        return Finish(Status.TIMEOUT, reason, None, self.strategy, message, stop=True)
+
+    def _finish_timeout(self) -> list[Action]:
+        self.phase = Phase.DONE
+        limit = self.timers.timeout
+        message = f"the command did not finish within --timeout {limit:g} s and was stopped; output so far included"
+        return [Finish(Status.TIMEOUT, Reason.TIMEOUT, None, self.strategy, message, stop=True)]
+
+    def _finish_lost(self, why: str) -> Finish:
+        self.phase = Phase.DONE
+        message = f"{why}, and --strategy {self.strategy.value} allows no fallback"
+        return Finish(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True)
+
+    def _clocks(self) -> Clocks:
+        assert self.clocks is not None, "start() first"
+        return self.clocks
 
 
 def _exit_code(args: tuple[str, ...]) -> int | None:

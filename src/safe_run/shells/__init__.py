@@ -1,8 +1,9 @@
 """Which shell to start, and how to start it so that safe-run's integration loads.
 
 Each supported shell has a module that turns a `RunSetup` into a `Launch`: the argv, the extra
-environment, the files written into the private directory, and the short line typed at the
-first prompt to run the command. Shells without integration (sh, dash, ksh, ...) get no plan.
+environment, the files written into the private directory, and the short lines typed at the
+prompt. bash, zsh and fish can be started with integration or plainly; other shells (sh, dash,
+ksh, ...) only plainly, and are driven by the fallback lines.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import pwd
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+
+from ..tracker import Lines
 
 
 class ShellNotFound(Exception):
@@ -33,11 +36,12 @@ class RunSetup:
 
 @dataclass(frozen=True)
 class Launch:
-    """How to start one shell: argv, environment additions, and the line that runs the command."""
+    """How to start one shell: argv, environment additions, and the lines to type."""
 
     argv: list[str]
     env: dict[str, str]
-    run_line: bytes
+    lines: Lines
+    integrated: bool
 
 
 def resolve_shell(requested: str | None, environ: dict[str, str]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import Launch, RunSetup, integration_script
-from .posix_quote import header
+from .posix import header, lines
 
 RUN_LINE = b' __sr_start; builtin eval -- "$(< "$__sr_command_file")"\r'
 
@@ -12,4 +12,9 @@ def launch(setup: RunSetup) -> Launch:
     script = setup.workdir / "integration.bash"
     script.write_text(header(setup) + integration_script("integration.bash"), encoding="utf-8")
     argv = [setup.shell_path, "--init-file", str(script), "-i"]
-    return Launch(argv=argv, env={}, run_line=RUN_LINE)
+    return Launch(argv, {}, lines(setup, RUN_LINE), integrated=True)
+
+
+def plain_launch(setup: RunSetup) -> Launch:
+    argv = [setup.shell_path, "-i"] if setup.load_rc else [setup.shell_path, "--norc", "-i"]
+    return Launch(argv, {}, lines(setup, b""), integrated=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
 
 RUN_LINE = b" __sr_start; eval (string collect < $__sr_command_file)\r"
@@ -22,11 +23,29 @@ def header(setup: RunSetup) -> str:
     )
 
 
+def lines(setup: RunSetup, integrated: bytes) -> Lines:
+    """fish spells the exit status `$status`; otherwise as for the POSIX shells."""
+    nonce = setup.nonce
+    fallback = (
+        f" printf '\\e]633;C;%s\\a' {nonce};"
+        f" eval (string collect < {quote(str(setup.command_file))});"
+        f" printf '\\e]633;D;%s;%s\\a' $status {nonce}\r"
+    )
+    query = f" printf '\\e]633;D;%s;%s\\a' $status {nonce}\r"
+    return Lines(integrated, fallback.encode(), query.encode())
+
+
+def _argv(setup: RunSetup) -> list[str]:
+    argv = [setup.shell_path, "--private", "--interactive"]
+    return argv if setup.load_rc else [*argv, "--no-config"]
+
+
 def launch(setup: RunSetup) -> Launch:
     script = setup.workdir / "integration.fish"
     script.write_text(header(setup) + integration_script("integration.fish"), encoding="utf-8")
-    argv = [setup.shell_path, "--private", "--interactive"]
-    if not setup.load_rc:
-        argv.append("--no-config")
-    argv += ["--init-command", f"source {quote(str(script))}"]
-    return Launch(argv=argv, env={}, run_line=RUN_LINE)
+    argv = [*_argv(setup), "--init-command", f"source {quote(str(script))}"]
+    return Launch(argv, {}, lines(setup, RUN_LINE), integrated=True)
+
+
+def plain_launch(setup: RunSetup) -> Launch:
+    return Launch(_argv(setup), {}, lines(setup, b""), integrated=False)

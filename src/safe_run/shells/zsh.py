@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from . import Launch, RunSetup, integration_script
-from .posix_quote import header, quote
+from .posix import header, lines, quote
 
 RUN_LINE = b' __sr_start; builtin eval "$(<$__sr_command_file)"\r'
 
@@ -20,5 +20,9 @@ def launch(setup: RunSetup) -> Launch:
     )
     (zdotdir / ".zshenv").write_text(preamble + integration_script("integration-env.zsh"), encoding="utf-8")
     (zdotdir / ".zshrc").write_text(integration_script("integration.zsh"), encoding="utf-8")
-    argv = [setup.shell_path, "-i"]
-    return Launch(argv=argv, env={"ZDOTDIR": str(zdotdir)}, run_line=RUN_LINE)
+    return Launch([setup.shell_path, "-i"], {"ZDOTDIR": str(zdotdir)}, lines(setup, RUN_LINE), integrated=True)
+
+
+def plain_launch(setup: RunSetup) -> Launch:
+    argv = [setup.shell_path, "-i"] if setup.load_rc else [setup.shell_path, "-f", "-i"]
+    return Launch(argv, {}, lines(setup, b""), integrated=False)

@@ -1,0 +1,459 @@
+"""The kernel observer: its parsing and rules on fixture strings, then real shells in real PTYs.
+
+The live tests type into `bash --norc --noprofile -i` and poll `observe()` until the expected state
+shows up, for at most a few seconds, so a wrong answer fails instead of hanging.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pexpect
+import pytest
+
+from safe_run.kernel import (
+    SYSCALL_TABLES,
+    KernelObserver,
+    Observation,
+    ProcessInfo,
+    blocked_on_terminal,
+    is_terminal,
+    parse_stat,
+    parse_syscall,
+    parse_tty_index,
+    session_members,
+)
+
+TTY = "/dev/pts/7"
+T = TypeVar("T")
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux /proc")
+
+
+# --- parsing -------------------------------------------------------------------------------------
+
+
+def test_parse_stat_takes_comm_up_to_the_last_parenthesis() -> None:
+    text = "4242 (my ) (odd) prog) S 1 4240 4200 34823 4240 4194560 96 0 0 0 0 0 0 0 20 0 1 0\n"
+    assert parse_stat(text) == ProcessInfo(pid=4242, comm="my ) (odd) prog", state="S", pgrp=4240, session=4200)
+
+
+def test_parse_stat_reads_a_zombie() -> None:
+    info = parse_stat("17 (sleep) Z 1 17 9 0 -1 4227148 0 0 0 0 0 0 0 0 20 0 1 0")
+    assert (info.state, info.pgrp, info.session) == ("Z", 17, 9)
+
+
+@pytest.mark.parametrize("text", ["", "running", "12 (cut", "12 (short) S 1"])
+def test_parse_stat_refuses_what_is_not_a_stat_line(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_stat(text)
+
+
+X86_READ = "0 0x0 0x55f4261c5f40 0x1000 0x0 0x0 0x0 0x7ffd67dc0fd8 0x7f3a1c2e5992\n"
+X86_PSELECT = "270 0x1 0x7ffd67dc0ff0 0x0 0x0 0x0 0x7ffd67dc0f70 0x7ffd67dc0f58 0x7f3a1c2e8f6d\n"
+ARM_READ = "63 0x3 0xffffe1c0 0x1 0x0 0x0 0x0 0xffffd000 0xffff8a2b1c4c\n"
+ARM_PSELECT = "72 0x1 0xffffe2a0 0x0 0x0 0x0 0xffffe220 0xffffd100 0xffff8a2b3f10\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "arch", "expected"),
+    [
+        ("running\n", "x86_64", None),
+        ("running\n", "aarch64", None),
+        (X86_READ, "x86_64", ("read", (0, 0x55F4261C5F40, 0x1000, 0, 0, 0))),
+        (X86_PSELECT, "x86_64", ("pselect6", (1, 0x7FFD67DC0FF0, 0, 0, 0, 0x7FFD67DC0F70))),
+        (ARM_READ, "aarch64", ("read", (3, 0xFFFFE1C0, 1, 0, 0, 0))),
+        (ARM_PSELECT, "aarch64", ("pselect6", (1, 0xFFFFE2A0, 0, 0, 0, 0xFFFFE220))),
+        (X86_READ, "aarch64", None),  # 0 is io_setup there, not a call we know
+        (ARM_READ, "x86_64", None),  # 63 is uname on x86_64
+        ("-1 0x7ffd67dc0fd8 0x7f3a1c2e5992\n", "x86_64", None),  # stopped outside a call
+        (X86_READ, "sparc64", None),
+        ("zz 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0", "x86_64", None),
+    ],
+)
+def test_parse_syscall(text: str, arch: str, expected: object) -> None:
+    assert parse_syscall(text, arch) == expected
+
+
+def _header_numbers(path: Path) -> dict[str, int]:
+    found = re.findall(r"^#define __NR_(\w+)\s+(\d+)\s*$", path.read_text(), flags=re.MULTILINE)
+    return {name: int(number) for name, number in found}
+
+
+@pytest.mark.parametrize(
+    ("arch", "header"),
+    [
+        ("x86_64", "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+        ("aarch64", "/usr/include/asm-generic/unistd.h"),
+    ],
+)
+def test_syscall_numbers_match_the_kernel_headers(arch: str, header: str) -> None:
+    path = Path(header)
+    if not path.exists():
+        pytest.skip(f"{header} is not installed")
+    numbers = _header_numbers(path)
+    table = SYSCALL_TABLES[arch]
+    assert {name: numbers.get(name) for name in table.values()} == {name: nr for nr, name in table.items()}
+
+
+def test_parse_tty_index() -> None:
+    fdinfo = "pos:\t0\nflags:\t02100002\nmnt_id:\t24\nino:\t91\ntty-index:\t7\n"
+    assert parse_tty_index(fdinfo) == 7
+    assert parse_tty_index("pos:\t0\nflags:\t02\n") is None
+
+
+def test_session_members_keeps_the_live_processes_of_the_session() -> None:
+    processes = [
+        ProcessInfo(pid=300, comm="sleep", state="S", pgrp=300, session=100),
+        ProcessInfo(pid=100, comm="bash", state="S", pgrp=100, session=100),
+        ProcessInfo(pid=200, comm="make", state="R", pgrp=200, session=100),
+        ProcessInfo(pid=201, comm="cc", state="Z", pgrp=200, session=100),
+        ProcessInfo(pid=400, comm="sshd", state="S", pgrp=400, session=400),
+    ]
+    found = session_members(processes, 100, excluded={100})
+    assert [p.pid for p in found] == [200, 300]
+
+
+# --- the rules ---------------------------------------------------------------------------------
+
+
+def _fds(**targets: str) -> Callable[[int], str | None]:
+    table = {int(name.removeprefix("fd")): target for name, target in targets.items()}
+    return table.get
+
+
+def test_is_terminal() -> None:
+    assert is_terminal(TTY, TTY)
+    assert is_terminal("/dev/tty", TTY)
+    assert not is_terminal("/dev/pts/8", TTY)
+    assert not is_terminal("pipe:[4711]", TTY)
+    assert not is_terminal(None, TTY)
+
+
+def test_read_on_the_terminal_waits() -> None:
+    assert blocked_on_terminal(("read", (0, 1, 2, 0, 0, 0)), True, _fds(fd0=TTY), TTY)
+
+
+def test_read_on_dev_tty_waits_even_with_a_pipe_on_stdin() -> None:
+    """A pager or a password prompt fed by a pipe reads the terminal through /dev/tty."""
+    fds = _fds(fd0="pipe:[4711]", fd3="/dev/tty")
+    assert blocked_on_terminal(("read", (3, 1, 1, 0, 0, 0)), True, fds, TTY)
+
+
+@pytest.mark.parametrize("target", ["pipe:[4711]", "socket:[99]", "/dev/pts/8", "/home/u/file"])
+def test_read_on_anything_else_does_not_wait(target: str) -> None:
+    assert not blocked_on_terminal(("read", (0, 1, 2, 0, 0, 0)), False, _fds(fd0=target), TTY)
+
+
+def test_read_on_an_fd_that_vanished_does_not_wait() -> None:
+    assert not blocked_on_terminal(("read", (5, 1, 2, 0, 0, 0)), False, _fds(fd0=TTY), TTY)
+
+
+@pytest.mark.parametrize("name", ["poll", "select", "pselect6", "ppoll", "epoll_wait", "epoll_pwait", "epoll_pwait2"])
+def test_polling_waits_only_when_the_terminal_is_raw(name: str) -> None:
+    call = (name, (3, 0, 0, 0, 0, 0))
+    assert blocked_on_terminal(call, False, _fds(fd0=TTY), TTY)
+    assert not blocked_on_terminal(call, True, _fds(fd0=TTY), TTY)  # a server on a cooked terminal
+
+
+def test_polling_without_the_terminal_on_stdin_does_not_wait() -> None:
+    call = ("epoll_pwait", (3, 0, 0, 0, 0, 0))
+    assert not blocked_on_terminal(call, False, _fds(fd0="/dev/null"), TTY)
+
+
+@pytest.mark.parametrize("call", [None, ("nanosleep", (0,) * 6), ("wait4", (2**32 - 1, 0, 0, 0, 0, 0))])
+def test_other_calls_do_not_wait(call: tuple[str, tuple[int, ...]] | None) -> None:
+    assert not blocked_on_terminal(call, False, _fds(fd0=TTY), TTY)
+
+
+# --- live: real shells in real PTYs ------------------------------------------------------------
+
+
+class Session:
+    """A shell in a PTY, its observer, and the typing and waiting the tests need."""
+
+    def __init__(self, child: pexpect.spawn, observer: KernelObserver) -> None:
+        self.child = child
+        self.observer = observer
+
+    def type(self, line: str) -> None:
+        self.child.send(line + "\r")
+
+    def drain(self) -> None:
+        try:
+            while self.child.read_nonblocking(65536, timeout=0):
+                pass
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            pass
+
+    def until(self, probe: Callable[[], T], accept: Callable[[T], bool], timeout: float = 5.0) -> T:
+        deadline = time.monotonic() + timeout
+        while True:
+            self.drain()
+            value = probe()
+            if accept(value):
+                return value
+            if time.monotonic() >= deadline:
+                pytest.fail(f"not seen within {timeout} s; last: {value!r}")
+            time.sleep(0.02)
+
+    def observe_until(self, accept: Callable[[Observation], bool], timeout: float = 5.0) -> Observation:
+        seen = self.until(self.observer.observe, lambda o: o is not None and accept(o), timeout)
+        assert seen is not None
+        return seen
+
+    def at_prompt(self) -> Observation:
+        return self.observe_until(lambda o: o.shell_in_foreground and o.waiting_for_terminal and not o.canonical)
+
+    def process(self, comm: str) -> ProcessInfo:
+        return self.until(
+            lambda: next((p for p in self.observer.session_processes() if p.comm == comm), None),
+            lambda p: p is not None,
+        )
+
+    def kill_all(self) -> None:
+        for proc in self.observer.session_processes():
+            if proc.session != self.child.pid:
+                continue  # never trust the code under test with signals to anything else
+            try:
+                os.kill(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.child.close(force=True)
+
+
+def _spawn(argv: list[str], home: Path) -> Iterator[Session]:
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "TERM": "dumb", "PS1": "$ ",
+           "LANG": "C.UTF-8"}
+    child = pexpect.spawn(argv[0], argv[1:], env=env, cwd=str(home), encoding=None, dimensions=(24, 80))
+    session = Session(child, KernelObserver(child.child_fd, child.pid))
+    try:
+        yield session
+    finally:
+        session.kill_all()
+
+
+@pytest.fixture
+def bash(tmp_path: Path) -> Iterator[Session]:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("needs Linux /proc")
+    yield from _spawn(["bash", "--norc", "--noprofile", "-i"], tmp_path)
+
+
+def _syscall_of(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/syscall").read_text()
+    except OSError:
+        return None
+
+
+def _in_call(pid: int, names: set[str]) -> Callable[[str | None], bool]:
+    def accept(text: str | None) -> bool:
+        call = parse_syscall(text or "", os.uname().machine)
+        return call is not None and call[0] in names
+
+    return accept
+
+
+def _state_of(pid: int) -> str:
+    try:
+        return parse_stat(Path(f"/proc/{pid}/stat").read_text()).state
+    except (OSError, ValueError):
+        return "gone"
+
+
+PYTHON = shlex.quote(sys.executable)
+
+
+@linux_only
+def test_observer_is_available_on_linux(bash: Session) -> None:
+    assert bash.observer.available
+
+
+@linux_only
+def test_shell_at_its_prompt(bash: Session) -> None:
+    seen = bash.at_prompt()
+    assert seen.foreground_pgrp == bash.child.pid
+    assert seen.foreground_command == "bash"
+
+
+@linux_only
+def test_a_sleeping_command_owns_the_terminal_but_does_not_wait(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("sleep 5")
+    seen = bash.observe_until(lambda o: o.foreground_command == "sleep")
+    assert not seen.shell_in_foreground
+    assert not seen.waiting_for_terminal
+    assert seen.canonical
+    assert seen.foreground_pgrp not in (None, bash.child.pid)
+
+
+@linux_only
+def test_cat_waits_for_the_terminal(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("cat")
+    seen = bash.observe_until(lambda o: o.foreground_command == "cat" and o.waiting_for_terminal)
+    assert not seen.shell_in_foreground
+
+
+@linux_only
+def test_the_python_repl_waits_in_raw_mode(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type(f"{PYTHON} -q")
+    seen = bash.observe_until(
+        lambda o: (o.foreground_command or "").startswith("python") and o.waiting_for_terminal
+    )
+    assert not seen.canonical
+    assert not seen.shell_in_foreground
+
+
+@linux_only
+def test_the_read_builtin_waits_with_the_shell_in_front(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("read x")
+    seen = bash.observe_until(lambda o: o.canonical and o.waiting_for_terminal)
+    assert seen.shell_in_foreground
+
+
+@linux_only
+def test_a_worker_thread_reading_the_terminal_counts(bash: Session) -> None:
+    bash.at_prompt()
+    code = "import sys, threading; t = threading.Thread(target=sys.stdin.readline); t.start(); t.join()"
+    bash.type(f"{PYTHON} -c {shlex.quote(code)}")
+    seen = bash.observe_until(lambda o: (o.foreground_command or "").startswith("python") and o.waiting_for_terminal)
+    assert seen.canonical
+    main_thread = seen.foreground_pgrp
+    assert main_thread is not None
+    assert not _in_call(main_thread, {"read", "readv"})(_syscall_of(main_thread))
+
+
+@linux_only
+def test_a_server_polling_a_socket_does_not_wait(bash: Session) -> None:
+    bash.at_prompt()
+    code = "import select, socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); select.select([s], [], [])"
+    bash.type(f"{PYTHON} -c {shlex.quote(code)}")
+    seen = bash.observe_until(lambda o: (o.foreground_command or "").startswith("python"))
+    pid = seen.foreground_pgrp
+    assert pid is not None
+    bash.until(lambda: _syscall_of(pid), _in_call(pid, {"select", "pselect6", "poll", "ppoll"}))
+    seen = bash.observer.observe()
+    assert seen is not None and seen.canonical and not seen.waiting_for_terminal
+
+
+@linux_only
+def test_reading_a_pipe_does_not_wait(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("sleep 30 | cat")
+    cat = bash.process("cat")
+    bash.until(lambda: _syscall_of(cat.pid), _in_call(cat.pid, {"read"}))
+    # Until it has exec'd, the leader is a fork of the shell and its comm is still "bash".
+    seen = bash.observe_until(lambda o: o.foreground_command == "sleep")
+    assert _in_call(cat.pid, {"read"})(_syscall_of(cat.pid))
+    assert not seen.waiting_for_terminal
+
+
+@linux_only
+def test_a_member_other_than_the_leader_waits(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("sleep 30 | cat /dev/tty")
+    seen = bash.observe_until(lambda o: o.waiting_for_terminal and o.foreground_command == "sleep")
+    assert not seen.shell_in_foreground
+
+
+@linux_only
+def test_the_group_outlives_its_leader(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("true | cat /dev/tty")
+    seen = bash.observe_until(lambda o: o.foreground_command == "cat")
+    assert seen.foreground_pgrp is not None
+    assert _state_of(seen.foreground_pgrp) in ("Z", "gone")  # the leader, `true`, has ended
+    bash.observe_until(lambda o: o.foreground_command == "cat" and o.waiting_for_terminal)
+
+
+@linux_only
+def test_a_member_that_appears_later_is_found(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("sleep 30 | (sleep 0.3; cat /dev/tty; true)")
+    bash.observe_until(lambda o: o.foreground_command == "sleep")
+    bash.observe_until(lambda o: o.waiting_for_terminal and not o.shell_in_foreground)
+
+
+@linux_only
+def test_pager_reading_dev_tty_waits(bash: Session) -> None:
+    if shutil.which("less") is None:
+        pytest.skip("less is not installed")
+    bash.at_prompt()
+    bash.type("echo hi | less")
+    seen = bash.observe_until(lambda o: o.foreground_command == "less" and o.waiting_for_terminal)
+    assert not seen.shell_in_foreground
+
+
+@linux_only
+def test_background_jobs_are_session_processes(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("sleep 30 &")
+    sleep = bash.process("sleep")
+    assert sleep.session == bash.child.pid
+    assert sleep.pgrp != bash.child.pid
+    assert sleep.state != "Z"
+    assert bash.child.pid not in [p.pid for p in bash.observer.session_processes()]
+    assert os.getpid() not in [p.pid for p in bash.observer.session_processes()]
+
+
+@linux_only
+def test_exec_replaces_the_shell_program(bash: Session) -> None:
+    if shutil.which("dash") is None:
+        pytest.skip("dash is not installed")
+    bash.at_prompt()
+    assert bash.observer.shell_program() == "bash"
+    bash.type("exec dash")
+    bash.until(bash.observer.shell_program, lambda name: name == "dash")
+
+
+@linux_only
+def test_observe_is_none_once_the_shell_is_gone(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("exit")
+    bash.until(bash.observer.observe, lambda o: o is None)
+    bash.child.expect(pexpect.EOF, timeout=5)
+    bash.child.close()
+    assert bash.observer.observe() is None
+    assert bash.observer.shell_program() is None
+
+
+def test_a_bad_descriptor_is_not_available() -> None:
+    read_end, write_end = os.pipe()
+    try:
+        observer = KernelObserver(read_end, os.getpid())
+        assert not observer.available
+        assert observer.observe() is None
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+PROMPT_SHELLS = {
+    "zsh": ["zsh", "-f", "-i"],
+    "fish": ["fish", "--no-config", "-i"],
+    "dash": ["dash", "-i"],
+}
+
+
+@linux_only
+@pytest.mark.parametrize("name", sorted(PROMPT_SHELLS))
+def test_other_shells_wait_at_their_prompt(name: str, tmp_path: Path) -> None:
+    if shutil.which(name) is None:
+        pytest.skip(f"{name} is not installed")
+    for session in _spawn(PROMPT_SHELLS[name], tmp_path):
+        seen = session.observe_until(lambda o: o.shell_in_foreground and o.waiting_for_terminal, timeout=10)
+        assert seen.foreground_command == name
+        assert session.observer.shell_program() == name

@@ -1,0 +1,294 @@
+"""The decision logic, driven event by event with an injected clock: no terminal, no sleeps."""
+
+from __future__ import annotations
+
+import pytest
+
+from safe_run.kernel import Observation
+from safe_run.output import HeadTail
+from safe_run.result import Reason, Status, Strategy
+from safe_run.screen import ScreenTail
+from safe_run.sequences import Osc
+from safe_run.tracker import CommandTracker, Finish, Lines, Phase, Send, Timers
+
+NONCE = "0123456789abcdef0123456789abcdef"
+LINES = Lines(integrated=b"RUN\r", fallback=b"FALLBACK\r", status_query=b"STATUS?\r")
+T0 = 1000.0
+
+
+def mark(kind: str, *args: str, nonce: str = NONCE, family: int = 633) -> Osc:
+    fields = [str(family), kind, *args] + ([nonce] if nonce else [])
+    return Osc(";".join(fields).encode())
+
+
+def seen(shell: bool, waiting: bool, command: str | None = "prog") -> Observation:
+    return Observation(
+        shell_in_foreground=shell,
+        foreground_pgrp=1 if shell else 2,
+        waiting_for_terminal=waiting,
+        canonical=True,
+        foreground_command=None if shell else command,
+    )
+
+
+AT_PROMPT = seen(shell=True, waiting=True)
+BUSY = seen(shell=False, waiting=False)
+READING = seen(shell=False, waiting=True, command="python3")
+
+
+def tracker(integrated: bool = True, auto: bool = True, **timers: float) -> CommandTracker:
+    t = CommandTracker(
+        nonce=NONCE,
+        lines=LINES,
+        capture=HeadTail(1 << 20, 1 << 20),
+        screen=ScreenTail(80, 24),
+        strategy=Strategy.RICH if integrated else Strategy.NONE,
+        integrated=integrated,
+        timers=Timers(**timers),
+        allow_downgrade=auto,
+    )
+    t.start(T0)
+    return t
+
+
+def running(t: CommandTracker, at: float = T0) -> None:
+    """Bring a rich tracker to the point where the command runs."""
+    t.feed(b"user@host:~$ ", at)
+    assert t.feed(mark("B"), at) == [Send(LINES.integrated)]
+    t.feed(b" RUN\r\n", at)
+    t.feed(mark("C"), at)
+    assert t.phase is Phase.RUNNING
+
+
+def only_finish(actions: list) -> Finish:
+    assert len(actions) == 1 and isinstance(actions[0], Finish), actions
+    return actions[0]
+
+
+def test_rich_run_frames_output_with_c_and_d() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"hello\r\n", T0 + 0.1)
+    finish = only_finish(t.feed(mark("D", "42"), T0 + 0.2))
+    assert (finish.status, finish.reason, finish.exit_code, finish.strategy) == (
+        Status.COMPLETED, Reason.SHELL_INTEGRATION, 42, Strategy.RICH)
+    assert t.capture.text() == "hello\n"
+    assert finish.message is None and not t.downgrades
+
+
+@pytest.mark.parametrize(
+    "spoof",
+    [mark("D", "0", nonce=""), mark("D", "0", nonce="f" * 32), mark("D", "0", nonce="", family=133),
+     mark("D", "0", family=133), Osc(b"633;D;0;" + NONCE.encode() + b"x")],
+)
+def test_marks_without_this_runs_nonce_are_ignored(spoof: Osc) -> None:
+    t = tracker()
+    running(t)
+    assert t.feed(spoof, T0 + 0.1) == []
+    assert t.phase is Phase.RUNNING
+
+
+def test_prompt_and_echo_before_c_are_not_output() -> None:
+    t = tracker()
+    running(t)
+    assert t.capture.text() == ""
+
+
+def test_prompt_without_d_downgrades_to_basic_and_asks_for_the_status() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"out\r\n", T0 + 1)
+    assert t.feed(mark("A"), T0 + 2) == [Send(LINES.status_query)]
+    t.feed(b"user@host:~$ ", T0 + 2)
+    assert t.feed(mark("B"), T0 + 2) == []
+    finish = only_finish(t.feed(mark("D", "3"), T0 + 2.01))
+    assert (finish.status, finish.exit_code, finish.strategy, finish.reason) == (
+        Status.COMPLETED, 3, Strategy.BASIC, Reason.PROMPT_IDLE)
+    assert [(d.from_, d.to, d.at_s) for d in t.downgrades] == [("rich", "basic", 2.0)]
+    assert t.capture.text() == "out\n", "the prompt after the command is not its output"
+    assert finish.message
+
+
+def test_forced_rich_strategy_reports_broken_integration_instead_of_guessing() -> None:
+    t = tracker(auto=False)
+    running(t)
+    finish = only_finish(t.feed(mark("A"), T0 + 1))
+    assert finish.status is Status.ERROR and "--strategy rich" in (finish.message or "")
+
+
+def test_integration_never_activating_is_decided_once_the_shell_waits_quietly() -> None:
+    t = tracker(idle=0.5)
+    t.feed(b"$ ", T0 + 0.05)
+    assert t.tick(T0 + 0.3, AT_PROMPT) == [], "not quiet long enough yet"
+    assert t.tick(T0 + 0.6, AT_PROMPT) == [Send(LINES.fallback)]
+    assert t.strategy is Strategy.NONE
+    assert t.downgrades[0].from_ == "rich" and t.downgrades[0].to == "none"
+
+
+def test_shell_that_never_becomes_ready_is_an_error_at_the_activation_timeout() -> None:
+    t = tracker(activation=3)
+    assert t.tick(T0 + 2.9, BUSY) == []
+    finish = only_finish(t.tick(T0 + 3.0, BUSY))
+    assert finish.status is Status.ERROR and finish.stop
+
+
+def test_plain_shell_is_typed_to_as_soon_as_it_waits() -> None:
+    t = tracker(integrated=False, idle=0.5)
+    t.feed(b"$ ", T0)
+    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback)]
+    assert not t.downgrades, "no integration was expected, so nothing was lost"
+
+
+def test_without_the_kernel_a_prompt_on_screen_means_ready() -> None:
+    t = tracker(integrated=False)
+    t.feed(b"\r\nsh-5.2$ ", T0)
+    assert t.tick(T0 + 0.7, None) == [Send(LINES.fallback)]
+
+
+def test_sentinel_d_ends_a_plain_run() -> None:
+    t = tracker(integrated=False)
+    t.feed(b"$ ", T0)
+    t.tick(T0 + 0.1, AT_PROMPT)
+    t.feed(mark("C"), T0 + 0.2)
+    t.feed(b"data\r\n", T0 + 0.3)
+    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.4))
+    assert (finish.reason, finish.strategy, finish.exit_code) == (Reason.SENTINEL, Strategy.NONE, 0)
+    assert t.capture.text() == "data\n"
+
+
+@pytest.mark.parametrize("quiet", [5, 15, 600])
+def test_a_silent_command_that_still_runs_is_never_done(quiet: float) -> None:
+    t = tracker()
+    running(t)
+    assert all(t.tick(T0 + s, BUSY) == [] for s in range(1, quiet + 1))
+    assert t.phase is Phase.RUNNING
+
+
+def test_program_waiting_on_the_terminal_is_input_required() -> None:
+    t = tracker(idle=0.5)
+    running(t)
+    t.feed(b"Python 3\r\n>>> ", T0 + 1)
+    assert t.tick(T0 + 1.2, READING) == [], "it only just printed"
+    finish = only_finish(t.tick(T0 + 1.6, READING))
+    assert (finish.status, finish.reason, finish.stop) == (Status.INPUT_REQUIRED, Reason.INPUT_WAIT, True)
+    assert finish.prompt == ">>>" and "python3" in (finish.message or "")
+
+
+def test_full_screen_program_is_reported_as_such() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"\x1b[?1049h\x1b[H\x1b[2Jline one\r\n\x1b[24;1H(END)", T0 + 1)
+    finish = only_finish(t.tick(T0 + 2, READING))
+    assert (finish.status, finish.reason) == (Status.INPUT_REQUIRED, Reason.ALTERNATE_SCREEN)
+    assert "(END)" in (finish.prompt or "")
+
+
+def test_shell_builtin_read_is_input_required() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"Your name: ", T0 + 1)
+    finish = only_finish(t.tick(T0 + 2, AT_PROMPT))
+    assert finish.status is Status.INPUT_REQUIRED and finish.prompt == "Your name:"
+
+
+def test_shell_back_at_its_prompt_without_marks_is_foreground_returned() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"done\r\nuser@host:~$ ", T0 + 1)
+    assert t.tick(T0 + 2, AT_PROMPT) == [Send(LINES.status_query)]
+    finish = only_finish(t.feed(mark("D", "7"), T0 + 2.01))
+    assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.FOREGROUND_RETURNED, 7, Strategy.NONE)
+    assert t.downgrades[-1].to == "none"
+
+
+def test_unanswered_status_question_still_completes_without_an_exit_code() -> None:
+    t = tracker(fetch=2)
+    running(t)
+    t.feed(b"user@host:~$ ", T0 + 1)
+    t.tick(T0 + 2, AT_PROMPT)
+    assert t.tick(T0 + 3.9, AT_PROMPT) == []
+    finish = only_finish(t.tick(T0 + 4.0, AT_PROMPT))
+    assert finish.status is Status.COMPLETED and finish.exit_code is None and finish.message
+
+
+def test_continuation_prompt_after_typing_is_a_syntax_error() -> None:
+    t = tracker()
+    t.feed(b"% ", T0)
+    t.feed(mark("B"), T0)
+    t.feed(b" RUN\r\ndquote> ", T0 + 0.1)
+    finish = only_finish(t.tick(T0 + 1, AT_PROMPT))
+    assert (finish.status, finish.reason, finish.stop) == (Status.SYNTAX_ERROR, Reason.CONTINUATION_PROMPT, True)
+    assert "double quote" in (finish.message or "")
+
+
+def test_line_typed_but_never_started_is_an_error_not_a_completion() -> None:
+    t = tracker()
+    t.feed(b"$ ", T0)
+    t.feed(mark("B"), T0)
+    t.feed(b" RUN\r\nbash: __sr_start: command not found\r\n$ ", T0 + 0.1)
+    finish = only_finish(t.tick(T0 + 1, AT_PROMPT))
+    assert finish.status is Status.ERROR
+
+
+def test_timeout_stops_the_command() -> None:
+    t = tracker(timeout=2)
+    running(t)
+    assert t.next_deadline(T0 + 1.95) == pytest.approx(T0 + 2)
+    assert t.tick(T0 + 1.9, BUSY) == []
+    finish = only_finish(t.tick(T0 + 2, BUSY))
+    assert (finish.status, finish.reason, finish.stop) == (Status.TIMEOUT, Reason.TIMEOUT, True)
+
+
+def test_without_the_kernel_long_silence_stops_rather_than_claims_completion() -> None:
+    t = tracker(silence=30, no_output=10)
+    running(t)
+    t.feed(b"working...\r\n", T0 + 1)
+    assert t.tick(T0 + 30, None) == []
+    finish = only_finish(t.tick(T0 + 31, None))
+    assert (finish.status, finish.reason) == (Status.TIMEOUT, Reason.EXECUTING_IDLE_FALLBACK)
+
+
+def test_without_the_kernel_no_output_at_all_has_its_own_reason() -> None:
+    t = tracker(silence=30, no_output=10)
+    t.feed(b"$ ", T0)
+    t.feed(mark("B"), T0)
+    t.clocks.output_since_typed = False
+    t.feed(mark("C"), T0)
+    finish = only_finish(t.tick(T0 + 10, None))
+    assert (finish.status, finish.reason) == (Status.TIMEOUT, Reason.NO_OUTPUT_FALLBACK)
+
+
+def test_without_the_kernel_a_question_on_screen_is_input_required() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"Overwrite? [Y/n] ", T0 + 1)
+    assert only_finish(t.tick(T0 + 2, None)).status is Status.INPUT_REQUIRED
+
+
+def test_shell_exit_after_the_command_started_is_its_end() -> None:
+    t = tracker()
+    running(t)
+    finish = t.shell_exited(3)
+    assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SHELL_EXITED, 3)
+
+
+def test_shell_dying_at_start_up_explains_itself() -> None:
+    t = tracker()
+    t.feed(b"bashrc: line 3: oops\r\n", T0)
+    finish = t.shell_exited(1)
+    assert finish.status is Status.ERROR and "oops" in (finish.message or "") and "status 1" in (finish.message or "")
+
+
+def test_interruption() -> None:
+    t = tracker()
+    running(t)
+    finish = t.interrupted("SIGTERM")
+    assert (finish.status, finish.reason, finish.stop) == (Status.INTERRUPTED, Reason.INTERRUPTED, True)
+    assert t.tick(T0 + 5, BUSY) == []
+
+
+def test_polling_slows_down_when_quiet() -> None:
+    t = tracker()
+    running(t)
+    assert t.next_deadline(T0 + 0.5) == pytest.approx(T0 + 0.6)
+    assert t.next_deadline(T0 + 5) == pytest.approx(T0 + 5.25)
