@@ -218,6 +218,13 @@ def test_less_is_a_full_screen_program(sr: SafeRun, tmp_path: Path) -> None:
     assert (result["completion_reason"], result["alternate_screen"]) == ("alternate_screen", True)
 
 
+@pytest.mark.parametrize(("program", "reason"), [("vim -u NONE", "alternate_screen"), ("node", "input_wait")])
+def test_editor_and_repl(safe_run: SafeRun, program: str, reason: str) -> None:
+    shell_path(program.split()[0])
+    result = assert_input_required(with_shell(safe_run, "bash")(*SHORT, "--", program), "")
+    assert result["completion_reason"] == reason
+
+
 def test_pager_defaults_keep_git_from_paging(safe_run: SafeRun) -> None:
     result = with_shell(safe_run, "bash")(*SHORT, "--", "echo $PAGER $GIT_PAGER $GIT_TERMINAL_PROMPT").json
     assert result["output"] == "cat cat 0\n"

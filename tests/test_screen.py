@@ -423,3 +423,9 @@ def test_dimensions_must_be_positive() -> None:
     with pytest.raises(ValueError):
         ScreenTail(0, 24)
 
+
+
+def test_private_sgr_from_vim_does_not_break_the_emulator() -> None:
+    tail = ScreenTail(80, 24)
+    tail.feed(b"\x1b[?1049h\x1b[>4;2m\x1b[H\x1b[2J~\r\n~\r\n\x1b[24;1H\"file\" 0L, 0B")
+    assert tail.cursor_line() == '"file" 0L, 0B'

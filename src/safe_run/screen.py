@@ -209,9 +209,21 @@ def _starts_in_first_column(data: bytes) -> bool:
     return newline <= 0 or data[newline - 1] == 0x0D
 
 
+class _Screen(pyte.Screen):  # type: ignore[misc]
+    """pyte 0.8 hands `CSI > ... m` (key-modifier settings, sent by vim) to this method with a
+    `private` flag it does not accept; such sequences draw nothing."""
+
+    def select_graphic_rendition(self, *attrs: int, private: bool = False) -> None:
+        if not private:
+            super().select_graphic_rendition(*attrs)
+
+
 def _emulate(data: bytes, columns: int, rows: int) -> Rendered:
-    screen = pyte.Screen(columns, rows)
-    pyte.ByteStream(screen).feed(data)
+    screen = _Screen(columns, rows)
+    try:
+        pyte.ByteStream(screen).feed(data)
+    except Exception:  # noqa: BLE001 - hostile bytes must not end a run; the cursor row so far stands
+        pass
     cells = screen.buffer[screen.cursor.y]
     upto = "".join(cells[x].data for x in range(min(screen.cursor.x, columns)))
     return screen.display[screen.cursor.y], upto
