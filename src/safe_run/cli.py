@@ -203,12 +203,14 @@ def _format_from_argv(argv: list[str]) -> str:
     return "auto"
 
 
-def _usage_error(message: str, argv: list[str]) -> int:
-    click.echo(f"safe-run: {message} (try 'safe-run --help')", err=True)
+def _fail(message: str, argv: list[str], status: ExitStatus) -> int:
+    """One line on stderr, and the error as JSON on stdout when JSON was asked for."""
+    hint = " (try 'safe-run --help')" if status is ExitStatus.USAGE else ""
+    click.echo(f"safe-run: {message}{hint}", err=True)
     output_format = _format_from_argv(argv)
     if _wants_json(output_format if output_format in FORMATS else "auto"):
         sys.stdout.write(error_result("", message).to_json() + "\n")
-    return ExitStatus.USAGE
+    return status
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
@@ -216,10 +218,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
     try:
         code = run_command.main(args, prog_name="safe-run", standalone_mode=False)
     except click.UsageError as exc:
-        code = _usage_error(_one_line(exc.format_message()), args)
+        code = _fail(_one_line(exc.format_message()), args, ExitStatus.USAGE)
     except click.ClickException as exc:
-        click.echo(f"safe-run: {_one_line(exc.format_message())}", err=True)
-        code = ExitStatus.FAILURE
+        code = _fail(_one_line(exc.format_message()), args, ExitStatus.FAILURE)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.Abort:
@@ -229,8 +230,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except Exception as exc:  # the last line of defence: one line, not a traceback
         if os.environ.get("SAFE_RUN_DEBUG"):
             raise
-        click.echo(f"safe-run: internal error: {type(exc).__name__}: {exc}", err=True)
-        code = ExitStatus.FAILURE
+        code = _fail(_one_line(f"internal error: {type(exc).__name__}: {exc}"), args, ExitStatus.FAILURE)
     sys.exit(code if isinstance(code, int) else 0)
 
 
