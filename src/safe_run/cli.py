@@ -75,7 +75,7 @@ def _non_negative(ctx: click.Context, param: click.Parameter, value: float | Non
     context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
     epilog="Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
     "124 stopped before it finished (timeout, waiting for input); 125 safe-run could not run the command; "
-    "130/143 safe-run was interrupted (SIGINT/SIGTERM).",
+    "129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM).",
 )
 @click.argument("command", nargs=-1, metavar="[--] COMMAND...")
 @click.option("--command-file", metavar="FILE", help="Read the command from FILE ('-' for stdin).")

@@ -1,0 +1,182 @@
+"""The shell completion scripts in completions/: current with the click command, and working.
+
+The scripts are click's own, written by completions/generate.py. These tests regenerate them and
+compare, check that each registers itself for `safe-run`, and drive the committed bash (and, when
+installed, fish) script through the real completion protocol against `python -m safe_run`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPLETIONS = ROOT / "completions"
+GENERATE = COMPLETIONS / "generate.py"
+REGENERATE_HINT = "run `python completions/generate.py` (with the project's venv) and commit the result"
+
+# shell -> committed file; these names are what pyproject.toml ships and what the shells look for
+SCRIPTS = {
+    "bash": "safe-run",
+    "zsh": "_safe-run",
+    "fish": "safe-run.fish",
+}
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("completions")
+    proc = subprocess.run(
+        [sys.executable, str(GENERATE), "--output-dir", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, f"completions/generate.py failed:\n{proc.stdout}{proc.stderr}"
+    return out
+
+
+def test_generate_writes_exactly_the_three_scripts(regenerated: Path) -> None:
+    assert sorted(p.name for p in regenerated.iterdir()) == sorted(SCRIPTS.values())
+
+
+@pytest.mark.parametrize("shell", sorted(SCRIPTS))
+def test_committed_script_matches_the_click_command(shell: str, regenerated: Path) -> None:
+    name = SCRIPTS[shell]
+    committed_path = COMPLETIONS / name
+    if not committed_path.is_file():
+        pytest.fail(f"completions/{name} is missing; {REGENERATE_HINT}")
+    committed = committed_path.read_text(encoding="utf-8")
+    fresh = (regenerated / name).read_text(encoding="utf-8")
+    if committed != fresh:
+        diff = "".join(
+            difflib.unified_diff(
+                committed.splitlines(keepends=True),
+                fresh.splitlines(keepends=True),
+                f"completions/{name} (committed)",
+                f"completions/{name} (from the click command)",
+            )
+        )
+        pytest.fail(f"completions/{name} differs from what the click command generates; {REGENERATE_HINT}\n{diff}")
+
+
+@pytest.mark.parametrize(
+    ("shell", "registration"),
+    [
+        ("bash", "complete -o nosort -F _safe_run_completion safe-run\n"),
+        ("zsh", "compdef _safe_run_completion safe-run\n"),
+        ("fish", "complete --no-files --command safe-run "),
+    ],
+)
+def test_script_is_for_safe_run(shell: str, registration: str) -> None:
+    """Registered for the command name people type, asking safe-run through its own variable.
+
+    Catches a script generated under another program name (argv[0] such as `__main__.py`).
+    """
+    text = (COMPLETIONS / SCRIPTS[shell]).read_text(encoding="utf-8")
+    assert registration in text
+    assert f"_SAFE_RUN_COMPLETE={shell}_complete" in text
+    if shell == "zsh":
+        assert text.startswith("#compdef safe-run\n"), "zsh autoloads from fpath only with #compdef first"
+
+
+@pytest.mark.parametrize(
+    ("shell", "check"),
+    [("bash", ["bash", "-n"]), ("zsh", ["zsh", "-n"]), ("fish", ["fish", "--no-execute"])],
+)
+def test_script_parses(shell: str, check: list[str]) -> None:
+    if shutil.which(check[0]) is None:
+        pytest.skip(f"{check[0]} is not installed")
+    proc = subprocess.run([*check, str(COMPLETIONS / SCRIPTS[shell])], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture
+def safe_run_on_path(tmp_path: Path) -> dict[str, str]:
+    """An environment where `safe-run` is a wrapper around this checkout's `python -m safe_run`."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    wrapper = bindir / "safe-run"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m safe_run "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_COMPLETE")}
+    env["PATH"] = os.pathsep.join([str(bindir), env.get("PATH", os.defpath)])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    env["HOME"] = str(home)
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
+    env["XDG_DATA_HOME"] = str(home / ".local" / "share")
+    return env
+
+
+# Sources the script, finds the function it registered for safe-run, and calls it the way bash's
+# programmable completion does: COMP_WORDS/COMP_CWORD set, arguments command, word, previous word.
+BASH_DRIVER = r"""
+source "$1" || exit 90
+shift
+spec=$(complete -p safe-run) || exit 91
+[[ $spec == *" -F "* ]] || exit 92
+fn=${spec##* -F }
+fn=${fn%% *}
+COMP_WORDS=("$@")
+COMP_CWORD=$(( $# - 1 ))
+COMP_LINE="$*"
+COMP_POINT=${#COMP_LINE}
+COMPREPLY=()
+"$fn" safe-run "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["safe-run", "--for"], {"--format"}),
+        (["safe-run", "--no-"], {"--no-rc", "--no-output-timeout", "--no-batch-env"}),
+        (["safe-run", "--format", ""], {"auto", "json", "pretty"}),
+        (["safe-run", "--strategy", "b"], {"basic"}),
+    ],
+    ids=["option-name", "option-prefix", "format-choices", "strategy-choice"],
+)
+def test_bash_completes_through_the_committed_script(
+    words: list[str], expected: set[str], safe_run_on_path: dict[str, str]
+) -> None:
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    proc = subprocess.run(
+        [bash, "--norc", "--noprofile", "-c", BASH_DRIVER, "bash", str(COMPLETIONS / SCRIPTS["bash"]), *words],
+        env=safe_run_on_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, f"driver exited {proc.returncode}:\n{proc.stderr}"
+    offered = {line for line in proc.stdout.splitlines() if line}
+    assert offered == expected, f"completing {' '.join(words)!r} offered {sorted(offered)}\n{proc.stderr}"
+
+
+def test_fish_completes_through_the_committed_script(safe_run_on_path: dict[str, str]) -> None:
+    fish = shutil.which("fish")
+    if fish is None:
+        pytest.skip("fish is not installed")
+    script = COMPLETIONS / SCRIPTS["fish"]
+    proc = subprocess.run(
+        [fish, "--no-config", "-c", 'source $argv[1]; and complete --do-complete "safe-run --for"', str(script)],
+        env=safe_run_on_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    offered = {line.split("\t", 1)[0] for line in proc.stdout.splitlines() if line}
+    assert offered == {"--format"}, f"offered {sorted(offered)}\n{proc.stderr}"
