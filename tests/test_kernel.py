@@ -410,16 +410,6 @@ def test_background_jobs_are_session_processes(bash: Session) -> None:
 
 
 @linux_only
-def test_exec_replaces_the_shell_program(bash: Session) -> None:
-    if shutil.which("dash") is None:
-        pytest.skip("dash is not installed")
-    bash.at_prompt()
-    assert bash.observer.shell_program() == "bash"
-    bash.type("exec dash")
-    bash.until(bash.observer.shell_program, lambda name: name == "dash")
-
-
-@linux_only
 def test_observe_is_none_once_the_shell_is_gone(bash: Session) -> None:
     bash.at_prompt()
     bash.type("exit")
@@ -427,7 +417,6 @@ def test_observe_is_none_once_the_shell_is_gone(bash: Session) -> None:
     bash.child.expect(pexpect.EOF, timeout=5)
     bash.child.close()
     assert bash.observer.observe() is None
-    assert bash.observer.shell_program() is None
 
 
 def test_a_bad_descriptor_is_not_available() -> None:
@@ -456,4 +445,3 @@ def test_other_shells_wait_at_their_prompt(name: str, tmp_path: Path) -> None:
     for session in _spawn(PROMPT_SHELLS[name], tmp_path):
         seen = session.observe_until(lambda o: o.shell_in_foreground and o.waiting_for_terminal, timeout=10)
         assert seen.foreground_command == name
-        assert session.observer.shell_program() == name

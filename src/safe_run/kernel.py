@@ -206,13 +206,6 @@ class KernelObserver:
             return []
         return session_members(_scan_proc(), self._shell_pid, excluded={self._shell_pid, os.getpid()})
 
-    def shell_program(self) -> str | None:
-        """The program really running in the PTY, which an rc file's `exec` may have replaced."""
-        target = _readlink(f"/proc/{self._shell_pid}/exe")
-        if not target:
-            return None
-        return os.path.basename(target.removesuffix(" (deleted)")) or None
-
     def _foreground_pgrp_answers(self) -> bool:
         try:
             os.tcgetpgrp(self._master_fd)
