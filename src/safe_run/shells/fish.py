@@ -26,12 +26,8 @@ def header(setup: RunSetup) -> str:
 def lines(setup: RunSetup, integrated: bytes) -> Lines:
     """fish spells the exit status `$status`; otherwise as for the POSIX shells."""
     nonce = setup.nonce
-    fallback = (
-        f" printf '\\e]633;C;%s\\a' {nonce};"
-        f" eval (string collect < {quote(str(setup.command_file))});"
-        f" printf '\\e]633;D;%s;%s\\a' $status {nonce}\r"
-    )
     query = f" printf '\\e]633;D;%s;%s\\a' $status {nonce}\r"
+    fallback = f" printf '\\e]633;C;%s\\a' {nonce}; eval (string collect < {quote(str(setup.command_file))});{query}"
     return Lines(integrated, fallback.encode(), query.encode())
 
 

@@ -30,12 +30,12 @@ def header(setup: RunSetup) -> str:
 def lines(setup: RunSetup, integrated: bytes) -> Lines:
     """The command bracketed by nonce-marked C and D that the typed line prints itself."""
     nonce = setup.nonce
+    query = STATUS_QUERY.format(nonce=nonce)
     fallback = (
         f" command printf '\\033]633;C;%s\\007' {nonce};"
-        f" eval \"$(command cat {quote(str(setup.command_file))})\";"
-        f" command printf '\\033]633;D;%s;%s\\007' \"$?\" {nonce}\r"
+        f" eval \"$(command cat {quote(str(setup.command_file))})\";{query}"
     )
-    return Lines(integrated, fallback.encode(), STATUS_QUERY.format(nonce=nonce).encode())
+    return Lines(integrated, fallback.encode(), query.encode())
 
 
 def plain_launch(setup: RunSetup) -> Launch:
