@@ -14,7 +14,7 @@ from typing import NoReturn
 import click
 
 from . import __version__
-from .result import ExitStatus, Result, error_result, exit_status
+from .result import ExitStatus, Result, Status, error_result, exit_status
 from .runner import RunRequest, execute
 from .tracker import Timers
 
@@ -183,7 +183,7 @@ def _emit(result: Result, output_format: str) -> None:
     if _wants_json(output_format):
         sys.stdout.write(result.to_json() + "\n")
         sys.stdout.flush()
-        if result.message and result.status.value == "error":
+        if result.message and result.status is Status.ERROR:
             click.echo(f"safe-run: {result.message}", err=True)
         return
     from .render import render_pretty

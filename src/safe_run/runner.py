@@ -76,6 +76,14 @@ class RunFailed(Exception):
     """safe-run itself could not carry out the run (not the command failing)."""
 
 
+class CommandRefused(Exception):
+    """The command cannot run as given; found before anything was started."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
 @contextmanager
 def private_workdir() -> Iterator[Path]:
     """A directory only this user can read, gone when the run is over, whatever happens."""
@@ -103,8 +111,11 @@ class Run:
         command_file.write_text(request.command, encoding="utf-8")
         problem = check_syntax(name, shell_path, command_file)
         if problem is not None:
-            self.finish = Finish(Status.SYNTAX_ERROR, Reason.SYNTAX_CHECK, None, None, problem.message())
-            return
+            raise CommandRefused(Result(
+                status=Status.SYNTAX_ERROR, exit_code=None, strategy=None, completion_reason=Reason.SYNTAX_CHECK,
+                command=request.command, shell=self.shell, duration_s=clock() - self.started_at,
+                message=problem.message(),
+            ))
         cwd = os.path.abspath(request.cwd or os.getcwd())
         env = {**BATCH_ENV, **request.env} if request.batch_env else dict(request.env)
         setup = shells.RunSetup(shell_path, workdir, secrets.token_hex(16), command_file, cwd, request.load_rc, env)
@@ -154,8 +165,6 @@ class Run:
 
     def close(self) -> None:
         """Stop what must be stopped, then make sure nothing the run started is left."""
-        if not hasattr(self, "terminal"):
-            return
         reaper = Reaper(self.terminal, self.kernel)
         if self.finish is not None and self.finish.stop:
             self.killed += reaper.stop_foreground()
@@ -169,9 +178,7 @@ class Run:
         duration = self._clock() - self.started_at
         if finish.status is Status.ERROR and finish.strategy is None:
             return error_result(self.request.command, finish.message or "", self.shell)
-        tracker = getattr(self, "tracker", None)
-        capture = tracker.capture if tracker is not None else HeadTail(0, 0)
-        output = tracker.output_text() if tracker is not None else ""
+        capture = self.tracker.capture
         return Result(
             status=finish.status,
             exit_code=finish.exit_code,
@@ -179,14 +186,14 @@ class Run:
             completion_reason=finish.reason,
             command=self.request.command,
             shell=self.shell,
-            output=output,
+            output=self.tracker.output_text(),
             output_truncated=capture.dropped > 0,
             output_dropped_bytes=capture.dropped,
             duration_s=duration,
             message=finish.message,
-            downgrades=tuple(tracker.downgrades) if tracker is not None else (),
+            downgrades=tuple(self.tracker.downgrades),
             prompt=finish.prompt,
-            alternate_screen=tracker.screen.used_alternate if tracker is not None else False,
+            alternate_screen=self.tracker.screen.used_alternate,
             killed=tuple(self.killed),
             signal=self.signal_name,
         )
@@ -223,6 +230,8 @@ def execute(request: RunRequest, clock: Callable[[], float] = time.monotonic) ->
             run = Run(request, workdir, clock)
         except (shells.ShellNotFound, TerminalError, RunFailed) as exc:
             return error_result(request.command, str(exc))
+        except CommandRefused as refused:
+            return refused.result
         try:
             while run.step(None, wake_fd) is None:
                 if pending:
