@@ -2,7 +2,9 @@
 
 The scripts are click's own, written by completions/generate.py. These tests regenerate them and
 compare, check that each registers itself for `safe-run`, and drive the committed bash (and, when
-installed, fish) script through the real completion protocol against `python -m safe_run`.
+installed, fish) script through the real completion protocol against `python -m safe_run`: the
+first word offers the verbs, or the run verb's options when it starts with a dash, and after a
+verb its own options and session ids.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
+
+from safe_run.cli import cli
+from safe_run.commands.run import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPLETIONS = ROOT / "completions"
@@ -113,7 +119,19 @@ def safe_run_on_path(tmp_path: Path) -> dict[str, str]:
     env["HOME"] = str(home)
     env["XDG_CONFIG_HOME"] = str(home / ".config")
     env["XDG_DATA_HOME"] = str(home / ".local" / "share")
+    # Completing a session id reads the sessions directory: a private one, never the user's own.
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    env["XDG_RUNTIME_DIR"] = str(runtime)
+    env["XDG_STATE_HOME"] = str(home / ".local" / "state")
     return env
+
+
+def choices(command: click.Command, name: str) -> set[str]:
+    """The values a Choice option of `command` accepts, as its completion should offer them."""
+    option = next(p for p in command.params if isinstance(p, click.Option) and name in p.opts)
+    assert isinstance(option.type, click.Choice), f"{name} is not a choice option"
+    return {str(choice) for choice in option.type.choices}
 
 
 # Sources the script, finds the function it registered for safe-run, and calls it the way bash's
@@ -135,33 +153,80 @@ printf '%s\n' "${COMPREPLY[@]}"
 """
 
 
-@pytest.mark.parametrize(
-    ("words", "expected"),
-    [
-        (["safe-run", "--for"], {"--format"}),
-        (["safe-run", "--no-"], {"--no-rc", "--no-output-timeout", "--no-batch-env"}),
-        (["safe-run", "--format", ""], {"auto", "json", "pretty"}),
-        (["safe-run", "--strategy", "b"], {"basic"}),
-    ],
-    ids=["option-name", "option-prefix", "format-choices", "strategy-choice"],
-)
-def test_bash_completes_through_the_committed_script(
-    words: list[str], expected: set[str], safe_run_on_path: dict[str, str]
-) -> None:
+def complete_in_bash(words: list[str], env: dict[str, str]) -> set[str]:
+    """What the committed bash script offers for the last of `words` (which may be "")."""
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("bash is not installed")
     proc = subprocess.run(
         [bash, "--norc", "--noprofile", "-c", BASH_DRIVER, "bash", str(COMPLETIONS / SCRIPTS["bash"]), *words],
-        env=safe_run_on_path,
+        env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert proc.returncode == 0, f"driver exited {proc.returncode}:\n{proc.stderr}"
-    offered = {line for line in proc.stdout.splitlines() if line}
-    assert offered == expected, f"completing {' '.join(words)!r} offered {sorted(offered)}\n{proc.stderr}"
+    return {line for line in proc.stdout.splitlines() if line}
+
+
+VERB_NAMES = set(cli.commands)
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["safe-run", "--for"], {"--format"}),
+        (["safe-run", "--no-"], {"--no-rc", "--no-output-timeout", "--no-batch-env"}),
+        (["safe-run", "--format", ""], choices(run_command, "--format")),
+        (["safe-run", "--strategy", "b"], {"basic"}),
+        (["safe-run", "--yie"], {"--yield-after"}),
+        (["safe-run", ""], VERB_NAMES),
+        (["safe-run", "po"], {"poll"}),
+        (["safe-run", "s"], {name for name in VERB_NAMES if name.startswith("s")}),
+        (["safe-run", "poll", "--w"], {"--wait"}),
+        (["safe-run", "poll", "--format", ""], choices(cli.commands["poll"], "--format")),
+        (["safe-run", "send", "X", "--no"], {"--no-enter"}),
+        (["safe-run", "doctor", "--sh"], {"--shell"}),
+        (["safe-run", "run", "--for"], {"--format"}),
+    ],
+    ids=[
+        "option-name",
+        "option-prefix",
+        "format-choices",
+        "strategy-choice",
+        "yield-after",
+        "verbs",
+        "verb-name",
+        "verb-prefix",
+        "poll-option",
+        "poll-format-choices",
+        "send-option",
+        "doctor-option",
+        "run-verb-option",
+    ],
+)
+def test_bash_completes_through_the_committed_script(
+    words: list[str], expected: set[str], safe_run_on_path: dict[str, str]
+) -> None:
+    offered = complete_in_bash(words, safe_run_on_path)
+    assert offered == expected, f"completing {' '.join(words)!r} offered {sorted(offered)}"
+
+
+def test_choices_come_from_the_click_options() -> None:
+    """The format cases above follow the options: the run verb streams (jsonl), the others answer once."""
+    assert {"auto", "json", "pretty"} <= choices(cli.commands["poll"], "--format") <= choices(run_command, "--format")
+
+
+@pytest.mark.parametrize("verb", ["poll", "send", "stop"])
+def test_bash_completes_session_ids(verb: str, safe_run_on_path: dict[str, str]) -> None:
+    from safe_run.session.store import SessionStore, sessions_root
+
+    store = SessionStore(sessions_root(safe_run_on_path))
+    ids = {store.create("sleep 60").id, store.create("make").id}
+    assert complete_in_bash(["safe-run", verb, ""], safe_run_on_path) == ids
+    first = sorted(ids)[0]
+    assert complete_in_bash(["safe-run", verb, first[:12]], safe_run_on_path) == {first}
 
 
 def test_fish_completes_through_the_committed_script(safe_run_on_path: dict[str, str]) -> None:

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from safe_run.output import HeadTail, clean
+from safe_run.output import Chunks, HeadTail, clean
 
 
 def marker(dropped: int) -> str:
@@ -348,3 +348,43 @@ def test_tail_cut_inside_eight_bit_string_terminator() -> None:
     capture = HeadTail(3, 6)
     capture.write(b"abc" + b"-" * 10 + "\u009d0;t\u009c".encode() + b"shown")
     assert capture.text() == "abc\n" + marker(10 + 2 + 3 + 1) + "shown"
+
+
+# ---- Chunks: the output since the last take, for callers who follow along -------------------------
+
+
+def test_chunks_are_taken_piece_by_piece() -> None:
+    chunks = Chunks(1 << 20)
+    chunks.write(b"one\r\n")
+    assert chunks.take() == ("one\n", 0)
+    assert chunks.take() == ("", 0)
+    chunks.write(b"two\r\n")
+    assert chunks.take() == ("two\n", 0)
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        [b"red \x1b[3", b"1mtext\x1b[0m"],
+        [b"red \x1b", b"[31mtext\x1b[0m"],
+        [b"title \x1b]0;na", b"me\x07text"],
+        [b"tick \xe2\x9c", b"\x93 text"],
+    ],
+    ids=["csi", "bare-esc", "osc", "utf8"],
+)
+def test_a_piece_never_ends_inside_a_sequence_or_character(pieces: list[bytes]) -> None:
+    chunks = Chunks(1 << 20)
+    texts = []
+    for piece in pieces:
+        chunks.write(piece)
+        texts.append(chunks.take()[0])
+    assert "\ufffd" not in "".join(texts) and "\x1b" not in "".join(texts)
+    assert "".join(texts).endswith("text")
+    assert "".join(texts) == clean(b"".join(pieces))
+
+
+def test_chunks_keep_head_and_tail_between_takes() -> None:
+    chunks = Chunks(1024)
+    chunks.write(b"x" * 10_000)
+    text, dropped = chunks.take()
+    assert dropped == 10_000 - 1024 and "omitted" in text

@@ -36,7 +36,7 @@ BUSY = seen(shell=False, waiting=False)
 READING = seen(shell=False, waiting=True, command="python3")
 
 
-def tracker(integrated: bool = True, auto: bool = True, **timers: float) -> CommandTracker:
+def tracker(integrated: bool = True, auto: bool = True, hold: bool = False, **timers: float) -> CommandTracker:
     t = CommandTracker(
         nonce=NONCE,
         lines=LINES,
@@ -46,6 +46,7 @@ def tracker(integrated: bool = True, auto: bool = True, **timers: float) -> Comm
         integrated=integrated,
         timers=Timers(**timers),
         allow_downgrade=auto,
+        hold_on_input=hold,
     )
     t.start(T0)
     return t
@@ -292,3 +293,67 @@ def test_polling_slows_down_when_quiet() -> None:
     running(t)
     assert t.next_deadline(T0 + 0.5) == pytest.approx(T0 + 0.6)
     assert t.next_deadline(T0 + 5) == pytest.approx(T0 + 5.25)
+
+
+# ---- sessions: input waits are held, answered, and waited for again ------------------------------
+
+
+def test_a_held_input_wait_is_reported_and_the_command_goes_on() -> None:
+    t = tracker(hold=True, idle=0.5)
+    running(t)
+    t.feed(b">>> ", T0 + 1)
+    assert t.tick(T0 + 1.6, READING) == []
+    assert t.phase is Phase.RUNNING
+    wait = t.waiting
+    assert wait is not None and (wait.status, wait.reason, wait.stop) == (Status.INPUT_REQUIRED, Reason.INPUT_WAIT, False)
+    assert wait.prompt == ">>>" and "stopped" not in (wait.message or "")
+
+
+def test_an_answer_clears_the_wait_and_the_next_wait_is_decided_quickly() -> None:
+    t = tracker(hold=True, idle=0.5, answer=0.05)
+    running(t)
+    t.feed(b">>> ", T0 + 1)
+    t.tick(T0 + 1.6, READING)
+    t.answered(T0 + 2)
+    assert t.waiting is None
+    t.feed(b"print(1)\r\n1\r\n>>> ", T0 + 2.01)
+    assert t.next_deadline(T0 + 2.02) == pytest.approx(T0 + 2.06), "woken when the answer settle ends"
+    assert t.tick(T0 + 2.04, READING) == [] and t.waiting is None, "still settling"
+    t.tick(T0 + 2.07, READING)
+    assert t.waiting is not None and t.waiting.prompt == ">>>"
+
+
+def test_output_after_a_wait_means_it_is_no_longer_waiting() -> None:
+    t = tracker(hold=True)
+    running(t)
+    t.feed(b"? ", T0 + 1)
+    t.tick(T0 + 2, READING)
+    assert t.waiting is not None
+    t.feed(b"working\r\n", T0 + 2.5)
+    assert t.waiting is None
+
+
+def test_without_a_session_an_answer_settle_does_not_apply() -> None:
+    t = tracker(hold=False, idle=0.5, answer=0.05)
+    running(t)
+    t.feed(b">>> ", T0 + 1)
+    assert t.tick(T0 + 1.1, READING) == []
+
+
+def test_stop_requested_ends_the_run_and_asks_for_the_command_to_be_stopped() -> None:
+    t = tracker(hold=True)
+    running(t)
+    finish = t.stop_requested()
+    assert (finish.status, finish.reason, finish.stop) == (Status.INTERRUPTED, Reason.STOPPED, True)
+    assert t.tick(T0 + 5, BUSY) == []
+
+
+def test_command_output_is_passed_on_as_it_arrives() -> None:
+    seen_chunks: list[bytes] = []
+    t = tracker()
+    t.on_command_output = seen_chunks.append
+    t.feed(b"prompt$ ", T0)
+    running(t)
+    t.feed(b"one\r\n", T0 + 0.1)
+    t.feed(b"two\r\n", T0 + 0.2)
+    assert seen_chunks == [b"one\r\n", b"two\r\n"], "only the command's output, not the prompt or the echo"

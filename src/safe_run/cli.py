@@ -1,194 +1,74 @@
-"""The command line: parse, build a run request, print the result, exit.
+"""The command line: verbs, parsing, and the one way out.
 
-This is the only module that exits. Every way out goes through `main`, which turns usage mistakes
-into one-line messages with status 2 and anything unexpected into status 125, never a traceback.
+`safe-run [OPTIONS] [--] COMMAND...` runs a command; a first word that names a verb (`poll`,
+`send`, `stop`, `sessions`, `doctor`, `run`) runs that verb instead, so a program with such a name
+runs as `safe-run -- poll`. This is the only module that exits: every way out goes through `main`,
+which turns usage mistakes into one-line messages with status 2 and anything unexpected into
+status 125, never a traceback.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import NoReturn
 
 import click
 
 from . import __version__
-from .result import ExitStatus, Result, Status, error_result, exit_status
-from .runner import RunRequest, execute
-from .tracker import Timers
+from .commands.doctor import doctor_command
+from .commands.run import run_command
+from .commands.sessions import poll_command, send_command, sessions_command, stop_command
+from .report import FORMATS, json_line, wants_json
+from .session.store import SessionError
+from .result import ExitStatus, error_result
 
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-FORMATS = ("auto", "json", "pretty")
-STRATEGIES = ("auto", "rich", "basic", "none")
-DEFAULT_TIMERS = Timers()
-
-
-def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
-    env = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not sep or not ENV_NAME.match(name):
-            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
-        env[name] = value
-    return env
+RUN = "run"
+# Words that mean the group itself rather than a command to run.
+GROUP_OPTIONS = ("-h", "--help", "--version")
 
 
-def _read_command(words: tuple[str, ...], command_file: str | None) -> str:
-    """The command text from the words or the file; refuse what cannot be run as given."""
-    if words and command_file is not None:
-        raise click.UsageError("give the command as arguments or with --command-file, not both")
-    if command_file is not None:
-        data = sys.stdin.buffer.read() if command_file == "-" else _read_file(command_file)
-        try:
-            command = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise click.UsageError(f"the command file is not valid UTF-8 (byte {exc.start})") from exc
-    else:
-        command = " ".join(words)
-    if "\0" in command:
-        raise click.UsageError("the command contains a NUL byte, which no shell can run")
-    if not command.strip():
-        raise click.UsageError("no command given (an empty command runs nothing)")
-    try:
-        command.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise click.UsageError("the command is not valid UTF-8") from exc
-    return command
+class SafeRunGroup(click.Group):
+    """The verbs; any other first word is the start of a command to run."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if self._starts_a_run(ctx, args):
+            args = [RUN, *args]
+        return super().parse_args(ctx, args)
+
+    def _starts_a_run(self, ctx: click.Context, args: list[str]) -> bool:
+        if not args:
+            # Completing the first word offers the verbs; running nothing is the run verb's error.
+            return not ctx.resilient_parsing
+        return args[0] not in self.commands and args[0] not in GROUP_OPTIONS
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list:
+        """An option as the first word is one of the run verb's options."""
+        if incomplete.startswith("-"):
+            return self.commands[RUN].shell_complete(ctx, incomplete)
+        return super().shell_complete(ctx, incomplete)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The run verb's help (it is what people use most), then the other verbs."""
+        run = self.commands[RUN]
+        run_ctx = click.Context(run, info_name=ctx.info_name, **run.context_settings)
+        run.format_usage(run_ctx, formatter)
+        formatter.write_usage(ctx.command_path, "VERB [ARGS]...", prefix="       ")
+        run.format_help_text(run_ctx, formatter)
+        run.format_options(run_ctx, formatter)
+        with formatter.section("Verbs (a program with one of these names runs as `safe-run -- NAME`)"):
+            formatter.write_dl([(name, command.get_short_help_str(60)) for name, command in self.commands.items()])
+        run.format_epilog(run_ctx, formatter)
 
 
-def _read_file(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise click.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint="--command-file") from exc
-
-
-def _non_negative(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and value < 0:
-        raise click.BadParameter("must not be negative")
-    return value
-
-
-@click.command(
-    context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
-    epilog="Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
-    "124 stopped before it finished (timeout, waiting for input); 125 safe-run could not run the command; "
-    "129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM).",
-)
-@click.argument("command", nargs=-1, metavar="[--] COMMAND...")
-@click.option("--command-file", metavar="FILE", help="Read the command from FILE ('-' for stdin).")
-@click.option("--shell", "shell", metavar="PATH", help="Shell to run in (default: $SHELL, then the passwd entry, then /bin/sh).")
-@click.option("--no-rc", is_flag=True, help="Do not load the user's rc files.")
-@click.option(
-    "--cwd", type=click.Path(exists=True, file_okay=False), metavar="DIR", help="Directory to run the command in."
-)
-@click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="Set a variable for the command (repeatable).")
-@click.option(
-    "--format", "output_format", type=click.Choice(FORMATS), default="auto", show_default=True,
-    help="json: one JSON object on stdout; pretty: for people; auto: pretty on a terminal, else json.",
-)
-@click.option(
-    "--max-output", type=click.IntRange(min=1024), default=1024 * 1024, show_default=True, metavar="BYTES",
-    help="Keep at most this many bytes of output: the first and last halves; the middle is dropped.",
-)
-@click.option(
-    "--strategy", type=click.Choice(STRATEGIES), default="auto", show_default=True,
-    help="What decides the end: rich (integration marks), basic (prompt marks), none (no integration); "
-    "auto starts rich and steps down when integration fails.",
-)
-@click.option(
-    "--timeout", type=float, default=None, callback=_non_negative, metavar="SECONDS",
-    help="Stop the command after this long (exit status 124). Default: no limit.",
-)
-@click.option(
-    "--idle", type=float, default=DEFAULT_TIMERS.idle, show_default=True, callback=_non_negative, metavar="SECONDS",
-    help="Quiet time before a fallback (prompt back without marks, input wait) is decided.",
-)
-@click.option(
-    "--activation-timeout", type=float, default=DEFAULT_TIMERS.activation, show_default=True,
-    callback=_non_negative, metavar="SECONDS", help="How long the shell may take to become ready.",
-)
-@click.option(
-    "--silence-timeout", type=float, default=DEFAULT_TIMERS.silence, show_default=True, callback=_non_negative,
-    metavar="SECONDS", help="Where the kernel cannot tell whether a command runs: stop it after this much silence.",
-)
-@click.option(
-    "--no-output-timeout", type=float, default=DEFAULT_TIMERS.no_output, show_default=True,
-    callback=_non_negative, metavar="SECONDS",
-    help="Where the kernel cannot tell whether a command runs: stop it when it printed nothing for this long.",
-)
-@click.option("--keep-background", is_flag=True, help="Leave background jobs (cmd &) running when the run ends.")
-@click.option(
-    "--no-batch-env", is_flag=True,
-    help="Keep the caller's PAGER, GIT_PAGER, GIT_EDITOR, ... instead of non-interactive defaults.",
-)
-@click.option("--log", type=click.File("wb"), metavar="FILE", help="Write the raw terminal transcript to FILE.")
+@click.group(cls=SafeRunGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="safe-run")
-def run_command(
-    command: tuple[str, ...],
-    command_file: str | None,
-    shell: str | None,
-    no_rc: bool,
-    cwd: str | None,
-    env: tuple[str, ...],
-    output_format: str,
-    max_output: int,
-    strategy: str,
-    timeout: float | None,
-    idle: float,
-    activation_timeout: float,
-    silence_timeout: float,
-    no_output_timeout: float,
-    keep_background: bool,
-    no_batch_env: bool,
-    log: click.utils.LazyFile | None,
-) -> int:
-    """Run COMMAND through your shell in a pseudo-terminal and report how it ended.
-
-    Several words are joined with spaces; quote the command or put it after -- when it has options
-    of its own. The result is JSON or a pretty summary; see `man safe-run` for every field.
-    """
-    text = _read_command(command, command_file)
-    request = RunRequest(
-        command=text,
-        shell=shell,
-        cwd=cwd,
-        env=_parse_env(env),
-        load_rc=not no_rc,
-        strategy=strategy,
-        timers=Timers(
-            activation=activation_timeout,
-            idle=idle,
-            silence=silence_timeout,
-            no_output=no_output_timeout,
-            timeout=timeout,
-        ),
-        batch_env=not no_batch_env,
-        keep_background=keep_background,
-        max_output=max_output,
-        log=log,  # type: ignore[arg-type]
-    )
-    result = execute(request)
-    _emit(result, output_format)
-    return exit_status(result)
+def cli() -> None:
+    """Run a command through your shell in a pseudo-terminal and report how it ended."""
 
 
-def _wants_json(output_format: str) -> bool:
-    return output_format == "json" or (output_format == "auto" and not sys.stdout.isatty())
-
-
-def _emit(result: Result, output_format: str) -> None:
-    if _wants_json(output_format):
-        sys.stdout.write(result.to_json() + "\n")
-        sys.stdout.flush()
-        if result.message and result.status is Status.ERROR:
-            click.echo(f"safe-run: {result.message}", err=True)
-        return
-    from .render import render_pretty
-
-    render_pretty(result)
+for _command in (run_command, poll_command, send_command, stop_command, sessions_command, doctor_command):
+    cli.add_command(_command)
 
 
 def _format_from_argv(argv: list[str]) -> str:
@@ -203,24 +83,27 @@ def _format_from_argv(argv: list[str]) -> str:
     return "auto"
 
 
-def _fail(message: str, argv: list[str], status: ExitStatus) -> int:
+def _fail(message: str, argv: list[str], status: int) -> int:
     """One line on stderr, and the error as JSON on stdout when JSON was asked for."""
-    hint = " (try 'safe-run --help')" if status is ExitStatus.USAGE else ""
+    hint = " (try 'safe-run --help')" if status == ExitStatus.USAGE else ""
     click.echo(f"safe-run: {message}{hint}", err=True)
     output_format = _format_from_argv(argv)
-    if _wants_json(output_format if output_format in FORMATS else "auto"):
-        sys.stdout.write(error_result("", message).to_json() + "\n")
+    output_format = output_format if output_format in FORMATS else "auto"
+    if wants_json(output_format):
+        sys.stdout.write(json_line(error_result("", message), output_format) + "\n")
     return status
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
     args = sys.argv[1:] if argv is None else argv
     try:
-        code = run_command.main(args, prog_name="safe-run", standalone_mode=False)
+        code = cli.main(args, prog_name="safe-run", standalone_mode=False)
     except click.UsageError as exc:
         code = _fail(_one_line(exc.format_message()), args, ExitStatus.USAGE)
     except click.ClickException as exc:
         code = _fail(_one_line(exc.format_message()), args, ExitStatus.FAILURE)
+    except SessionError as exc:
+        code = _fail(str(exc), args, exc.status)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.Abort:

@@ -224,3 +224,50 @@ def _char_overrun(before: bytes, window: bytes) -> int:
     while count < needed - present and count < len(window) and 0x80 <= window[count] < 0xC0:
         count += 1
     return count
+
+
+class Chunks:
+    """The output since it was last taken, cleaned a piece at a time for callers who follow along.
+
+    A piece never ends inside a character or an escape sequence: an unfinished one waits for the
+    next write, so no piece shows replacement characters or escape fragments. Between takes at
+    most `limit` bytes are kept, the first and last halves, like the whole output.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._pending = self._fresh()
+        self._carry = b""
+
+    def write(self, data: bytes) -> None:
+        data = self._carry + data
+        end = len(data) - _unfinished_length(data)
+        self._pending.write(data[:end])
+        self._carry = data[end:]
+
+    def take(self) -> tuple[str, int]:
+        """The cleaned text since the last take, and how many bytes of it were dropped."""
+        pending, self._pending = self._pending, self._fresh()
+        return pending.text(), pending.dropped
+
+    def _fresh(self) -> HeadTail:
+        return HeadTail(self._limit // 2, self._limit - self._limit // 2)
+
+
+def _unfinished_length(data: bytes) -> int:
+    """Bytes at the end of data that start a character or escape sequence not yet complete."""
+    last = None
+    for last in _SEQUENCE.finditer(data, max(0, len(data) - _SEAM)):
+        pass
+    if last is not None and last.end() == len(data) and _unfinished_sequence(last.group()):
+        return len(data) - last.start()
+    present, _ = _partial_char(data)
+    return present
+
+
+def _unfinished_sequence(sequence: bytes) -> bool:
+    if sequence.startswith((b"\x1b[", b"\xc2\x9b")):
+        return len(sequence) == 2 or not 0x40 <= sequence[-1] <= 0x7E
+    if sequence.startswith(b"\x1b") and sequence[1:2] not in (b"]", b"P", b"X", b"^", b"_"):
+        return len(sequence) == 1 or not 0x30 <= sequence[-1] <= 0x7E
+    return True  # a string sequence (OSC, DCS, ...): its terminator is not part of the match

@@ -1,50 +1,130 @@
-"""The result for people: the command's output as it printed it, then a one-glance summary.
+"""The result for people: a compact summary that reads at a glance, with or without colour.
 
-The output goes to stdout, so it can be piped as usual; the summary goes to stderr. rich is only
-imported here, so a JSON run never pays for it.
+The command's output goes to stdout, so it can be piped as usual; the summary goes to stderr.
+rich is only imported here (and only by pretty runs), so a JSON run never pays for it.
+
+    ✓ completed · exit 0 · 0.04 s · rich/shell_integration
+    ! completed · exit 6 · 1.12 s · none/sentinel
+      downgrade rich → none at 0.52 s: shell integration did not start: ...
+      no shell integration: the end and the exit code came from a marked status echo ...
+    ✗ timeout · 2.00 s · rich/timeout
+      the command did not finish within --timeout 2 s and was stopped; output so far included
+
+The first line always starts with a mark and the status word, so colour is never the only cue:
+✓ (green) the shell itself reported a clean success; ! (yellow) a fallback decided the end or a
+downgrade was needed; ✗ (red) the command failed or was stopped.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import TextIO
 
 from rich.console import Console
 from rich.text import Text
 
-from .result import Reason, Result, Status
+from .events import decided_by_fallback
+from .live import unicode_ok
+from .result import Result, Status
 
+SUCCESS_STYLE = "green"
 FALLBACK_STYLE = "yellow"
+FAILURE_STYLE = "red"
+RUNNING_STYLE = "cyan"
+
+MARKS = {SUCCESS_STYLE: "✓", FALLBACK_STYLE: "!", FAILURE_STYLE: "✗", RUNNING_STYLE: "…"}
+ASCII_MARKS = {SUCCESS_STYLE: "+", FALLBACK_STYLE: "!", FAILURE_STYLE: "x", RUNNING_STYLE: "."}
 
 
 def summary_style(result: Result) -> str:
     """Green for a clean success, yellow when a fallback decided the end, red for failure."""
+    if result.status is Status.RUNNING:
+        return RUNNING_STYLE
     if result.status is Status.COMPLETED and result.exit_code == 0:
-        ended_by_shell = result.completion_reason in (Reason.SHELL_INTEGRATION, Reason.SHELL_EXITED)
-        return "green" if ended_by_shell and not result.downgrades else FALLBACK_STYLE
-    return "red"
+        return FALLBACK_STYLE if decided_by_fallback(result) else SUCCESS_STYLE
+    return FAILURE_STYLE
 
 
-def summary_text(result: Result) -> Text:
+def summary_text(result: Result, unicode: bool = True) -> Text:
+    style = summary_style(result)
+    dot, arrow = (" · ", "→") if unicode else (" | ", "->")
     parts = [result.status.value]
     if result.exit_code is not None:
         parts.append(f"exit {result.exit_code}")
-    if result.strategy is not None:
-        parts.append(f"{result.strategy.value}/{result.completion_reason.value}")
     parts.append(f"{result.duration_s:.2f} s")
-    if result.output_truncated:
-        parts.append(f"{result.output_dropped_bytes} bytes of output omitted")
-    text = Text(" · ".join(parts), style=f"bold {summary_style(result)}")
+    if result.strategy is not None or result.completion_reason is not None:
+        how = [v.value for v in (result.strategy, result.completion_reason) if v is not None]
+        parts.append("/".join(how))
+    mark = (MARKS if unicode else ASCII_MARKS)[style]
+    text = Text()
+    text.append(f"{mark} {dot.join(parts)}", style=f"bold {style}")
     for downgrade in result.downgrades:
-        text.append(f"\n  {downgrade.from_} → {downgrade.to} at {downgrade.at_s:.2f} s: {downgrade.reason}")
+        text.append(
+            f"\n  downgrade {downgrade.from_} {arrow} {downgrade.to} at {downgrade.at_s:.2f} s: {downgrade.reason}",
+            style=FALLBACK_STYLE,
+        )
+    if result.output_truncated:
+        text.append(f"\n  {result.output_dropped_bytes} bytes of output omitted from the middle")
+    if result.prompt and result.status is Status.INPUT_REQUIRED:
+        text.append(f"\n  prompt: {result.prompt}")
+    if result.killed:
+        killed = ", ".join(f"{k.pid} {k.command}" for k in result.killed)
+        text.append(f"\n  killed: {killed}")
+    if result.session_id:
+        text.append(f"\n  session {result.session_id}: safe-run poll|send|stop {result.session_id}")
     if result.message:
-        text.append(f"\n{result.message}")
+        text.append(f"\n  {result.message}")
     return text
 
 
+def summary_console(colour: bool, stream: TextIO | None = None) -> Console:
+    """A console whose colour is decided by the caller (NO_COLOR, FORCE_COLOR, CI, TERM, TTY)."""
+    return Console(
+        file=stream or sys.stderr,
+        force_terminal=colour,
+        color_system="standard" if colour else None,
+        no_color=not colour,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=True,
+    )
+
+
+def print_summary(result: Result, colour: bool, stream: TextIO | None = None) -> None:
+    stream = stream or sys.stderr
+    try:
+        summary_console(colour, stream).print(summary_text(result, unicode_ok(stream)))
+    except (OSError, ValueError):
+        pass  # stderr is gone; the exit status still says how it ended
+
+
 def render_pretty(result: Result) -> None:
+    """A result that was not followed live (a session's): its output, then the summary."""
+    from .live import choose_presentation
+
     if result.output:
         sys.stdout.write(result.output)
         if not result.output.endswith("\n"):
             sys.stdout.write("\n")
         sys.stdout.flush()
-    Console(stderr=True, highlight=False).print(summary_text(result))
+    presentation = choose_presentation(os.environ, sys.stdout.isatty(), sys.stderr.isatty())
+    print_summary(result, presentation.colour)
+
+
+def render_sessions(rows: list[dict[str, object]]) -> None:
+    """The session list as a table for people."""
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    if not rows:
+        console.print("no sessions")
+        return
+    table = Table("id", "status", "exit", "age", "command", box=None)
+    for row in rows:
+        exit_code = "" if row["exit_code"] is None else str(row["exit_code"])
+        age = "" if row["age_s"] is None else f"{row['age_s']:.0f} s"
+        command = str(row["command"]).splitlines()[0] if row["command"] else ""
+        table.add_row(str(row["session_id"]), str(row["status"]), exit_code, age, command)
+    console.print(table)

@@ -50,6 +50,7 @@ class Reason(str, Enum):
     ALTERNATE_SCREEN = "alternate_screen"  # a full-screen program (pager, editor) waited for keys
     TIMEOUT = "timeout"  # --timeout expired
     INTERRUPTED = "interrupted"  # safe-run itself got SIGINT or SIGTERM
+    STOPPED = "stopped"  # `safe-run stop` ended a session's command
     ERROR = "error"  # safe-run could not carry out the run
 
 
@@ -57,6 +58,8 @@ class ExitStatus(IntEnum):
     """safe-run's own exit statuses, besides the command's exit code when it completed."""
 
     USAGE = 2  # also a syntax error: the command as given cannot run
+    PENDING = 75  # the command still runs in a session (running, or input_required with a session id)
+    NO_SESSION = 123  # poll, send or stop named a session that does not exist (any more)
     STOPPED = 124  # stopped before it finished: --timeout, a timer fallback, or waiting for input
     FAILURE = 125  # safe-run itself could not run the command
     INTERRUPTED = 130  # SIGINT; other signals give 128 + their number (SIGTERM 143)
@@ -96,7 +99,7 @@ class Result:
     status: Status
     exit_code: int | None
     strategy: Strategy | None
-    completion_reason: Reason
+    completion_reason: Reason | None  # None while the command still runs
     command: str
     shell: ShellInfo | None
     output: str = ""
@@ -115,7 +118,7 @@ class Result:
         data = asdict(self)
         data["status"] = self.status.value
         data["strategy"] = self.strategy.value if self.strategy else None
-        data["completion_reason"] = self.completion_reason.value
+        data["completion_reason"] = self.completion_reason.value if self.completion_reason else None
         data["downgrades"] = [d.to_dict() for d in self.downgrades]
         data["killed"] = [asdict(k) for k in self.killed]
         data["duration_s"] = round(self.duration_s, 3)
@@ -124,9 +127,39 @@ class Result:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Result:
+        """The inverse of `to_dict`, for results that crossed a socket or a file."""
+        shell = data.get("shell")
+        reason = data.get("completion_reason")
+        strategy = data.get("strategy")
+        return cls(
+            status=Status(data["status"]),
+            exit_code=data.get("exit_code"),  # type: ignore[arg-type]
+            strategy=Strategy(strategy) if strategy else None,
+            completion_reason=Reason(reason) if reason else None,
+            command=str(data.get("command", "")),
+            shell=ShellInfo(**shell) if isinstance(shell, dict) else None,
+            output=str(data.get("output", "")),
+            output_truncated=bool(data.get("output_truncated")),
+            output_dropped_bytes=int(data.get("output_dropped_bytes", 0)),  # type: ignore[arg-type]
+            duration_s=float(data.get("duration_s", 0.0)),  # type: ignore[arg-type]
+            message=data.get("message"),  # type: ignore[arg-type]
+            downgrades=tuple(
+                Downgrade(d["from"], d["to"], d["reason"], d["at_s"]) for d in data.get("downgrades", [])  # type: ignore[union-attr]
+            ),
+            session_id=data.get("session_id"),  # type: ignore[arg-type]
+            prompt=data.get("prompt"),  # type: ignore[arg-type]
+            alternate_screen=bool(data.get("alternate_screen")),
+            killed=tuple(Killed(**k) for k in data.get("killed", [])),  # type: ignore[union-attr]
+            signal=data.get("signal"),  # type: ignore[arg-type]
+        )
+
 
 def exit_status(result: Result) -> int:
     """The status safe-run itself exits with: the command's code when it completed."""
+    if result.session_id is not None:
+        return ExitStatus.PENDING
     if result.status is Status.COMPLETED:
         return result.exit_code if result.exit_code is not None else ExitStatus.FAILURE
     if result.status in (Status.TIMEOUT, Status.INPUT_REQUIRED):

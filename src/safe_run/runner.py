@@ -13,11 +13,11 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from . import shells
 from .cleanup import Reaper
@@ -30,6 +30,9 @@ from .shells import bash, fish, posix, zsh
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
 from .tracker import CommandTracker, Finish, Send, Timers
+
+if TYPE_CHECKING:
+    from .live import Display
 
 INTEGRATED = {"bash": bash.launch, "zsh": zsh.launch, "fish": fish.launch}
 PLAIN = {"bash": bash.plain_launch, "zsh": zsh.plain_launch, "fish": fish.plain_launch}
@@ -70,6 +73,7 @@ class RunRequest:
     max_output: int = 1024 * 1024
     size: tuple[int, int] = DEFAULT_SIZE
     log: BinaryIO | None = None
+    hold_on_input: bool = False  # a session: report input waits and keep the command for answers
 
 
 class RunFailed(Exception):
@@ -97,7 +101,13 @@ def private_workdir() -> Iterator[Path]:
 class Run:
     """A started run: the shell in its terminal and the tracker following the command."""
 
-    def __init__(self, request: RunRequest, workdir: Path, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        request: RunRequest,
+        workdir: Path,
+        clock: Callable[[], float],
+        on_output: Callable[[bytes], None] | None = None,
+    ) -> None:
         self.request = request
         self._clock = clock
         self.started_at = clock()
@@ -130,20 +140,22 @@ class Run:
             integrated=launch.integrated,
             timers=request.timers,
             allow_downgrade=request.strategy == "auto",
+            hold_on_input=request.hold_on_input,
+            on_command_output=on_output,
         )
         self._parser = SequenceParser()
         self.terminal = Terminal.spawn(launch.argv, _shell_environment(env, launch.env), cwd, rows, cols)
         self.kernel = KernelObserver(self.terminal.fd, self.terminal.pid)
         self.tracker.start(clock())
 
-    def step(self, timeout: float | None, wake_fd: int | None = None) -> Finish | None:
-        """Wait at most `timeout` seconds for something to happen and act on it."""
+    def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Finish | None:
+        """Wait at most `timeout` seconds for something to happen (or a wake fd) and act on it."""
         if self.finish is not None:
             return self.finish
         now = self._clock()
         deadline = self.tracker.next_deadline(now)
         wait = _earliest(timeout, None if deadline is None else max(0.0, deadline - now))
-        ready = self.terminal.wait(wait, wake_fd)
+        ready = self.terminal.wait(wait, wake_fds)
         if ready.readable:
             self._consume(self.terminal.read())
         if ready.exited and self.finish is None:
@@ -162,6 +174,34 @@ class Run:
         self.signal_name = signal.Signals(signum).name
         if self.finish is None:
             self.finish = self.tracker.interrupted(self.signal_name)
+
+    def answer(self, data: bytes) -> None:
+        """Type into the command, as the person at a terminal would."""
+        if self.finish is None:
+            self.terminal.write(data)
+            self.tracker.answered(self._clock())
+
+    def stop(self) -> None:
+        """End the command at its owner's request (the same escalation as a timeout)."""
+        if self.finish is None:
+            self.finish = self.tracker.stop_requested()
+
+    def progress(self) -> Result:
+        """Where a run that has not finished stands: running, or waiting for input."""
+        waiting = self.tracker.waiting
+        return Result(
+            status=waiting.status if waiting else Status.RUNNING,
+            exit_code=None,
+            strategy=self.tracker.strategy,
+            completion_reason=waiting.reason if waiting else None,
+            command=self.request.command,
+            shell=self.shell,
+            duration_s=self._clock() - self.started_at,
+            message=waiting.message if waiting else None,
+            downgrades=tuple(self.tracker.downgrades),
+            prompt=waiting.prompt if waiting else None,
+            alternate_screen=self.tracker.screen.used_alternate,
+        )
 
     def close(self) -> None:
         """Stop what must be stopped, then make sure nothing the run started is left."""
@@ -220,29 +260,66 @@ class Run:
                 self.finish = action
 
 
-def execute(request: RunRequest, clock: Callable[[], float] = time.monotonic) -> Result:
+def execute(
+    request: RunRequest, clock: Callable[[], float] = time.monotonic, display: Display | None = None
+) -> Result:
     """Run one command in the foreground and return its result; never raises for the command's sake.
 
-    SIGINT, SIGTERM and SIGHUP to safe-run stop the command and still produce a result.
+    SIGINT, SIGTERM and SIGHUP to safe-run stop the command and still produce a result. A
+    `display` follows the run as it goes (live output, a status line, jsonl events); it is
+    stopped, and the terminal left as it was, however the run ends. Without one (JSON), the loop
+    does no work per chunk of output. A display whose reader went away (`| head`) stops the
+    command as SIGPIPE would stop a pipeline's writer.
     """
-    with private_workdir() as workdir, _signals_to_fd() as (wake_fd, pending):
+    with private_workdir() as workdir, signals_to_fd() as (wake_fd, pending):
         try:
-            run = Run(request, workdir, clock)
+            run = Run(request, workdir, clock, None if display is None else display.on_output)
         except (shells.ShellNotFound, TerminalError, RunFailed) as exc:
             return error_result(request.command, str(exc))
         except CommandRefused as refused:
             return refused.result
         try:
-            while run.step(None, wake_fd) is None:
-                if pending:
-                    run.interrupt(pending[0])
+            if display is None:
+                _follow(run, wake_fd, pending)
+            else:
+                _follow_shown(run, display, wake_fd, pending, clock)
         finally:
-            run.close()
+            try:
+                if display is not None:
+                    display.stop()
+            finally:
+                run.close()
         return run.result()
 
 
+def _follow(run: Run, wake_fd: int, pending: list[int]) -> None:
+    """The run to its end, with nothing to show on the way (JSON): no work per chunk of output."""
+    while run.step(None, (wake_fd,)) is None:
+        if pending:
+            run.interrupt(pending[0])
+
+
+def _follow_shown(run: Run, display: Display, wake_fd: int, pending: list[int], clock: Callable[[], float]) -> None:
+    """The run to its end, telling the display what happens; a reader gone away stops it like SIGPIPE."""
+    display.started(run.request.command, run.shell, run.tracker.strategy, run.started_at)
+    reported = 0
+    while True:
+        finish = run.step(display.wait(clock()), (wake_fd,))
+        for downgrade in run.tracker.downgrades[reported:]:
+            display.downgraded(downgrade)
+        reported = len(run.tracker.downgrades)
+        if finish is not None:
+            return
+        if pending:
+            run.interrupt(pending[0])
+        elif display.broken:
+            run.interrupt(signal.SIGPIPE)
+        else:
+            display.tick(clock())
+
+
 @contextmanager
-def _signals_to_fd() -> Iterator[tuple[int, list[int]]]:
+def signals_to_fd() -> Iterator[tuple[int, list[int]]]:
     """Turn stop signals into a readable fd (so the loop wakes) and a list of what arrived."""
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)

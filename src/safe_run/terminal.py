@@ -12,6 +12,7 @@ import errno
 import os
 import select
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pexpect
@@ -56,9 +57,9 @@ class Terminal:
         child.delayafterterminate = child.ptyproc.delayafterterminate = 0.0
         return cls(child)
 
-    def wait(self, timeout: float | None, wake_fd: int | None = None) -> Readiness:
-        """Block until output arrives, the shell exits, `wake_fd` is readable or `timeout` passes."""
-        watched = [fd for fd in (self.fd, self._pidfd, wake_fd) if fd is not None]
+    def wait(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Readiness:
+        """Block until output arrives, the shell exits, one of `wake_fds` is readable or `timeout` passes."""
+        watched = [fd for fd in (self.fd, self._pidfd, *wake_fds) if fd is not None]
         if self._pidfd is None:
             timeout = 0.05 if timeout is None else min(timeout, 0.05)
         ready, _, _ = select.select(watched, [], [], timeout)

@@ -20,6 +20,7 @@ Marks without this run's nonce (a command printing `ESC ] 633 ; D ; 0 BEL`, a pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -50,6 +51,7 @@ class Timers:
     silence: float = 30.0  # no output this long, and nothing can tell whether the command still runs
     no_output: float = 10.0  # not a byte since the command was typed, and nothing can tell
     fetch: float = 2.0  # waiting for the answer to an exit-status question
+    answer: float = 0.05  # after an answer was typed, quiet this long before the kernel's word on a new wait
     timeout: float | None = None  # the caller's hard limit for the whole run
 
 
@@ -104,6 +106,7 @@ class Clocks:
     typed: float | None = None
     fetch_sent: float | None = None
     output_since_typed: bool = False
+    answered: float | None = None
 
 
 @dataclass
@@ -118,6 +121,10 @@ class CommandTracker:
     integrated: bool
     timers: Timers
     allow_downgrade: bool = True
+    # In a session an input wait is reported in `waiting` and the command goes on, to be answered.
+    hold_on_input: bool = False
+    on_command_output: Callable[[bytes], None] | None = None
+    waiting: Finish | None = None
     started_integrated: bool = False
     phase: Phase = Phase.STARTING
     downgrades: list[Downgrade] = field(default_factory=list)
@@ -182,6 +189,19 @@ class CommandTracker:
             stop=True,
         )
 
+    def answered(self, now: float) -> None:
+        """Someone typed into a held input wait: whatever waits next is a new wait."""
+        self.waiting = None
+        self._clocks().answered = now
+
+    def stop_requested(self) -> Finish:
+        """The session's owner asked to end the command."""
+        self.phase = Phase.DONE
+        return Finish(
+            Status.INTERRUPTED, Reason.STOPPED, None, self.strategy,
+            "stopped by `safe-run stop`; the output so far is included", stop=True,
+        )
+
     def next_deadline(self, now: float) -> float | None:
         """When the loop must call `tick` even if nothing arrives."""
         if self.phase is Phase.DONE:
@@ -191,6 +211,8 @@ class CommandTracker:
         # Look often while a wait may have just begun, then less: idle CPU stays near zero.
         poll = 0.1 if quiet_for < 2 else 0.25
         deadline = now + poll
+        if self._settling_after_answer(now):
+            deadline = min(deadline, clocks.last_output + self.timers.answer)
         if self.timers.timeout is not None:
             deadline = min(deadline, clocks.started + self.timers.timeout)
         return deadline
@@ -236,6 +258,9 @@ class CommandTracker:
         self.screen.feed(data)
         if self.phase is Phase.RUNNING:
             self.capture.write(data)
+            self.waiting = None
+            if self.on_command_output is not None:
+                self.on_command_output(data)
         elif self.phase is Phase.STARTING:
             self.startup.write(data)
         if clocks.typed is not None:
@@ -266,7 +291,8 @@ class CommandTracker:
     def _tick_command(self, now: float, seen: Observation | None) -> list[Action]:
         clocks = self._clocks()
         quiet_for = now - clocks.last_output
-        if quiet_for < self.timers.idle:
+        answered = self.hold_on_input and clocks.answered is not None and seen is not None
+        if quiet_for < (min(self.timers.idle, self.timers.answer) if answered else self.timers.idle):
             return []
         line = self.screen.before_cursor()
         if self.phase is Phase.TYPED:
@@ -294,15 +320,15 @@ class CommandTracker:
         if not seen.waiting_for_terminal:
             return []  # running, or blocked on something other than the terminal: never "done" for being quiet
         if not seen.shell_in_foreground:
-            return [self._finish_input(seen.foreground_command)]
+            return self._finish_input(seen.foreground_command)
         if self._shows_prompt(line):
             return self._prompt_back(now, Reason.FOREGROUND_RETURNED, "the shell is back at its prompt")
-        return [self._finish_input(None)]
+        return self._finish_input(None)
 
     def _judge_by_screen(self, now: float, line: str, quiet_for: float) -> list[Action]:
         clocks = self._clocks()
         if self.screen.alternate or input_prompt(line):
-            return [self._finish_input(None)]
+            return self._finish_input(None)
         if self._shows_prompt(line):
             return self._prompt_back(now, Reason.PROMPT_IDLE, "a prompt is back on the screen")
         if not clocks.output_since_typed and quiet_for >= self.timers.no_output:
@@ -316,6 +342,10 @@ class CommandTracker:
         if clocks.fetch_sent is not None and now - clocks.fetch_sent >= self.timers.fetch:
             return self._finish_completed(self._fetch_reason, None)
         return []
+
+    def _settling_after_answer(self, now: float) -> bool:
+        clocks = self._clocks()
+        return self.hold_on_input and clocks.answered is not None and now - clocks.last_output < self.timers.answer
 
     def _shows_prompt(self, line: str) -> bool:
         """Whether the shell itself is asking for the next command.
@@ -377,14 +407,24 @@ class CommandTracker:
             message = f"{message or 'the command ended'}, but its exit code could not be recovered"
         return [Finish(Status.COMPLETED, reason, exit_code, self.strategy, message)]
 
-    def _finish_input(self, program: str | None) -> Finish:
+    def _finish_input(self, program: str | None) -> list[Action]:
+        """An input wait: the end of a run, or in a session a state to report while it goes on."""
+        wait = self._input_wait(program)
+        if self.hold_on_input:
+            self.waiting = wait
+            return []
         self.phase = Phase.DONE
+        return [wait]
+
+    def _input_wait(self, program: str | None) -> Finish:
         line = self.screen.cursor_line()
         alternate = self.screen.used_alternate
         reason = Reason.ALTERNATE_SCREEN if alternate else Reason.INPUT_WAIT
         who = program or "the command"
         shown = f" at {line.strip()!r}" if line.strip() else ""
         what = "opened a full-screen program" if alternate else "is waiting for input"
+        if self.hold_on_input:
+            return Finish(Status.INPUT_REQUIRED, reason, None, self.strategy, f"{who} {what}{shown}", prompt=line)
         message = (f"{who} {what}{shown}; it was stopped. safe-run gives commands no input: "
                    "pass answers in the command (flags such as --yes, a pipe, a here-document) and retry")
         return Finish(Status.INPUT_REQUIRED, reason, None, self.strategy, message, stop=True, prompt=line)

@@ -1,0 +1,128 @@
+"""Sessions: how fast poll and send answer, and what a waiting holder costs, with references.
+
+    .venv/bin/python bench/bench_sessions.py [--runs N] [--shell bash]
+
+Prints, for the machine it runs on:
+  poll --wait   how long after the command ends (it prints its end time) `poll --wait 30` exits,
+                next to the same gap for a foreground run in this invocation
+  send          a REPL round trip (`send ID 'x = 1'` until the answer is back): the whole
+                `safe-run send` process and the holder's part alone (asked from this process), next
+                to the start-up of `safe-run --version` (the part that is Python starting)
+  idle CPU      CPU time the holder uses in 5 s while its command sleeps, and while it waits for input
+No figure here is asserted; these machines are shared, so compare ratios, not absolutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SAFE_RUN = [sys.executable, "-m", "safe_run"]
+ENDS_AT = "sleep 2; date +%s.%N"
+IDLE_WINDOW_S = 5.0
+
+
+def environment(home: str, shell: str) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", "TERM": "dumb", "SHELL": shell}
+
+
+def call(args: list[str], env: dict[str, str]) -> dict:
+    proc = subprocess.run([*SAFE_RUN, *args], env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    return json.loads(proc.stdout)
+
+
+def start(command: str, env: dict[str, str], shell: str, yield_after: float = 0.3) -> dict:
+    return call(["--shell", shell, "--format", "json", "--yield-after", str(yield_after), "--", command], env)
+
+
+def end_gap(result: dict, exited: float) -> float:
+    return exited - float(result["output"].strip().splitlines()[-1])
+
+
+def bench_poll(env: dict[str, str], shell: str, runs: int) -> None:
+    polled, foreground = [], []
+    for _ in range(runs):
+        session = start(ENDS_AT, env, shell)["session_id"]
+        result = call(["poll", session, "--wait", "30", "--format", "json"], env)
+        polled.append(end_gap(result, time.time()))
+        result = call(["--shell", shell, "--format", "json", "--", ENDS_AT], env)
+        foreground.append(end_gap(result, time.time()))
+    ours, reference = statistics.median(polled) * 1000, statistics.median(foreground) * 1000
+    print(f"poll --wait  exits {ours:6.1f} ms after the command ends (max {max(polled) * 1000:.1f}; target <= 50)")
+    print(f"             foreground run: {reference:6.1f} ms; ratio {ours / reference:.2f}")
+
+
+def bench_send(env: dict[str, str], shell: str, runs: int) -> None:
+    from safe_run.session.client import ask
+
+    session = start("python3 -q", env, shell, yield_after=10)["session_id"]
+    os.environ.pop("XDG_RUNTIME_DIR", None)  # so that this process finds the session where the CLI put it
+    os.environ.pop("XDG_STATE_HOME", None)
+    os.environ["HOME"] = env["HOME"]
+    whole, holder, startup = [], [], []
+    try:
+        for index in range(runs):
+            began = time.perf_counter()
+            answer = call(["send", session, f"x = {index}", "--format", "json"], env)
+            whole.append(time.perf_counter() - began)
+            assert answer["status"] == "input_required", answer
+            began = time.perf_counter()
+            assert ask(session, {"op": "send", "text": f"y = {index}\r", "wait": 1.0}).status.value == "input_required"
+            holder.append(time.perf_counter() - began)
+            began = time.perf_counter()
+            subprocess.run([*SAFE_RUN, "--version"], env=env, capture_output=True, check=True)
+            startup.append(time.perf_counter() - began)
+    finally:
+        call(["stop", session], env)
+    median = {name: statistics.median(values) * 1000 for name, values in
+              (("whole", whole), ("holder", holder), ("startup", startup))}
+    print(f"send         `safe-run send` process {median['whole']:6.1f} ms; holder round trip "
+          f"{median['holder']:6.1f} ms (target < 100)")
+    print(f"             `safe-run --version` start-up {median['startup']:6.1f} ms "
+          f"(process minus start-up {median['whole'] - median['startup']:.1f} ms)")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def holder_pid(home: str, session: str) -> int:
+    root = Path(home) / ".local" / "state" / "safe-run" / "sessions" / session
+    return int(json.loads((root / "meta.json").read_text())["holder_pid"])
+
+
+def bench_idle(env: dict[str, str], shell: str) -> None:
+    for label, command in (("sleeping", "sleep 60"), ("input wait", "read x")):
+        session = start(command, env, shell, yield_after=1)["session_id"]
+        pid = holder_pid(env["HOME"], session)
+        before = cpu_seconds(pid)
+        time.sleep(IDLE_WINDOW_S)
+        used = cpu_seconds(pid) - before
+        call(["stop", session], env)
+        print(f"idle CPU     holder while {label:10s} {used * 1000:6.0f} ms CPU in {IDLE_WINDOW_S:g} s "
+              f"({used / IDLE_WINDOW_S * 100:.2f} % of one core)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--shell", default="/bin/bash")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-sessions-") as home:
+        env = environment(home, args.shell)
+        bench_poll(env, args.shell, args.runs)
+        bench_send(env, args.shell, args.runs * 2)
+        bench_idle(env, args.shell)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per verb of the command line; `cli` puts them together."""

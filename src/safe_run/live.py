@@ -1,0 +1,543 @@
+"""Following a run while it happens: the command's output as it comes, a status line, jsonl events.
+
+`execute` drives a `Display`: it hands it the command's raw bytes as they arrive (`on_output`),
+the strategy's downgrades, and a chance to act whenever the time it asked for (`wait`) has come
+(`tick`). `stop` is always called when the run is over, whatever happened, and leaves the
+terminal as it was; `finished` then shows the result. The JSON path uses no display at all, so it
+does no work per chunk of output.
+
+How much decoration a pretty run gets is decided once, from the environment and the terminals,
+by `choose_presentation` (pure, so it is tested without a terminal):
+
+* stdout a terminal (and not CI, not TERM=dumb): the command's bytes go to it as a terminal would
+  show them (colours, carriage-return progress bars), minus what could change the terminal's
+  state (cursor movement, alternate screen, titles, mode switches).
+* otherwise: cleaned text (`Chunks`), a line at a time, as in the JSON `output`.
+* both stdout and stderr terminals: a status line on stderr, redrawn only while the cursor is at
+  the start of a line, erased before any output is written and when the run ends.
+* colour in safe-run's own summary: stderr a terminal, or FORCE_COLOR; never with NO_COLOR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TextIO
+
+from . import events
+from .output import Chunks, clean
+from .result import Downgrade, Result, ShellInfo, Status, Strategy
+
+# Output events and cleaned output are written at most this often, so a command that prints a
+# gigabyte produces at most ~10 writes a second, each at most --max-output bytes (the first and
+# last halves of what came in that tenth of a second, the middle counted as dropped).
+OUTPUT_INTERVAL = 0.1
+# A line without its newline yet (a prompt, a progress bar) waits this long for the rest of it.
+PARTIAL_HOLD = 1.0
+# ... and is let through when it grows this long anyway.
+PARTIAL_LIMIT = 64 * 1024
+# Cleaned output for people (stdout not a terminal) keeps at most this much between writes, so
+# that in practice nothing is dropped from a log, while memory stays bounded.
+PRETTY_WINDOW = 16 * 1024 * 1024
+# On a terminal, the command's bytes are passed on at most this often (or at this size).
+LIVE_INTERVAL = 0.05
+LIVE_LIMIT = 64 * 1024
+# The status line's clock ticks this often.
+STATUS_INTERVAL = 0.1
+
+
+# ---- what to show, decided once ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Presentation:
+    passthrough: bool  # stdout is a terminal: pass the command's bytes on, filtered
+    command_colour: bool  # keep the command's own colours in what is passed on
+    status_line: bool  # draw the live status line on stderr
+    colour: bool  # colour safe-run's own summary on stderr
+
+
+def is_ci(environ: Mapping[str, str]) -> bool:
+    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def choose_presentation(environ: Mapping[str, str], stdout_tty: bool, stderr_tty: bool) -> Presentation:
+    """NO_COLOR (non-empty) wins over FORCE_COLOR (non-empty), which wins over CI and TERM=dumb.
+
+    CI and TERM=dumb make every stream count as not a terminal: no live display, no status line,
+    no colour (unless forced).
+    """
+    plain = is_ci(environ) or environ.get("TERM", "") == "dumb"
+    no_color = environ.get("NO_COLOR", "") != ""
+    force_color = environ.get("FORCE_COLOR", "") != ""
+    passthrough = stdout_tty and not plain
+    return Presentation(
+        passthrough=passthrough,
+        command_colour=passthrough and not no_color,
+        status_line=passthrough and stderr_tty,
+        colour=not no_color and (force_color or (stderr_tty and not plain)),
+    )
+
+
+# ---- the command's bytes, for a terminal -------------------------------------------------------
+
+_C1 = re.compile(rb"\xc2([\x80-\x9f])")
+_FOR_TERMINAL = re.compile(
+    rb"(\x1b\[[0-9;:]*m)"  # 1: colours and text attributes, kept when colour is wanted
+    rb"|(\x1b\[[012]?K)"  # 2: erase in line, kept (progress bars use it with carriage returns)
+    rb"|\x1b\[[0-?]*[ -/]*[@-~]"  # any other CSI: cursor movement, modes, queries
+    rb"|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|(?=\x1b))"  # OSC, DCS, ... strings (titles, links)
+    rb"|\x1b[ -/]*[0-~]"  # other escapes: charsets, keypad modes, resets
+    rb"|[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"  # controls that draw nothing (BEL included)
+)
+# A sequence (or a C1 lead byte) that the next read may complete.
+_UNFINISHED = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*|[\]PX^_][^\x07\x1b]*|[ -/]*)\Z")
+# A string sequence whose terminator (ESC \\) may be cut after its ESC.
+_OPEN_STRING = re.compile(rb"\x1b[\]PX^_][^\x07\x1b]*")
+# An unfinished sequence longer than this is not one: let it go rather than hold it forever.
+_CARRY_LIMIT = 64 * 1024
+
+
+class TerminalFilter:
+    """The command's bytes as a terminal would show them, without what would change its state.
+
+    Kept: text, newlines, carriage returns, backspaces, tabs, erase-in-line and (if wanted)
+    colours. Removed: cursor movement, screen switches, titles, hyperlinks, mode changes, bells.
+    A sequence cut by a read is held until the next one completes it.
+    """
+
+    def __init__(self, colour: bool) -> None:
+        self._colour = colour
+        self._carry = b""
+        self.coloured = False  # a colour was passed on (so the end should reset attributes)
+
+    def feed(self, data: bytes) -> bytes:
+        data = self._carry + data
+        self._carry = b""
+        if b"\xc2" in data:
+            if data.endswith(b"\xc2"):
+                data, self._carry = data[:-1], b"\xc2"
+            data = _C1.sub(lambda m: bytes((0x1B, m[1][0] - 0x40)), data)
+        low = max(0, len(data) - _CARRY_LIMIT)
+        start = data.rfind(b"\x1b", low)
+        if start >= 0 and _UNFINISHED.match(data, start):
+            if start == len(data) - 1:  # a lone ESC may be the first half of the ST ending a string
+                opened = data.rfind(b"\x1b", low, start)
+                if opened >= 0 and _OPEN_STRING.fullmatch(data, opened, start):
+                    start = opened
+            data, self._carry = data[:start], data[start:] + self._carry
+        return _FOR_TERMINAL.sub(self._keep, data)
+
+    def _keep(self, match: re.Match[bytes]) -> bytes:
+        if match[1] is not None:
+            if self._colour:
+                self.coloured = True
+                return match[1]
+            return b""
+        return match[2] or b""
+
+
+# ---- the command's bytes, as cleaned text ------------------------------------------------------
+
+
+class Pieces:
+    """Cleaned output in pieces that end at line ends where they can.
+
+    Cleaning a piece on its own cannot see a carriage return's effect on the piece before it, so
+    a line still being written (a progress bar, a prompt) waits for its newline, for `hold`
+    seconds, or for `PARTIAL_LIMIT` bytes, whichever comes first.
+    """
+
+    def __init__(self, limit: int, hold: float = PARTIAL_HOLD) -> None:
+        self._chunks = Chunks(limit)
+        self._hold = hold
+        self._partial = bytearray()
+        self._partial_since: float | None = None
+        self._ready = False
+
+    def write(self, data: bytes, now: float) -> None:
+        end = data.rfind(b"\n") + 1
+        if end:
+            if self._partial:
+                self._chunks.write(bytes(self._partial) + data[:end])
+                self._partial.clear()
+            else:
+                self._chunks.write(data[:end])
+            self._ready = True
+            self._partial_since = None
+            data = data[end:]
+        if data:
+            if self._partial_since is None:
+                self._partial_since = now
+            self._partial += data
+            if len(self._partial) > PARTIAL_LIMIT:
+                self._release()
+
+    def due(self) -> float | None:
+        """When a piece can be taken (a time in the writer's clock), or None while there is none."""
+        if self._ready:
+            return float("-inf")
+        return None if self._partial_since is None else self._partial_since + self._hold
+
+    def take(self, now: float) -> tuple[str, int] | None:
+        """The cleaned text of the lines that are complete (or held long enough) and bytes dropped."""
+        if self._partial_since is not None and now >= self._partial_since + self._hold:
+            self._release()
+        if not self._ready:
+            return None
+        self._ready = False
+        text, dropped = self._chunks.take()
+        return (text, dropped) if text or dropped else None
+
+    def take_rest(self, expected_output: str | None = None) -> tuple[str, int] | None:
+        """Everything still held, at the end. A last line the result's output does not end with
+        (a prompt that only the screen told apart from the output) is left out."""
+        if self._partial:
+            rest = clean(bytes(self._partial))
+            if expected_output is None or (rest and expected_output.endswith(rest)):
+                self._release()
+            else:
+                self._partial.clear()
+                self._partial_since = None
+        return self.take(float("-inf"))
+
+    def _release(self) -> None:
+        self._chunks.write(bytes(self._partial))
+        self._partial.clear()
+        self._partial_since = None
+        self._ready = True
+
+
+# ---- writing, without ever failing the run -------------------------------------------------------
+
+
+class Out:
+    """stdout for a display: a reader that went away (`| head`) marks it broken instead of raising."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.broken = False
+
+    def write_bytes(self, data: bytes) -> None:
+        if self.broken or not data:
+            return
+        try:
+            self.stream.flush()
+            self.stream.buffer.write(data)
+            self.stream.buffer.flush()
+        except BrokenPipeError:
+            self._gone()
+        except OSError:
+            pass  # a write that cannot be done is dropped; the result still says everything
+
+    def write_text(self, text: str) -> None:
+        if self.broken or not text:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except BrokenPipeError:
+            self._gone()
+        except (OSError, UnicodeEncodeError):
+            pass
+
+    def _gone(self) -> None:
+        """Nobody reads any more: send whatever else comes to /dev/null, so exiting is quiet too."""
+        self.broken = True
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.stream.fileno())
+            os.close(null)
+        except (OSError, ValueError):
+            pass
+
+
+def write_err(text: str, stream: TextIO | None = None) -> None:
+    stream = stream or sys.stderr
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError, UnicodeEncodeError):
+        pass
+
+
+# ---- displays ----------------------------------------------------------------------------------
+
+
+class Display:
+    """A display that shows nothing: the shape every display has, and what each call means."""
+
+    on_output: Callable[[bytes], None] | None = None  # the command's raw bytes, as they arrive
+
+    @property
+    def broken(self) -> bool:
+        """The reader of stdout went away; the run should stop as a pipeline's writer would."""
+        return False
+
+    def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
+        """The shell runs; `started_at` is in the clock given to the display."""
+
+    def downgraded(self, downgrade: Downgrade) -> None:
+        """The strategy stepped down."""
+
+    def wait(self, now: float) -> float | None:
+        """How long the run may wait for the command before `tick` has work (None: no limit)."""
+        return None
+
+    def tick(self, now: float) -> None:
+        """Write what is due."""
+
+    def stop(self) -> None:
+        """The run is over (or failed): write what is held and leave the terminal as it was."""
+
+    def finished(self, result: Result) -> None:
+        """Show the result."""
+
+
+class JsonlDisplay(Display):
+    """`--format jsonl`: one JSON object per line on stdout, the `finished` one always last."""
+
+    def __init__(self, limit: int, clock: Callable[[], float], stdout: TextIO | None = None) -> None:
+        self._clock = clock
+        self._out = Out(stdout or sys.stdout)
+        self._pieces = Pieces(limit)
+        self._started_at: float | None = None
+        self._last = float("-inf")
+        self.on_output = self._output
+
+    @property
+    def broken(self) -> bool:
+        return self._out.broken
+
+    def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
+        self._started_at = started_at
+        self._send(events.started_event(command, shell, strategy))
+
+    def _output(self, data: bytes) -> None:
+        self._pieces.write(data, self._clock())
+
+    def downgraded(self, downgrade: Downgrade) -> None:
+        self._flush(self._clock(), self._pieces.take(float("-inf")))  # what came before it, first
+        self._send(events.downgrade_event(downgrade))
+
+    def wait(self, now: float) -> float | None:
+        due = self._pieces.due()
+        return None if due is None else max(0.0, max(due, self._last + OUTPUT_INTERVAL) - now)
+
+    def tick(self, now: float) -> None:
+        due = self._pieces.due()
+        if due is not None and now >= max(due, self._last + OUTPUT_INTERVAL):
+            self._flush(now, self._pieces.take(now))
+
+    def stop(self) -> None:
+        self._flush(self._clock(), self._pieces.take(float("-inf")))
+
+    def finished(self, result: Result) -> None:
+        self._flush(self._clock(), self._pieces.take_rest(result.output))
+        self._send(events.finished_event(result))
+        if result.message and result.status is Status.ERROR:
+            write_err(f"safe-run: {result.message}\n")
+
+    def _flush(self, now: float, piece: tuple[str, int] | None) -> None:
+        if piece is None:
+            return
+        self._last = now
+        at = 0.0 if self._started_at is None else now - self._started_at
+        self._send(events.output_event(at, *piece))
+
+    def _send(self, event: dict[str, object]) -> None:
+        self._out.write_text(json.dumps(event, ensure_ascii=False) + "\n")
+
+
+class StatusLine:
+    """One line on a terminal's stderr, redrawn in place and erased without a trace."""
+
+    def __init__(self, stream: TextIO, colour: bool, unicode: bool) -> None:
+        self._stream = stream
+        self._colour = colour
+        self._frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏" if unicode else "|/-\\"
+        self._frame = 0
+        self.visible = False
+
+    def draw(self, text: str) -> None:
+        self._frame = (self._frame + 1) % len(self._frames)
+        line = f"{self._frames[self._frame]} {text}"[: max(1, self._columns() - 1)]
+        if self._colour:
+            line = f"\x1b[2m{line}\x1b[0m"
+        write_err(f"\r\x1b[2K{line}", self._stream)
+        self.visible = True
+
+    def clear(self) -> None:
+        if self.visible:
+            write_err("\r\x1b[2K", self._stream)
+            self.visible = False
+
+    def _columns(self) -> int:
+        try:
+            return os.get_terminal_size(self._stream.fileno()).columns or 80
+        except (OSError, ValueError):
+            return 80
+
+
+def _elapsed(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def unicode_ok(stream: TextIO) -> bool:
+    return (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+
+
+class PrettyDisplay(Display):
+    """For people: the command's output on stdout as it comes, a status line, then the summary."""
+
+    def __init__(
+        self,
+        presentation: Presentation,
+        limit: int,
+        clock: Callable[[], float],
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+    ) -> None:
+        self.presentation = presentation
+        self._clock = clock
+        self._out = Out(stdout or sys.stdout)
+        self._err = stderr or sys.stderr
+        self._unicode = unicode_ok(self._err)
+        self._filter = TerminalFilter(presentation.command_colour) if presentation.passthrough else None
+        self._pieces = None if presentation.passthrough else Pieces(max(limit, PRETTY_WINDOW))
+        self._pending = bytearray()
+        self._status = StatusLine(self._err, presentation.colour, self._unicode) if presentation.status_line else None
+        self._line_start = True  # the last thing written to stdout ended a line
+        self._last = float("-inf")
+        self._drawn = float("-inf")
+        self._started_at: float | None = None
+        self._strategy: Strategy | None = None
+        self._shell = ""
+        self._downgraded = False
+        self._stopped = False
+        self.on_output = self._output
+
+    @property
+    def broken(self) -> bool:
+        return self._out.broken
+
+    def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
+        self._started_at, self._strategy, self._shell = started_at, strategy, shell.name
+        self._draw(self._clock())
+
+    def _output(self, data: bytes) -> None:
+        if self._filter is not None:
+            self._pending += self._filter.feed(data)
+        else:
+            assert self._pieces is not None
+            self._pieces.write(data, self._clock())
+
+    def downgraded(self, downgrade: Downgrade) -> None:
+        self._strategy = Strategy(downgrade.to)
+        self._downgraded = True
+        self._draw(self._clock())
+
+    def _output_due(self, now: float) -> float | None:
+        if self._filter is not None:
+            if not self._pending:
+                return None
+            return now if len(self._pending) >= LIVE_LIMIT else self._last + LIVE_INTERVAL
+        assert self._pieces is not None
+        due = self._pieces.due()
+        return None if due is None else max(due, self._last + OUTPUT_INTERVAL)
+
+    def wait(self, now: float) -> float | None:
+        times = [t for t in (self._output_due(now), self._status_due()) if t is not None]
+        return max(0.0, min(times) - now) if times else None
+
+    def _status_due(self) -> float | None:
+        if self._status is None or self._started_at is None or not self._line_start or self._stopped:
+            return None
+        return self._drawn + STATUS_INTERVAL
+
+    def tick(self, now: float) -> None:
+        due = self._output_due(now)
+        if due is not None and now >= due:
+            self._write_output(now, self._take(now))
+        status_due = self._status_due()
+        if status_due is not None and now >= status_due:
+            self._draw(now)
+
+    def _take(self, now: float) -> bytes:
+        if self._filter is not None:
+            data, self._pending = bytes(self._pending), bytearray()
+            return data
+        assert self._pieces is not None
+        return _encoded(self._pieces.take(now))
+
+    def _write_output(self, now: float, data: bytes) -> None:
+        self._last = now
+        if not data:
+            return
+        if self._status is not None:
+            self._status.clear()
+        self._out.write_bytes(data)
+        self._line_start = data.endswith(b"\n")
+        if self._line_start:
+            self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        if self._status is None or self._started_at is None or not self._line_start or self._stopped:
+            return
+        self._drawn = now
+        strategy = self._strategy.value if self._strategy else "?"
+        if self._downgraded:
+            strategy += " (downgraded)"
+        self._status.draw(f"running · {_elapsed(now - self._started_at)} · {self._shell} · strategy {strategy}")
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self._write_output(self._clock(), self._take(float("-inf")))
+        if self._status is not None:
+            self._status.clear()
+        if self._filter is not None and self._filter.coloured:
+            self._out.write_bytes(b"\x1b[0m")
+
+    def finished(self, result: Result) -> None:
+        self.stop()
+        if self._pieces is not None:
+            self._write_output(self._clock(), _encoded(self._pieces.take_rest(result.output)))
+        if not self._line_start:
+            self._out.write_bytes(b"\n")
+            self._line_start = True
+        from .render import print_summary
+
+        print_summary(result, self.presentation.colour, self._err)
+
+
+def _encoded(piece: tuple[str, int] | None) -> bytes:
+    return piece[0].encode("utf-8", "replace") if piece else b""
+
+
+def make_display(
+    output_format: str, limit: int, clock: Callable[[], float] = time.monotonic
+) -> Display | None:
+    """The display for a resolved format ('json', 'jsonl' or 'pretty'); None for JSON."""
+    if output_format == "jsonl":
+        return JsonlDisplay(limit, clock)
+    if output_format == "pretty":
+        presentation = choose_presentation(os.environ, _isatty(sys.stdout), _isatty(sys.stderr))
+        return PrettyDisplay(presentation, limit, clock)
+    return None
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (ValueError, AttributeError):
+        return False

@@ -1,0 +1,90 @@
+"""Where a result goes: JSON on stdout, jsonl events, or the pretty form for people.
+
+Every verb answers through `emit`, so the choice between JSON and pretty is made the same way
+everywhere: asked for, or picked by whether stdout is a terminal. The run verb can also follow
+its command live (`--format jsonl`, and pretty on a terminal): see live.py. Nothing here imports
+rich, or anything a JSON run does not need.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from .result import Result, Status
+
+# Every value --format takes on some verb (the run verb takes them all).
+FORMATS = ("auto", "json", "jsonl", "pretty")
+# The session verbs answer once; there is nothing to stream.
+SINGLE_ANSWER_FORMATS = ("auto", "json", "pretty")
+
+
+def wants_json(output_format: str) -> bool:
+    """A machine reads stdout: JSON (or JSON lines) rather than the pretty form."""
+    return output_format in ("json", "jsonl") or (output_format == "auto" and not sys.stdout.isatty())
+
+
+def resolve_format(output_format: str) -> str:
+    """'json', 'jsonl' or 'pretty': auto is pretty on a terminal, JSON otherwise."""
+    if output_format == "auto":
+        return "json" if wants_json("auto") else "pretty"
+    return output_format
+
+
+def json_line(result: Result, output_format: str) -> str:
+    """The result as a machine reads it: the JSON object, or for jsonl the `finished` event."""
+    if output_format == "jsonl":
+        from .events import finished_event
+
+        return json.dumps(finished_event(result), ensure_ascii=False)
+    return result.to_json()
+
+
+def emit(result: Result, output_format: str) -> None:
+    if wants_json(output_format):
+        sys.stdout.write(json_line(result, output_format) + "\n")
+        sys.stdout.flush()
+        if result.message and result.status is Status.ERROR:
+            click.echo(f"safe-run: {result.message}", err=True)
+        return
+    from .render import render_pretty
+
+    render_pretty(result)
+
+
+def annotate(result: Result) -> None:
+    """In GitHub Actions, flag a fallback (warning) or an abort (error) on stderr, whatever the format."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    from .events import github_annotation
+
+    line = github_annotation(result)
+    if line is not None:
+        try:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _format_option(choices: tuple[str, ...], help_text: str):  # type: ignore[no-untyped-def]
+    return click.option(
+        "--format", "output_format", type=click.Choice(choices), default="auto", show_default=True, help=help_text,
+    )
+
+
+# The --format option every session verb shares (click makes a new Option each time it decorates).
+format_option = _format_option(
+    SINGLE_ANSWER_FORMATS,
+    "json: one JSON object on stdout; pretty: for people; auto: pretty on a terminal, else json.",
+)
+# The run verb's: the same, and jsonl, which follows the command as it runs.
+run_format_option = _format_option(
+    FORMATS,
+    "json: one JSON object on stdout; jsonl: events as the command runs (started, output, downgrade, "
+    "finished), one JSON object per line; pretty: for people, output live on a terminal; "
+    "auto: pretty on a terminal, else json.",
+)

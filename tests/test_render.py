@@ -1,0 +1,305 @@
+"""The pure parts of following a run: presentation choice, the summary, events, annotations, filters.
+
+Nothing here starts a shell or needs a terminal; time is a clock the test moves by hand.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+
+from safe_run import events
+from safe_run.live import (
+    OUTPUT_INTERVAL,
+    PARTIAL_LIMIT,
+    JsonlDisplay,
+    Pieces,
+    Presentation,
+    PrettyDisplay,
+    TerminalFilter,
+    choose_presentation,
+)
+from safe_run.render import print_summary, summary_style, summary_text
+from safe_run.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+BASH = ShellInfo("bash", "/bin/bash")
+DOWNGRADE = Downgrade("rich", "none", "shell integration did not start: no marks", 0.52)
+
+
+def result(**changes: object) -> Result:
+    fields: dict[str, object] = dict(
+        status=Status.COMPLETED, exit_code=0, strategy=Strategy.RICH, completion_reason=Reason.SHELL_INTEGRATION,
+        command="make check", shell=BASH, output="ok\n", duration_s=1.234,
+    )
+    fields.update(changes)
+    return Result(**fields)  # type: ignore[arg-type]
+
+
+FALLBACK = result(strategy=Strategy.NONE, completion_reason=Reason.SENTINEL, downgrades=(DOWNGRADE,),
+                  message="no shell integration: the end came from a marked status echo")
+TIMEOUT = result(status=Status.TIMEOUT, exit_code=None, completion_reason=Reason.TIMEOUT,
+                 message="the command did not finish within --timeout 2 s")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def byte_stream() -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+
+
+def written(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    return stream.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+
+
+# ---- which decoration ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "stdout_tty", "stderr_tty", "expected"),
+    [
+        ({"TERM": "xterm"}, True, True, Presentation(True, True, True, True)),
+        ({"TERM": "xterm"}, False, False, Presentation(False, False, False, False)),
+        ({"TERM": "xterm"}, True, False, Presentation(True, True, False, False)),
+        ({"TERM": "xterm"}, False, True, Presentation(False, False, False, True)),
+        ({"TERM": "xterm", "NO_COLOR": "1"}, True, True, Presentation(True, False, True, False)),
+        ({"TERM": "xterm", "NO_COLOR": ""}, True, True, Presentation(True, True, True, True)),
+        ({"TERM": "xterm", "FORCE_COLOR": "1"}, False, False, Presentation(False, False, False, True)),
+        ({"TERM": "xterm", "FORCE_COLOR": "1", "NO_COLOR": "1"}, False, False, Presentation(False, False, False, False)),
+        ({"TERM": "dumb"}, True, True, Presentation(False, False, False, False)),
+        ({"TERM": "dumb", "FORCE_COLOR": "1"}, True, True, Presentation(False, False, False, True)),
+        ({"TERM": "xterm", "CI": "true"}, True, True, Presentation(False, False, False, False)),
+        ({"TERM": "xterm", "CI": "1"}, True, True, Presentation(False, False, False, False)),
+        ({"TERM": "xterm", "CI": "false"}, True, True, Presentation(True, True, True, True)),
+        ({"TERM": "xterm", "CI": "true", "FORCE_COLOR": "1"}, True, True, Presentation(False, False, False, True)),
+    ],
+)
+def test_choose_presentation(env: dict[str, str], stdout_tty: bool, stderr_tty: bool, expected: Presentation) -> None:
+    assert choose_presentation(env, stdout_tty, stderr_tty) == expected
+
+
+# ---- the summary -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("res", "style"),
+    [
+        (result(), "green"),
+        (FALLBACK, "yellow"),
+        (result(downgrades=(DOWNGRADE,)), "yellow"),
+        (result(completion_reason=Reason.FOREGROUND_RETURNED), "yellow"),
+        (result(completion_reason=Reason.SHELL_EXITED), "green"),
+        (result(exit_code=4), "red"),
+        (result(exit_code=4, completion_reason=Reason.SENTINEL), "red"),
+        (TIMEOUT, "red"),
+        (result(status=Status.ERROR, exit_code=None, strategy=None, completion_reason=Reason.ERROR), "red"),
+    ],
+)
+def test_summary_style(res: Result, style: str) -> None:
+    assert summary_style(res) == style
+
+
+def test_summary_reads_without_colour() -> None:
+    stream = io.StringIO()
+    print_summary(FALLBACK, colour=False, stream=stream)
+    text = stream.getvalue()
+    assert "\x1b" not in text
+    first, *rest = text.splitlines()
+    assert first == "! completed | exit 0 | 1.23 s | none/sentinel", "StringIO has no encoding: ASCII marks"
+    assert rest[0] == "  downgrade rich -> none at 0.52 s: shell integration did not start: no marks"
+    assert rest[1].startswith("  no shell integration")
+
+
+def test_summary_marks_and_details() -> None:
+    ok = summary_text(result()).plain
+    assert ok == "✓ completed · exit 0 · 1.23 s · rich/shell_integration"
+    failed = summary_text(result(
+        status=Status.INPUT_REQUIRED, exit_code=None, completion_reason=Reason.INPUT_WAIT, prompt="Password:",
+        killed=(Killed(42, "sudo"),), output_truncated=True, output_dropped_bytes=99, message="it waited",
+    )).plain.splitlines()
+    assert failed[0] == "✗ input_required · 1.23 s · rich/input_wait"
+    assert failed[1:] == ["  99 bytes of output omitted from the middle", "  prompt: Password:", "  killed: 42 sudo",
+                          "  it waited"]
+
+
+def test_summary_in_colour() -> None:
+    stream = io.StringIO()
+    print_summary(result(exit_code=1), colour=True, stream=stream)
+    assert "\x1b[1;31m" in stream.getvalue(), "bold red for a failure"
+    stream = io.StringIO()
+    print_summary(FALLBACK, colour=True, stream=stream)
+    assert "\x1b[1;33m" in stream.getvalue(), "bold yellow when a fallback decided"
+
+
+# ---- events ----------------------------------------------------------------------------------------
+
+
+def test_event_shapes() -> None:
+    assert events.started_event("echo a", BASH, Strategy.RICH) == {
+        "event": "started", "at_s": 0.0, "schema_version": 1, "command": "echo a",
+        "shell": {"name": "bash", "path": "/bin/bash"}, "strategy": "rich",
+    }
+    assert events.output_event(0.12345, "a\n") == {"event": "output", "at_s": 0.123, "text": "a\n", "dropped_bytes": 0}
+    assert events.downgrade_event(DOWNGRADE) == {
+        "event": "downgrade", "at_s": 0.52, "from": "rich", "to": "none", "reason": DOWNGRADE.reason,
+    }
+    finished = events.finished_event(FALLBACK)
+    assert finished["event"] == "finished" and finished["at_s"] == 1.234
+    assert finished["result"] == FALLBACK.to_dict()
+    for event in (finished, events.started_event("x", BASH, Strategy.NONE)):
+        assert json.loads(json.dumps(event)) == event
+
+
+# ---- GitHub annotations ------------------------------------------------------------------------------
+
+
+def test_escaping_follows_the_workflow_command_rules() -> None:
+    assert events.escape_data("100% done\r\nnext") == "100%25 done%0D%0Anext"
+    assert events.escape_property("a: b, c%") == "a%3A b%2C c%25"
+
+
+@pytest.mark.parametrize(
+    "res",
+    [result(), result(exit_code=3), result(completion_reason=Reason.SHELL_EXITED, exit_code=2),
+     result(status=Status.RUNNING, exit_code=None, completion_reason=None, session_id="abc")],
+    ids=["success", "own-failure", "shell-exited", "running"],
+)
+def test_no_annotation(res: Result) -> None:
+    assert events.github_annotation(res) is None
+
+
+def test_fallback_is_a_warning() -> None:
+    line = events.github_annotation(FALLBACK)
+    assert line is not None and line.startswith("::warning title=safe-run fallback::`make check`: completed with exit 0")
+    assert "downgrade rich -> none at 0.52 s" in line and "\n" not in line
+    assert events.github_annotation(result(downgrades=(DOWNGRADE,))).startswith("::warning ")  # type: ignore[union-attr]
+    assert events.github_annotation(result(exit_code=5, completion_reason=Reason.PROMPT_IDLE)).startswith("::warning ")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("status", [Status.TIMEOUT, Status.INPUT_REQUIRED, Status.INTERRUPTED, Status.ERROR,
+                                    Status.SYNTAX_ERROR])
+def test_abort_is_an_error(status: Status) -> None:
+    res = result(status=status, exit_code=None, completion_reason=Reason.TIMEOUT, command="sleep 100\n# 50%\n",
+                 message="stopped\r\nafter 50%")
+    line = events.github_annotation(res)
+    assert line is not None
+    assert line.startswith(f"::error title=safe-run {status.value}::`sleep 100...`: {status.value} after 1.23 s")
+    assert line.endswith("stopped%0D%0Aafter 50%25")
+    assert "\n" not in line and "\r" not in line
+
+
+# ---- the command's bytes for a terminal ------------------------------------------------------------
+
+
+def test_terminal_filter_keeps_what_draws_and_drops_what_changes_state() -> None:
+    raw = (b"\x1b]0;title\x07\x1b[?1049h\x1b[H\x1b[2J\x1b[31mred\x1b[0m 50%\r\x1b[K100%\n"
+           b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\a\tend\x08!\n")
+    assert TerminalFilter(colour=True).feed(raw) == b"\x1b[31mred\x1b[0m 50%\r\x1b[K100%\nlink\tend\x08!\n"
+    assert TerminalFilter(colour=False).feed(raw) == b"red 50%\r\x1b[K100%\nlink\tend\x08!\n"
+
+
+def test_terminal_filter_holds_a_sequence_cut_by_a_read() -> None:
+    term = TerminalFilter(colour=True)
+    assert term.feed(b"a\x1b[3") == b"a"
+    assert term.feed(b"1mb\x1b]0;ti") == b"\x1b[31mb"
+    assert term.feed(b"tle\x1b") == b""
+    assert term.feed(b"\\c\xc2") == b"c"
+    assert term.feed(b"\x9b2Jd\xc2\xb0") == "d°".encode()
+    assert term.coloured
+
+
+# ---- cleaned pieces ----------------------------------------------------------------------------------
+
+
+def test_pieces_end_at_line_ends_and_hold_a_partial_line() -> None:
+    pieces = Pieces(1024, hold=1.0)
+    pieces.write(b"10%\r20%", now=0.0)
+    assert pieces.due() == 1.0 and pieces.take(0.5) is None
+    pieces.write(b"\r100%\r\nnext", now=0.6)
+    assert pieces.take(0.6) == ("100%\n", 0), "the progress line is whole, so cleaning sees every frame"
+    assert pieces.due() == 1.6
+    assert pieces.take(1.6) == ("next", 0)
+    assert pieces.due() is None and pieces.take(5.0) is None
+
+
+def test_pieces_leave_out_a_last_line_the_result_does_not_have() -> None:
+    pieces = Pieces(1024)
+    pieces.write(b"out\nmine$ ", now=0.0)
+    assert pieces.take(0.0) == ("out\n", 0)
+    assert pieces.take_rest("out\n") is None
+    pieces.write(b"no newline", now=0.0)
+    assert pieces.take_rest("out\nno newline") == ("no newline", 0)
+
+
+def test_pieces_bound_what_they_hold() -> None:
+    pieces = Pieces(1024)
+    pieces.write(b"x" * (PARTIAL_LIMIT + 1), now=0.0)
+    text, dropped = pieces.take(0.0)  # type: ignore[misc]
+    assert dropped == PARTIAL_LIMIT + 1 - 1024 and text.startswith("x" * 512) and "omitted" in text
+
+
+# ---- displays, driven by a clock the test moves -----------------------------------------------------
+
+
+def test_jsonl_display_coalesces_output_to_the_interval() -> None:
+    clock, out = Clock(), io.StringIO()
+    display = JsonlDisplay(1 << 20, clock, stdout=out)
+    display.started("seq 300", BASH, Strategy.RICH, clock.now)
+    for n in range(300):  # a line every 10 ms for 3 s
+        clock.now += 0.01
+        display.on_output(f"{n}\r\n".encode())  # type: ignore[misc]
+        if display.wait(clock.now) == 0:
+            display.tick(clock.now)
+    display.downgraded(DOWNGRADE)
+    display.stop()
+    display.finished(result(output="".join(f"{n}\n" for n in range(300))))
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    kinds = [e["event"] for e in lines]
+    assert kinds[0] == "started" and kinds[-2:] == ["downgrade", "finished"]
+    outputs = [e for e in lines if e["event"] == "output"]
+    assert len(outputs) <= 3.0 / OUTPUT_INTERVAL + 2
+    assert "".join(e["text"] for e in outputs) == "".join(f"{n}\n" for n in range(300))
+    times = [e["at_s"] for e in outputs]
+    assert all(b - a >= OUTPUT_INTERVAL - 1e-9 for a, b in zip(times, times[1:-1]))
+
+
+def test_pretty_display_keeps_the_status_line_off_stdout() -> None:
+    clock, out, err = Clock(), byte_stream(), byte_stream()
+    display = PrettyDisplay(Presentation(True, True, True, True), 1 << 20, clock, stdout=out, stderr=err)
+    display.started("x", BASH, Strategy.RICH, clock.now)
+    display.on_output(b"\x1b[32mhello\x1b[0m\r\n")  # type: ignore[misc]
+    clock.now += 1
+    display.tick(clock.now)
+    display.on_output(b"50%")  # type: ignore[misc]
+    clock.now += 1
+    display.tick(clock.now)
+    display.finished(result())
+    stdout, stderr = written(out), written(err)
+    assert stdout == "\x1b[32mhello\x1b[0m\r\n50%\x1b[0m\n"
+    assert "running" in stderr and "strategy rich" in stderr
+    assert stderr.count("running") >= 2, "drawn at the start, and again after the complete line"
+    before_summary = stderr[: stderr.index("\x1b[1;32m✓")]
+    assert before_summary.endswith("\r\x1b[2K"), "the status line is erased before the summary"
+
+
+def test_plain_pretty_display_writes_cleaned_lines() -> None:
+    clock, out, err = Clock(), byte_stream(), byte_stream()
+    display = PrettyDisplay(Presentation(False, False, False, False), 1 << 20, clock, stdout=out, stderr=err)
+    display.started("x", BASH, Strategy.RICH, clock.now)
+    display.on_output(b"\x1b[1mbold\x1b[0m\r\n10%")  # type: ignore[misc]
+    display.tick(clock.now)
+    display.on_output(b"\r100%")  # type: ignore[misc]
+    display.stop()
+    display.finished(result(output="bold\n100%"))
+    assert written(out) == "bold\n100%\n"
+    assert written(err) == "✓ completed · exit 0 · 1.23 s · rich/shell_integration\n"

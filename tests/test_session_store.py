@@ -1,0 +1,116 @@
+"""The session directory: where it is, who may use it, and what is swept, with an injected clock."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from safe_run.result import ExitStatus, Reason, Result, Status
+from safe_run.session.keys import key_text
+from safe_run.session.store import RETENTION_S, SETUP_GRACE_S, SessionError, SessionStore, sessions_root
+
+
+def store(root: Path, offset: float = 0.0) -> SessionStore:
+    return SessionStore(root, clock=lambda: time.time() + offset)
+
+
+def finished(command: str) -> Result:
+    return Result(Status.COMPLETED, 0, None, Reason.SHELL_INTEGRATION, command, None)
+
+
+def test_runtime_dir_first_then_state_home(tmp_path: Path) -> None:
+    assert sessions_root({"XDG_RUNTIME_DIR": str(tmp_path)}) == tmp_path / "safe-run"
+    state = tmp_path / "state"
+    assert sessions_root({"XDG_RUNTIME_DIR": "/no/such/dir", "XDG_STATE_HOME": str(state)}) == (
+        state / "safe-run" / "sessions")
+    assert sessions_root({"XDG_STATE_HOME": "relative/is/ignored"}).parts[-3:] == ("state", "safe-run", "sessions")
+
+
+def test_the_directory_is_private(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    store(root)
+    assert root.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_directory_others_can_read_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir(mode=0o755)
+    root.chmod(0o755)
+    with pytest.raises(SessionError, match="not a private directory") as caught:
+        store(root)
+    assert caught.value.status == ExitStatus.FAILURE
+
+
+def test_ids_are_unguessable_and_checked(tmp_path: Path) -> None:
+    sessions = store(tmp_path / "s")
+    first, second = sessions.create("a"), sessions.create("b")
+    assert first.id != second.id and len(first.id) == 24
+    assert sessions.get(first.id).path == first.path
+    with pytest.raises(SessionError, match="not a session id"):
+        sessions.get("../etc")
+    with pytest.raises(SessionError, match="no session") as caught:
+        sessions.get("f" * 24)
+    assert caught.value.status == ExitStatus.NO_SESSION
+
+
+def test_results_are_kept_for_the_retention_time_then_swept(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    session = store(root).create("echo hi")
+    session.save_result(finished("echo hi"))
+    assert store(root, offset=RETENTION_S - 5).all() == [session]
+    assert store(root, offset=RETENTION_S + 5).all() == []
+
+
+def test_a_session_without_holder_or_result_is_swept_once_past_its_setup(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    session = store(root).create("sleep 100")
+    assert store(root, offset=1).all() == [session], "a young session may still be starting"
+    assert store(root, offset=SETUP_GRACE_S + 1).all() == []
+
+
+def test_a_live_holder_keeps_its_session(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    session = store(root).create("sleep 100")
+    listener = session.listen()
+    try:
+        assert store(root, offset=SETUP_GRACE_S + 1).all() == [session]
+    finally:
+        listener.close()
+
+
+def test_a_long_socket_path_still_works(tmp_path: Path) -> None:
+    root = tmp_path / ("d" * 90) / "sessions"
+    session = store(root).create("x")
+    assert len(os.fsencode(session.socket_path)) > 108
+    listener = session.listen()
+    try:
+        conn = session.connect()
+        assert conn is not None
+        conn.close()
+    finally:
+        listener.close()
+
+
+def test_saved_results_read_back_the_same(tmp_path: Path) -> None:
+    session = store(tmp_path / "s").create("echo hi")
+    result = finished("echo hi")
+    session.save_result(result)
+    assert session.load_result() == result
+    assert session.result_path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    ("name", "typed"),
+    [("enter", "\r"), ("ctrl-c", "\x03"), ("Ctrl-D", "\x04"), ("tab", "\t"), ("up", "\x1b[A"), ("esc", "\x1b")],
+)
+def test_key_names(name: str, typed: str) -> None:
+    assert key_text(name) == typed
+
+
+@pytest.mark.parametrize("name", ["hyper-x", "ctrl-", "ctrl-1", "f13"])
+def test_unknown_keys_are_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="unknown key"):
+        key_text(name)

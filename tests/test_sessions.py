@@ -1,0 +1,260 @@
+"""Sessions: --yield-after, poll, send, stop and sessions, through the real CLI and real shells.
+
+Every test runs in its own HOME, so its sessions live in a directory of their own; a finalizer
+stops whatever a failing test left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Outcome, SafeRun, shell_path
+
+SESSION_ID_LENGTH = 24
+
+
+@pytest.fixture
+def sessions(safe_run: SafeRun) -> Iterator[SafeRun]:
+    """safe-run with sessions, and nothing of them left afterwards."""
+    yield safe_run
+    listing = safe_run("sessions", "--format", "json")
+    for row in listing.json["sessions"] if listing.returncode == 0 else []:
+        if row["status"] in ("running", "input_required"):
+            safe_run("stop", row["session_id"])
+
+
+def start(safe_run: SafeRun, command: str, yield_after: float = 0.5, shell: str = "bash", *extra: str) -> Outcome:
+    return safe_run("--shell", shell_path(shell), "--format", "json", "--yield-after", str(yield_after), *extra,
+                    "--", command)
+
+
+def session_dir(safe_run: SafeRun) -> Path:
+    return safe_run.home / ".local" / "state" / "safe-run" / "sessions"
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_command_that_outlives_the_yield_is_polled_to_its_end(sessions: SafeRun) -> None:
+    started = start(sessions, "echo first; sleep 1.5; echo second; exit 3", yield_after=0.3)
+    assert started.returncode == 75, started.stderr
+    running = started.json
+    assert running["status"] == "running" and running["exit_code"] is None
+    assert running["completion_reason"] is None
+    session_id = running["session_id"]
+    assert len(session_id) == SESSION_ID_LENGTH
+    assert "first" in running["output"]
+    assert f"safe-run poll {session_id} --wait" in running["message"]
+    assert "do not run the command again" in running["message"]
+
+    final = sessions("poll", session_id, "--wait", "30", "--format", "json")
+    assert final.returncode == 3
+    result = final.json
+    assert result["status"] == "completed" and result["exit_code"] == 3
+    assert result["session_id"] is None
+    assert "first" in result["output"] and "second" in result["output"], "the final result has the whole output"
+    assert sessions("poll", session_id, "--format", "json").json == result, "a finished session answers again"
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_every_integrated_shell_yields_and_is_polled(sessions: SafeRun, shell: str) -> None:
+    started = start(sessions, "echo begun; sleep 1; echo ended", 0.3, shell)
+    assert started.json["status"] == "running" and started.json["strategy"] == "rich"
+    final = sessions("poll", started.json["session_id"], "--wait", "30", "--format", "json").json
+    assert (final["status"], final["exit_code"], final["completion_reason"]) == ("completed", 0, "shell_integration")
+    assert final["output"] == "begun\nended\n"
+
+
+def test_a_command_that_ends_within_the_yield_answers_at_once_and_leaves_nothing(sessions: SafeRun) -> None:
+    began = time.monotonic()
+    outcome = start(sessions, "echo quick", yield_after=30)
+    assert time.monotonic() - began < 15, "the yield period is not waited out"
+    result = outcome.json
+    assert outcome.returncode == 0 and result["status"] == "completed" and result["session_id"] is None
+    assert result["output"] == "quick\n"
+    assert list(session_dir(sessions).iterdir()) == []
+
+
+def test_poll_returns_only_new_output(sessions: SafeRun) -> None:
+    started = start(sessions, "echo one; sleep 0.8; echo two; sleep 0.8; echo three; sleep 30", yield_after=0.4)
+    session_id = started.json["session_id"]
+    assert started.json["output"] == "one\n"
+    time.sleep(1.0)
+    second = sessions("poll", session_id, "--format", "json").json
+    assert second["status"] == "running" and second["output"] == "two\n"
+
+
+def test_read_is_answered_with_send(sessions: SafeRun) -> None:
+    started = start(sessions, "read -p 'name? ' name; echo \"hello $name\"", yield_after=20)
+    waiting = started.json
+    assert started.returncode == 75
+    assert waiting["status"] == "input_required" and waiting["session_id"]
+    assert waiting["duration_s"] < 10, "an input wait answers before the yield period is over"
+    assert "name?" in waiting["prompt"]
+    assert f"safe-run send {waiting['session_id']}" in waiting["message"]
+
+    answered = sessions("send", waiting["session_id"], "bob", "--wait", "20", "--format", "json")
+    result = answered.json
+    assert answered.returncode == 0, result
+    assert result["status"] == "completed" and "hello bob" in result["output"]
+
+
+def test_a_python_repl_is_driven_with_send_and_ended_with_ctrl_d(sessions: SafeRun) -> None:
+    shell_path("python3")
+    started = start(sessions, "python3 -q", yield_after=20)
+    assert started.json["status"] == "input_required", started.json
+    session_id = started.json["session_id"]
+
+    answer = sessions("send", session_id, "print(6 * 7)", "--wait", "20", "--format", "json").json
+    assert answer["status"] == "input_required" and answer["session_id"] == session_id
+    assert "42" in answer["output"]
+
+    ended = sessions("send", session_id, "--key", "ctrl-d", "--wait", "20", "--format", "json")
+    assert ended.returncode == 0 and ended.json["status"] == "completed"
+
+
+def test_stop_ends_the_command_and_its_background_child(sessions: SafeRun, tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    started = start(sessions, f"sleep 300 & echo $! > {pidfile}; sleep 300", yield_after=0.5)
+    session_id = started.json["session_id"]
+    child = int(pidfile.read_text())
+    assert alive(child)
+
+    stopped = sessions("stop", session_id, "--format", "json")
+    result = stopped.json
+    assert result["status"] == "interrupted" and result["completion_reason"] == "stopped"
+    assert result["session_id"] is None and stopped.returncode == 130
+    assert child in [k["pid"] for k in result["killed"]]
+    deadline = time.monotonic() + 5
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
+
+
+def test_the_session_runs_on_after_its_caller_exits(sessions: SafeRun, tmp_path: Path) -> None:
+    marker = tmp_path / "done"
+    started = start(sessions, f"sleep 1; touch {marker}; echo made it", yield_after=0.2)
+    assert started.json["status"] == "running", "the caller's process has exited here"
+    final = sessions("poll", started.json["session_id"], "--wait", "30", "--format", "json").json
+    assert final["status"] == "completed" and final["exit_code"] == 0
+    assert marker.exists() and "made it" in final["output"]
+
+
+def test_two_sessions_do_not_see_each_others_output(sessions: SafeRun) -> None:
+    first = start(sessions, "for i in 1 2 3; do echo apple$i; sleep 0.3; done", yield_after=0.2).json
+    second = start(sessions, "for i in 1 2 3; do echo pear$i; sleep 0.3; done", yield_after=0.2).json
+    assert first["session_id"] != second["session_id"]
+    one = sessions("poll", first["session_id"], "--wait", "30", "--format", "json").json
+    two = sessions("poll", second["session_id"], "--wait", "30", "--format", "json").json
+    assert "apple3" in one["output"] and "pear" not in one["output"]
+    assert "pear3" in two["output"] and "apple" not in two["output"]
+
+
+def test_sessions_lists_running_and_finished(sessions: SafeRun) -> None:
+    running = start(sessions, "sleep 30", yield_after=0.2).json
+    finished = start(sessions, "sleep 0.5; echo x", yield_after=0.2).json
+    sessions("poll", finished["session_id"], "--wait", "30")
+    rows = {row["session_id"]: row for row in sessions("sessions", "--format", "json").json["sessions"]}
+    assert rows[running["session_id"]]["status"] == "running"
+    assert rows[finished["session_id"]]["status"] == "completed"
+    assert rows[finished["session_id"]]["exit_code"] == 0
+    assert rows[running["session_id"]]["command"] == "sleep 30"
+
+
+@pytest.mark.parametrize(
+    ("session_id", "needle"),
+    [("not-an-id", "not a session id"), ("0" * SESSION_ID_LENGTH, "no session")],
+)
+@pytest.mark.parametrize("verb", ["poll", "stop", "send"])
+def test_unknown_ids_are_a_clear_error(sessions: SafeRun, verb: str, session_id: str, needle: str) -> None:
+    args = [verb, session_id, *(["x"] if verb == "send" else []), "--format", "json"]
+    outcome = sessions(*args)
+    assert outcome.returncode == 123
+    assert outcome.json["status"] == "error" and needle in outcome.json["message"]
+    lines = outcome.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in outcome.stderr
+
+
+def test_a_crashed_holder_is_reported_once_and_cleaned_up(sessions: SafeRun) -> None:
+    started = start(sessions, "sleep 300", yield_after=0.3).json
+    session_id = started["session_id"]
+    directory = session_dir(sessions) / session_id
+    holder = int(json.loads((directory / "meta.json").read_text())["holder_pid"])
+    os.kill(holder, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while alive(holder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    outcome = sessions("poll", session_id, "--format", "json")
+    assert outcome.returncode == 125 and "holder process died" in outcome.json["message"]
+    assert not directory.exists()
+    assert sessions("poll", session_id).returncode == 123
+
+
+def test_send_to_a_finished_session_says_nothing_was_typed(sessions: SafeRun) -> None:
+    started = start(sessions, "sleep 0.5; echo over", yield_after=0.2).json
+    sessions("poll", started["session_id"], "--wait", "30")
+    late = sessions("send", started["session_id"], "hello", "--format", "json").json
+    assert late["status"] == "completed" and "nothing was typed" in late["message"]
+
+
+def test_send_needs_something_to_send(sessions: SafeRun) -> None:
+    outcome = sessions("send", "0" * SESSION_ID_LENGTH)
+    assert outcome.returncode == 2 and "nothing to send" in outcome.stderr
+
+
+def test_unknown_key_is_a_usage_error(sessions: SafeRun) -> None:
+    outcome = sessions("send", "0" * SESSION_ID_LENGTH, "--key", "hyper-x")
+    assert outcome.returncode == 2 and "unknown key" in outcome.stderr
+
+
+def test_verb_names_run_as_programs_after_a_double_dash(sessions: SafeRun, tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    program = bindir / "poll"
+    program.write_text("#!/bin/sh\necho i am the poll program\n")
+    program.chmod(0o755)
+    path = f"{bindir}:{os.environ.get('PATH', os.defpath)}"
+    outcome = sessions("--shell", shell_path("bash"), "--format", "json", "--env", f"PATH={path}", "--", "poll")
+    assert outcome.returncode == 0 and outcome.json["output"] == "i am the poll program\n"
+
+
+def test_ctrl_c_while_yielding_stops_the_command(sessions: SafeRun) -> None:
+    """A signal to the waiting caller stops the command, as in a foreground run."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "safe_run", "--shell", shell_path("bash"), "--format", "json", "--yield-after", "30",
+         "--", "echo started; sleep 300"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sessions.environment(),
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not any(session_dir(sessions).glob("*/meta.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    result = json.loads(stdout)
+    assert proc.returncode == 130 and result["status"] == "interrupted" and result["session_id"] is None
+    assert list(session_dir(sessions).iterdir()) == [], "a session nobody was told of is not kept"
+
+
+def test_a_syntax_error_with_yield_after_is_refused_at_once(sessions: SafeRun) -> None:
+    outcome = start(sessions, "echo 'unterminated", yield_after=30)
+    assert outcome.returncode == 2 and outcome.json["status"] == "syntax_error"
+    assert list(session_dir(sessions).iterdir()) == []

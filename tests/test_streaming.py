@@ -1,0 +1,271 @@
+"""Following a run as it happens, through real shells in real PTYs: jsonl events, the live pretty
+display, colour and CI conventions, GitHub annotations.
+
+safe-run itself runs in a subprocess; where it must see a terminal, it runs inside one (pexpect),
+and its stderr is given a second terminal, or a file, to tell the two streams apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from conftest import SafeRun, shell_path
+
+SGR = re.compile(rb"\x1b\[[0-9;]*m")
+TWO_LINES = "echo a; sleep 0.3; echo b"
+
+
+def with_bash(safe_run: SafeRun) -> SafeRun:
+    safe_run.shell = shell_path("bash")
+    return safe_run
+
+
+def jsonl(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+# ---- --format jsonl --------------------------------------------------------------------------------
+
+
+def test_jsonl_events_of_a_real_run(safe_run: SafeRun) -> None:
+    sr = with_bash(safe_run)
+    outcome = sr("--format", "jsonl", "--", TWO_LINES)
+    assert outcome.returncode == 0, outcome.stderr
+    lines = jsonl(outcome.stdout)
+    kinds = [e["event"] for e in lines]
+    assert kinds[0] == "started" and kinds[-1] == "finished"
+    assert set(kinds[1:-1]) == {"output"}, kinds
+    started, finished = lines[0], lines[-1]
+    assert started["command"] == TWO_LINES and started["strategy"] == "rich"
+    assert started["shell"]["path"] == sr.shell
+    outputs = lines[1:-1]
+    assert [e["text"] for e in outputs] == ["a\n", "b\n"], "the pause splits the output into two events"
+    assert outputs[1]["at_s"] - outputs[0]["at_s"] >= 0.25
+    assert all(set(e) == {"event", "at_s", "text", "dropped_bytes"} for e in outputs)
+
+    as_json = sr("--format", "json", "--", TWO_LINES).json
+    result = finished["result"]
+    assert set(result) == set(as_json)
+    assert {k: type(v) for k, v in result.items()} == {k: type(v) for k, v in as_json.items()}
+    same = ("status", "exit_code", "strategy", "completion_reason", "command", "shell", "output", "downgrades")
+    assert {k: result[k] for k in same} == {k: as_json[k] for k in same}
+    assert finished["at_s"] == result["duration_s"]
+
+
+def test_jsonl_reports_a_downgrade_as_it_happens(safe_run: SafeRun) -> None:
+    shell_path("dash")
+    (safe_run.home / ".bashrc").write_text("exec dash\n")
+    outcome = with_bash(safe_run)("--idle", "0.3", "--format", "jsonl", "--", "echo via dash; sh -c 'exit 6'")
+    assert outcome.returncode == 6
+    lines = jsonl(outcome.stdout)
+    kinds = [e["event"] for e in lines]
+    assert kinds == ["started", "downgrade", "output", "finished"], kinds
+    downgrade, result = lines[1], lines[-1]["result"]
+    assert (downgrade["from"], downgrade["to"]) == ("rich", "none")
+    assert result["downgrades"] == [{k: downgrade[k] for k in ("from", "to", "reason", "at_s")}]
+    assert lines[2]["text"] == "via dash\n" and result["output"] == "via dash\n"
+
+
+def test_jsonl_when_nothing_ran_is_just_the_result(safe_run: SafeRun) -> None:
+    outcome = with_bash(safe_run)("--format", "jsonl", "--", "echo 'unbalanced")
+    assert outcome.returncode == 2
+    (only,) = jsonl(outcome.stdout)
+    assert only["event"] == "finished" and only["result"]["status"] == "syntax_error"
+
+
+def test_jsonl_bounds_the_event_rate(safe_run: SafeRun) -> None:
+    """A flood of output becomes a bounded number of events (at most one per 0.1 s, and the last)."""
+    outcome = with_bash(safe_run)("--format", "jsonl", "--", "seq 1 100000")
+    lines = jsonl(outcome.stdout)
+    outputs = [e for e in lines if e["event"] == "output"]
+    result = lines[-1]["result"]
+    assert len(outputs) <= result["duration_s"] / 0.1 + 2
+    assert "".join(e["text"] for e in outputs) == result["output"]
+
+
+def test_jsonl_with_yield_after_is_a_usage_error(safe_run: SafeRun) -> None:
+    outcome = safe_run("--format", "jsonl", "--yield-after", "1", "--", "true")
+    assert outcome.returncode == 2 and "jsonl" in outcome.stderr
+
+
+def test_a_reader_that_goes_away_stops_the_command_like_sigpipe(safe_run: SafeRun) -> None:
+    env = safe_run.environment()
+    script = f"'{sys.executable}' -m safe_run --shell bash --format jsonl -- 'yes' | head -n 2; echo \"${{PIPESTATUS[0]}}\""
+    proc = subprocess.run([shell_path("bash"), "-c", script], env=env, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    first, second, status = proc.stdout.splitlines()
+    assert json.loads(first)["event"] == "started" and json.loads(second)["event"] == "output"
+    assert status == "141", "128 + SIGPIPE, as for a pipeline's writer"
+    assert proc.stderr == "", "no broken-pipe noise"
+
+
+# ---- pretty, as a person sees it ---------------------------------------------------------------------
+
+
+def pretty(safe_run: SafeRun, env: dict[str, str], command: str = "echo visible; sh -c 'exit 4'"):
+    outcome = with_bash(safe_run)("--format", "pretty", "--", command, env=env)
+    assert outcome.stdout == "visible\n"
+    assert outcome.returncode == 4
+    return outcome
+
+
+def test_pretty_through_pipes_is_plain(safe_run: SafeRun) -> None:
+    outcome = pretty(safe_run, {"TERM": "xterm-256color"})
+    assert "\x1b" not in outcome.stderr
+    assert outcome.stderr.startswith("✗ completed · exit 4 · ")
+
+
+def test_force_color_colours_the_summary_even_through_a_pipe(safe_run: SafeRun) -> None:
+    assert "\x1b[1;31m" in pretty(safe_run, {"FORCE_COLOR": "1"}).stderr
+    assert "\x1b[1;31m" in pretty(safe_run, {"FORCE_COLOR": "1", "CI": "true"}).stderr
+
+
+def test_no_color_wins_over_force_color(safe_run: SafeRun) -> None:
+    assert "\x1b" not in pretty(safe_run, {"FORCE_COLOR": "1", "NO_COLOR": "1"}).stderr
+
+
+def spawn(safe_run: SafeRun, command: str, env: dict[str, str] | None = None, stderr_to: str | None = None):
+    """safe-run --format pretty inside a terminal (its stderr too, unless sent elsewhere)."""
+    environment = safe_run.environment({"TERM": "xterm-256color", **(env or {})})
+    argv = [sys.executable, "-m", "safe_run", "--shell", shell_path("bash"), "--format", "pretty", "--", command]
+    if stderr_to is None:
+        return pexpect.spawn(argv[0], argv[1:], env=environment, timeout=30)
+    return pexpect.spawn("/bin/sh", ["-c", 'exec "$@" 2>"$0"', stderr_to, *argv], env=environment, timeout=30)
+
+
+def read_all(child: pexpect.spawn) -> bytes:
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.before
+
+
+def test_on_a_terminal_output_streams_and_a_status_line_runs(safe_run: SafeRun) -> None:
+    child = spawn(safe_run, "echo hi; sleep 1; echo there")
+    child.expect("hi")
+    assert child.isalive(), "the output shows before the command ends"
+    everything = child.before + child.after + read_all(child)
+    assert child.exitstatus == 0
+    after_hi = everything[everything.index(b"hi"):]
+    assert after_hi.index(b"running") < after_hi.index(b"there"), "the status line runs while the command does"
+    summary = everything.index(b"completed")
+    assert everything.rindex(b"running") < everything.rindex(b"\r\x1b[2K", 0, summary), "erased before the summary"
+    assert SGR.search(everything[summary - 10:]), "a coloured summary"
+
+
+def test_the_status_line_is_on_stderr_only(safe_run: SafeRun) -> None:
+    """stdout and stderr on two different terminals: the status line and summary go to the second."""
+    master, slave = os.openpty()
+    received = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                return
+            if not data:
+                return
+            received.extend(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        child = spawn(safe_run, "echo hi; sleep 1; echo there", stderr_to=os.ttyname(slave))
+        child.expect("hi")
+        assert child.isalive()
+        stdout = b"hi" + child.before + read_all(child)
+    finally:
+        os.close(slave)
+        reader.join(10)
+        os.close(master)
+    assert child.exitstatus == 0
+    assert re.sub(rb"\r+\n", b"\n", stdout).endswith(b"\nthere\n")
+    assert b"running" not in stdout and b"completed" not in stdout and b"\x1b[2K" not in stdout
+    assert b"running" in received and b"strategy rich" in received and b"completed" in received
+
+
+def test_with_stderr_in_a_file_there_is_no_status_line(safe_run: SafeRun, tmp_path: Path) -> None:
+    log = tmp_path / "stderr.txt"
+    child = spawn(safe_run, "echo hi; sleep 1; echo there", stderr_to=str(log))
+    child.expect("hi")
+    assert child.isalive()
+    rest = read_all(child)
+    assert b"there" in rest and b"running" not in rest and b"completed" not in rest
+    assert log.read_text() .startswith("✓ completed · exit 0 · ")
+    assert "\r" not in log.read_text() and "\x1b" not in log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("env", "status_line", "colour"),
+    [({}, True, True), ({"NO_COLOR": "1"}, True, False), ({"TERM": "dumb"}, False, False),
+     ({"CI": "true"}, False, False)],
+    ids=["default", "no-color", "term-dumb", "ci"],
+)
+def test_terminal_decoration_follows_the_environment(
+    safe_run: SafeRun, env: dict[str, str], status_line: bool, colour: bool
+) -> None:
+    child = spawn(safe_run, "printf '\\033[31mred\\033[0m\\n'; sleep 0.3; echo done", env=env)
+    everything = read_all(child)
+    assert child.exitstatus == 0
+    assert b"red" in everything and b"done" in everything and b"completed" in everything
+    assert (b"running" in everything) is status_line
+    assert bool(SGR.search(everything)) is colour, "the command's colours and the summary's, together"
+    if not status_line and not colour:
+        assert b"\x1b" not in everything, "nothing decorative at all"
+
+
+def test_ctrl_c_stops_the_command_and_leaves_the_terminal_clean(safe_run: SafeRun) -> None:
+    child = spawn(safe_run, "echo go; sleep 30")
+    child.expect("go")
+    child.expect("running")
+    child.sendintr()
+    rest = read_all(child)
+    assert child.exitstatus == 130
+    assert b"interrupted" in rest and b"SIGINT" in rest
+    assert b"running" not in rest[rest.index(b"interrupted"):]
+    assert rest.endswith(b"\x1b[0m\r\n") or rest.endswith(b"\r\n")
+
+
+# ---- CI annotations ------------------------------------------------------------------------------------
+
+
+GITHUB = {"GITHUB_ACTIONS": "true"}
+
+
+def annotations(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("::")]
+
+
+@pytest.mark.parametrize("command", ["echo fine", "echo failing; sh -c 'exit 3'"], ids=["success", "own-failure"])
+def test_no_annotation_when_the_shell_decided(safe_run: SafeRun, command: str) -> None:
+    assert annotations(with_bash(safe_run)("--", command, env=GITHUB).stderr) == []
+
+
+def test_timeout_is_an_error_annotation_in_every_format(safe_run: SafeRun) -> None:
+    sr = with_bash(safe_run)
+    for output_format in ("json", "pretty", "jsonl"):
+        outcome = sr("--format", output_format, "--timeout", "0.5", "--", "sleep 5", env=GITHUB)
+        assert outcome.returncode == 124
+        (line,) = annotations(outcome.stderr)
+        assert line.startswith("::error title=safe-run timeout::`sleep 5`: timeout after ")
+    assert sr("--format", "json", "--", "echo 'open", env=GITHUB).stderr.startswith("::error title=safe-run syntax_error::")
+    assert annotations(sr("--timeout", "0.5", "--", "sleep 5").stderr) == [], "only in GitHub Actions"
+
+
+def test_fallback_is_a_warning_annotation(safe_run: SafeRun) -> None:
+    shell_path("dash")
+    (safe_run.home / ".bashrc").write_text("exec dash\n")
+    outcome = with_bash(safe_run)("--idle", "0.3", "--", "echo via dash", env=GITHUB)
+    assert outcome.json["downgrades"], "stdout is still one JSON object"
+    (line,) = annotations(outcome.stderr)
+    assert line.startswith("::warning title=safe-run fallback::`echo via dash`: completed with exit 0")
+    assert "downgrade rich -> none" in line
