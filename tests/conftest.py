@@ -66,6 +66,16 @@ class SafeRun:
         return sorted(p.name for p in self.tmpdir.iterdir())
 
 
+def program_on_path(directory: Path, name: str, script: str) -> str:
+    """A PATH whose first entry holds an executable shell script called `name`."""
+    bindir = directory / "bin"
+    bindir.mkdir(exist_ok=True)
+    program = bindir / name
+    program.write_text(f"#!/bin/sh\n{script}\n")
+    program.chmod(0o755)
+    return f"{bindir}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+
+
 def shell_path(name: str) -> str:
     path = shutil.which(name)
     if path is None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conftest import SafeRun, shell_path
+from conftest import SafeRun, program_on_path, shell_path
 from safe_run import doctor
 from safe_run.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy, error_result
 from safe_run.runner import RunRequest
@@ -133,12 +133,7 @@ def test_a_missing_dollar_shell_is_a_problem(safe_run: SafeRun) -> None:
 
 
 def test_a_program_called_doctor_runs_after_double_dash(safe_run: SafeRun, tmp_path: Path) -> None:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    program = bindir / "doctor"
-    program.write_text('#!/bin/sh\necho "program called doctor: $*"\n')
-    program.chmod(0o755)
-    env = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', os.defpath)}"}
+    env = {"PATH": program_on_path(tmp_path, "doctor", 'echo "program called doctor: $*"')}
     outcome = safe_run("--format", "json", "--", "doctor", "--shell", "x", env=env)
     assert (outcome.json["output"], outcome.json["exit_code"]) == ("program called doctor: --shell x\n", 0)
 

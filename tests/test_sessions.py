@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Outcome, SafeRun, shell_path
+from conftest import Outcome, SafeRun, program_on_path, shell_path
 
 SESSION_ID_LENGTH = 24
 
@@ -220,12 +220,7 @@ def test_unknown_key_is_a_usage_error(sessions: SafeRun) -> None:
 
 
 def test_verb_names_run_as_programs_after_a_double_dash(sessions: SafeRun, tmp_path: Path) -> None:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    program = bindir / "poll"
-    program.write_text("#!/bin/sh\necho i am the poll program\n")
-    program.chmod(0o755)
-    path = f"{bindir}:{os.environ.get('PATH', os.defpath)}"
+    path = program_on_path(tmp_path, "poll", "echo i am the poll program")
     outcome = sessions("--shell", shell_path("bash"), "--format", "json", "--env", f"PATH={path}", "--", "poll")
     assert outcome.returncode == 0 and outcome.json["output"] == "i am the poll program\n"
 
