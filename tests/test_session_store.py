@@ -10,7 +10,8 @@ import pytest
 
 from safe_run.result import ExitStatus, Reason, Result, Status
 from safe_run.session.keys import key_text
-from safe_run.session.store import RETENTION_S, SETUP_GRACE_S, SessionError, SessionStore, sessions_root
+from safe_run.session import SessionError
+from safe_run.session.store import RETENTION_S, SETUP_GRACE_S, SessionStore, sessions_root
 
 
 def store(root: Path, offset: float = 0.0) -> SessionStore:

@@ -20,7 +20,7 @@ from .commands.doctor import doctor_command
 from .commands.run import run_command
 from .commands.sessions import poll_command, send_command, sessions_command, stop_command
 from .report import FORMATS, json_line, wants_json
-from .session.store import SessionError
+from .session import SessionError
 from .result import ExitStatus, error_result
 
 RUN = "run"

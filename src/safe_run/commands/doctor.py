@@ -8,7 +8,7 @@ import pwd
 
 import click
 
-from .. import doctor, shells
+from .. import shells
 from ..report import format_option, wants_json
 from ..result import exit_status
 from ..runner import execute
@@ -41,6 +41,8 @@ def doctor_command(shell: str | None, output_format: str) -> int:
     same machinery as a run, and reports the strategy a run gets, how long start-up takes and, for
     each problem, the reason and what to do.
     """
+    from .. import doctor  # only doctor needs it; a run should not pay for loading it
+
     environ = dict(os.environ)
     if shell is not None:
         try:

@@ -10,12 +10,13 @@ import click
 
 from ..report import emit, format_option, wants_json
 from ..result import SCHEMA_VERSION, exit_status
-from ..session.client import ask, listing
 from ..session.keys import NAMED, key_text
-from ..session.store import SessionError, SessionStore
+from ..session import SessionError
 
 def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Tab completion offers this user's session ids."""
+    from ..session.store import SessionStore
+
     try:
         return [session.id for session in SessionStore.open().all() if session.id.startswith(incomplete)]
     except SessionError:
@@ -35,6 +36,8 @@ def _wait_option(default: float | None, help_text: str) -> Callable[[click.decor
 @format_option
 def poll_command(session_id: str, wait: float | None, output_format: str) -> int:
     """The new output of session ID and where its command stands; its final result once it ended."""
+    from ..session.client import ask
+
     result = ask(session_id, {"op": "poll", "wait": wait or 0})
     emit(result, output_format)
     return exit_status(result)
@@ -63,6 +66,8 @@ def send_command(
     """Type TEXT (and Enter) into session ID's command, and answer like poll --wait."""
     if text is None and not keys:
         raise click.UsageError("nothing to send: give TEXT, --key, or both")
+    from ..session.client import ask
+
     typed = (text or "") + ("" if no_enter or text is None else "\r") + keys
     result = ask(session_id, {"op": "send", "text": typed, "wait": wait})
     emit(result, output_format)
@@ -74,6 +79,8 @@ def send_command(
 @format_option
 def stop_command(session_id: str, output_format: str) -> int:
     """End session ID's command and everything it started; answer with its final result."""
+    from ..session.client import ask
+
     result = ask(session_id, {"op": "stop"})
     emit(result, output_format)
     return exit_status(result)
@@ -83,6 +90,8 @@ def stop_command(session_id: str, output_format: str) -> int:
 @format_option
 def sessions_command(output_format: str) -> int:
     """List this user's sessions, running and finished: id, status, age, command."""
+    from ..session.client import listing
+
     rows = listing(time.time())
     if wants_json(output_format):
         click.echo(json.dumps({"schema_version": SCHEMA_VERSION, "sessions": rows}, ensure_ascii=False))

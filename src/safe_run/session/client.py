@@ -15,7 +15,8 @@ from ..result import ExitStatus, Result
 from ..runner import RunRequest, signals_to_fd
 from . import wire
 from .holder import NOT_TYPED, detach, with_note
-from .store import Session, SessionError, SessionStore
+from . import SessionError
+from .store import Session, SessionStore
 
 
 def start_session(request: RunRequest, yield_after: float) -> Result:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..result import ExitStatus, Result
+from . import SessionError
 
 SESSION_ID = re.compile(r"[0-9a-f]{24}\Z")
 # How long a finished session keeps its result for `poll`, counted from the end of the command.
@@ -29,14 +30,6 @@ RETENTION_S = 600.0
 SETUP_GRACE_S = 30.0
 # sockaddr_un holds 108 bytes; longer paths are reached through /proc/self/fd.
 SOCKET_PATH_MAX = 100
-
-
-class SessionError(Exception):
-    """A session cannot be used: unknown, malformed, gone, or its directory is not private."""
-
-    def __init__(self, message: str, status: int = ExitStatus.NO_SESSION) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def sessions_root(env: Mapping[str, str]) -> Path:
