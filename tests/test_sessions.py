@@ -199,6 +199,7 @@ def test_a_crashed_holder_is_reported_once_and_cleaned_up(sessions: SafeRun) -> 
     outcome = sessions("poll", session_id, "--format", "json")
     assert outcome.returncode == 125 and "holder process died" in outcome.json["message"]
     assert not directory.exists()
+    assert sessions.leftovers() == [], "the holder's private files lived in the session directory"
     assert sessions("poll", session_id).returncode == 123
 
 

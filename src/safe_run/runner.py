@@ -89,9 +89,13 @@ class CommandRefused(Exception):
 
 
 @contextmanager
-def private_workdir() -> Iterator[Path]:
-    """A directory only this user can read, gone when the run is over, whatever happens."""
-    path = Path(tempfile.mkdtemp(prefix="safe-run-"))
+def private_workdir(parent: Path | None = None) -> Iterator[Path]:
+    """A directory only this user can read, gone when the run is over, whatever happens.
+
+    It is made in $TMPDIR, or in `parent` (a session's directory, so that the leftovers of a holder
+    that was killed go with the session).
+    """
+    path = Path(tempfile.mkdtemp(prefix="safe-run-", dir=parent))
     try:
         yield path
     finally:

@@ -64,7 +64,7 @@ class Holder:
         self.first_answered = False
 
     def serve(self) -> None:
-        with private_workdir() as workdir, signals_to_fd() as (wake_fd, signals):
+        with private_workdir(self.session.path) as workdir, signals_to_fd() as (wake_fd, signals):
             run = self._start(workdir)
             if run is not None:
                 try:
