@@ -13,9 +13,8 @@ from dataclasses import replace
 
 from ..result import ExitStatus, Result
 from ..runner import RunRequest, signals_to_fd
-from . import wire
+from . import SessionError, wire
 from .holder import NOT_TYPED, detach, with_note
-from . import SessionError
 from .store import Session, SessionStore
 
 
@@ -48,11 +47,11 @@ def _request(session: Session, request: dict[str, object]) -> Result:
                 answer = wire.receive(conn)
     if answer is not None:
         return Result.from_dict(answer)
-    result = left_result(session)
+    result = _left_result(session)
     return with_note(result, NOT_TYPED) if request.get("op") == "send" else result
 
 
-def left_result(session: Session) -> Result:
+def _left_result(session: Session) -> Result:
     """The result a finished holder saved; a holder gone without one crashed."""
     result = session.load_result()
     if result is None and "holder_pid" not in session.meta():
@@ -67,14 +66,14 @@ def _ask_interruptibly(session: Session, request: dict[str, object]) -> Result:
     with signals_to_fd() as (wake_fd, signals):
         conn = session.connect()
         if conn is None:
-            return left_result(session)
+            return _left_result(session)
         with conn:
             conn.sendall(wire.encode(request))
             while True:
                 ready, _, _ = select.select([conn, wake_fd], [], [])
                 if conn in ready:
                     answer = wire.receive(conn)
-                    return Result.from_dict(answer) if answer is not None else left_result(session)
+                    return Result.from_dict(answer) if answer is not None else _left_result(session)
                 if signals:
                     return _request(session, {"op": "interrupt", "signal": signal.Signals(signals[0]).name})
 

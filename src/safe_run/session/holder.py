@@ -171,7 +171,7 @@ class Holder:
             run.stop()
             self.waiters.append(Waiter(conn, None))
         elif op == "interrupt":
-            run.interrupt(signal.Signals[str(request.get("signal", "SIGINT"))])
+            run.interrupt(signal.Signals.__members__.get(str(request.get("signal")), signal.SIGINT))
             self.waiters.append(Waiter(conn, None))
         elif op == "status":
             self._answer(Waiter(conn, now), self._progress(run, take_output=False))
