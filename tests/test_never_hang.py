@@ -261,6 +261,15 @@ def test_background_jobs_are_killed_and_reported(sr: SafeRun) -> None:
     assert_no_process_mentions(f"sleep {seconds}")
 
 
+def test_a_job_in_the_shells_own_group_that_ignores_signals_is_still_killed(safe_run: SafeRun) -> None:
+    """Without job control a background job shares the shell's group; SIGTERM and SIGHUP do not end it."""
+    seconds = 500 + os.getpid() % 1000
+    command = f"set +m; (trap '' TERM HUP; exec sleep {seconds}) & echo started"
+    outcome = with_shell(safe_run, "bash")("--", command)
+    assert outcome.json["status"] == "completed" and outcome.json["killed"]
+    assert_no_process_mentions(f"sleep {seconds}")
+
+
 def test_keep_background_leaves_jobs_running(safe_run: SafeRun) -> None:
     seconds = 400 + os.getpid() % 1000
     outcome = with_shell(safe_run, "bash")("--keep-background", "--", f"sleep {seconds} & echo started")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 
 from .kernel import KernelObserver, ProcessInfo
 from .result import Killed
@@ -41,7 +42,7 @@ class Reaper:
         if pgrp == self._shell_pgrp:
             return []  # a shell builtin (`read`): Ctrl-C brings the shell back, which is closed next
         for signum in (signal.SIGTERM, signal.SIGKILL):
-            if _gone(pgrp, GRACE_S):
+            if _group_gone(pgrp, GRACE_S):
                 break
             _signal_group(pgrp, signum)
         return victims
@@ -53,12 +54,18 @@ class Reaper:
         for pgrp in groups:
             _signal_group(pgrp, signal.SIGTERM)
             _signal_group(pgrp, signal.SIGCONT)
-        for pid in (p.pid for p in leftovers if p.pgrp == self._shell_pgrp):
+        # Without job control a background job stays in the shell's own group, which is not
+        # signalled as a whole: the shell is closed separately.
+        strays = [p.pid for p in leftovers if p.pgrp == self._shell_pgrp]
+        for pid in strays:
             _signal_pid(pid, signal.SIGTERM)
         deadline = time.monotonic() + GRACE_S
         for pgrp in groups:
-            if not _gone(pgrp, max(0.0, deadline - time.monotonic())):
+            if not _group_gone(pgrp, max(0.0, deadline - time.monotonic())):
                 _signal_group(pgrp, signal.SIGKILL)
+        for pid in strays:
+            if not _process_gone(pid, max(0.0, deadline - time.monotonic())):
+                _signal_pid(pid, signal.SIGKILL)
         return [_killed(p) for p in leftovers]
 
     def _foreground_pgrp(self) -> int | None:
@@ -75,12 +82,21 @@ def _killed(process: ProcessInfo) -> Killed:
     return Killed(pid=process.pid, command=process.comm)
 
 
-def _gone(pgrp: int, within: float) -> bool:
+def _group_gone(pgrp: int, within: float) -> bool:
     """Wait up to `within` seconds for a process group to have no members left."""
+    return _gone(lambda: os.killpg(pgrp, 0), within)
+
+
+def _process_gone(pid: int, within: float) -> bool:
+    return _gone(lambda: os.kill(pid, 0), within)
+
+
+def _gone(probe: Callable[[], None], within: float) -> bool:
+    """Wait up to `within` seconds for `probe` (a signal 0) to find nobody."""
     deadline = time.monotonic() + within
     while True:
         try:
-            os.killpg(pgrp, 0)
+            probe()
         except ProcessLookupError:
             return True
         except PermissionError:
