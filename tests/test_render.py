@@ -103,6 +103,10 @@ def test_choose_presentation(env: dict[str, str], stdout_tty: bool, stderr_tty: 
         (result(exit_code=4, completion_reason=Reason.SENTINEL), "red"),
         (TIMEOUT, "red"),
         (result(status=Status.ERROR, exit_code=None, strategy=None, completion_reason=Reason.ERROR), "red"),
+        (result(status=Status.RUNNING, exit_code=None, completion_reason=None, session_id="a" * 24), "cyan"),
+        (result(status=Status.INPUT_REQUIRED, exit_code=None, completion_reason=Reason.INPUT_WAIT,
+                session_id="a" * 24), "cyan"),
+        (result(status=Status.INPUT_REQUIRED, exit_code=None, completion_reason=Reason.INPUT_WAIT), "red"),
     ],
 )
 def test_summary_style(res: Result, style: str) -> None:

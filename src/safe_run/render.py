@@ -38,8 +38,12 @@ ASCII_MARKS = {SUCCESS_STYLE: "+", FALLBACK_STYLE: "!", FAILURE_STYLE: "x", RUNN
 
 
 def summary_style(result: Result) -> str:
-    """Green for a clean success, yellow when a fallback decided the end, red for failure."""
-    if result.status is Status.RUNNING:
+    """Green for a clean success, yellow when a fallback decided the end, red for failure.
+
+    A command still going on in its session (running, or waiting for an answer) has failed at
+    nothing yet: it gets a colour of its own.
+    """
+    if result.session_id is not None:
         return RUNNING_STYLE
     if result.status is Status.COMPLETED and result.exit_code == 0:
         return FALLBACK_STYLE if decided_by_fallback(result) else SUCCESS_STYLE
