@@ -44,7 +44,7 @@ class Phase(Enum):
 
 @dataclass(frozen=True)
 class Timers:
-    """Every fallback delay, in seconds; each is a command-line option."""
+    """Every fallback delay, in seconds; those a caller may need to change are command-line options."""
 
     activation: float = 10.0  # the shell must show it is ready within this
     idle: float = 0.5  # quiet this long before the kernel's or the screen's word is taken
