@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from glob import escape, glob
@@ -98,17 +97,11 @@ class ShellReport:
 # ---- which shells ------------------------------------------------------------------------------
 
 
-def find_targets(
-    environ: Mapping[str, str],
-    passwd_shell: str | None,
-    which: Callable[[str, str], str | None] | None = None,
-) -> list[Target]:
+def find_targets(environ: Mapping[str, str], passwd_shell: str | None) -> list[Target]:
     """bash, zsh, fish, dash and sh as found on PATH, then $SHELL and the passwd shell if they
     are others; the one a plain run would use is marked `default`. A standard shell not on PATH
     is listed as not installed; a missing $SHELL is a problem, since plain runs would fail."""
-    search = environ.get("PATH", os.defpath)
-    which = which or (lambda name, path: shutil.which(name, path=path))
-    default = _default_shell(environ, passwd_shell, which)
+    default = _default_shell(environ, passwd_shell)
     targets: list[Target] = []
     seen: set[tuple[str, str]] = set()
 
@@ -121,7 +114,7 @@ def find_targets(
         targets.append(Target(name, path, default=default is not None and key == _key(default)))
 
     for name in KNOWN_SHELLS:
-        path = which(name, search)
+        path = shells.find_shell(name, environ)
         if path is None:
             targets.append(Target(name, None))
         else:
@@ -129,8 +122,8 @@ def find_targets(
     for extra in (environ.get("SHELL"), passwd_shell, default):
         if not extra:
             continue
-        path = extra if os.sep in extra else which(extra, search)
-        if path is not None and _executable(path):
+        path = shells.find_shell(extra, environ)
+        if path is not None:
             add(path)
         elif extra == (environ.get("SHELL") or passwd_shell) and all(t.path != extra for t in targets):
             where = "$SHELL" if extra == environ.get("SHELL") else "your passwd entry"
@@ -147,25 +140,17 @@ def find_targets(
 
 def named_target(path: str, environ: Mapping[str, str], passwd_shell: str | None) -> Target:
     """The one shell named with --shell (already resolved), marked `default` if plain runs use it."""
-    default = _default_shell(environ, passwd_shell, lambda name, search: shutil.which(name, path=search))
+    default = _default_shell(environ, passwd_shell)
     return Target(shells.shell_name(path), path, default=default is not None and _key(default) == _key(path))
 
 
-def _default_shell(
-    environ: Mapping[str, str], passwd_shell: str | None, which: Callable[[str, str], str | None]
-) -> str | None:
+def _default_shell(environ: Mapping[str, str], passwd_shell: str | None) -> str | None:
     """The shell `safe-run CMD` would use (as `shells.resolve_shell`), or None if it is missing."""
-    candidate = environ.get("SHELL") or passwd_shell or "/bin/sh"
-    path = candidate if os.sep in candidate else which(candidate, environ.get("PATH", os.defpath))
-    return path if path is not None and _executable(path) else None
+    return shells.find_shell(environ.get("SHELL") or passwd_shell or "/bin/sh", environ)
 
 
 def _key(path: str) -> tuple[str, str]:
     return (shells.shell_name(path), os.path.realpath(path))
-
-
-def _executable(path: str) -> bool:
-    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 # ---- the start-up files a run loads --------------------------------------------------------------

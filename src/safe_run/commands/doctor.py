@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 
 import click
 
@@ -19,13 +18,6 @@ EXIT_STATUS_HELP = (
     "advice); 2 usage error (a --shell that is not an executable shell included); 125 internal error; "
     "129/130/143 doctor was interrupted (SIGHUP/SIGINT/SIGTERM)."
 )
-
-
-def _passwd_shell() -> str | None:
-    try:
-        return pwd.getpwuid(os.getuid()).pw_shell or None
-    except KeyError:
-        return None
 
 
 @click.command("doctor", context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_STATUS_HELP)
@@ -49,9 +41,9 @@ def doctor_command(shell: str | None, output_format: str) -> int:
             path = shells.resolve_shell(shell, environ)
         except shells.ShellNotFound as exc:
             raise click.BadParameter(str(exc), param_hint="--shell") from exc
-        targets = [doctor.named_target(path, environ, _passwd_shell())]
+        targets = [doctor.named_target(path, environ, shells.passwd_shell())]
     else:
-        targets = doctor.find_targets(environ, _passwd_shell())
+        targets = doctor.find_targets(environ, shells.passwd_shell())
     home = os.path.expanduser("~")
     reports = []
     for target in targets:

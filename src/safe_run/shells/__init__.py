@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pwd
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -46,11 +47,17 @@ class Launch:
 
 def resolve_shell(requested: str | None, environ: dict[str, str]) -> str:
     """--shell, else $SHELL, else the passwd entry, else /bin/sh; a name is looked up on PATH."""
-    candidate = requested or environ.get("SHELL") or _passwd_shell() or "/bin/sh"
-    path = candidate if os.sep in candidate else _which(candidate, environ.get("PATH", os.defpath))
-    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
+    candidate = requested or environ.get("SHELL") or passwd_shell() or "/bin/sh"
+    path = find_shell(candidate, environ)
+    if path is None:
         raise ShellNotFound(f"shell not found or not executable: {candidate}")
     return path
+
+
+def find_shell(candidate: str, environ: Mapping[str, str]) -> str | None:
+    """A shell given by path, or by name looked up on $PATH, if it is an executable file."""
+    path = candidate if os.sep in candidate else _which(candidate, environ.get("PATH", os.defpath))
+    return path if path is not None and _executable(path) else None
 
 
 def shell_name(path: str) -> str:
@@ -67,7 +74,8 @@ def integration_script(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
-def _passwd_shell() -> str | None:
+def passwd_shell() -> str | None:
+    """The login shell in this user's passwd entry."""
     try:
         return pwd.getpwuid(os.getuid()).pw_shell or None
     except KeyError:
@@ -77,6 +85,10 @@ def _passwd_shell() -> str | None:
 def _which(name: str, search_path: str) -> str | None:
     for directory in search_path.split(os.pathsep):
         path = os.path.join(directory or ".", name)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
+        if _executable(path):
             return path
     return None
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
