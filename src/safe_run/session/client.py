@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import select
 import signal
+import socket
 from dataclasses import replace
 
 from ..result import ExitStatus, Result
@@ -35,18 +36,33 @@ def ask(session_id: str, request: dict[str, object]) -> Result:
 
 
 def _request(session: Session, request: dict[str, object]) -> Result:
+    conn = _send(session, request)
+    if conn is None:
+        return _unanswered(session, request)
+    with conn:
+        return _answer(session, conn, request)
+
+
+def _send(session: Session, request: dict[str, object]) -> socket.socket | None:
+    """A connection that carries the request, or None when no holder takes it any more."""
     conn = session.connect()
-    answer = None
-    if conn is not None:
-        with conn:
-            try:
-                conn.sendall(wire.encode(request))
-            except OSError:
-                pass  # the holder is closing: what it left says how the command ended
-            else:
-                answer = wire.receive(conn)
-    if answer is not None:
-        return Result.from_dict(answer)
+    if conn is None:
+        return None
+    try:
+        conn.sendall(wire.encode(request))
+    except OSError:
+        conn.close()  # the holder is closing: what it left says how the command ended
+        return None
+    return conn
+
+
+def _answer(session: Session, conn: socket.socket, request: dict[str, object]) -> Result:
+    answer = wire.receive(conn)
+    return Result.from_dict(answer) if answer is not None else _unanswered(session, request)
+
+
+def _unanswered(session: Session, request: dict[str, object]) -> Result:
+    """The holder went away without answering: the result it left, and typed text never arrived."""
     result = _left_result(session)
     return with_note(result, NOT_TYPED) if request.get("op") == "send" else result
 
@@ -64,16 +80,14 @@ def _left_result(session: Session) -> Result:
 
 def _ask_interruptibly(session: Session, request: dict[str, object]) -> Result:
     with signals_to_fd() as (wake_fd, signals):
-        conn = session.connect()
+        conn = _send(session, request)
         if conn is None:
-            return _left_result(session)
+            return _unanswered(session, request)
         with conn:
-            conn.sendall(wire.encode(request))
             while True:
                 ready, _, _ = select.select([conn, wake_fd], [], [])
                 if conn in ready:
-                    answer = wire.receive(conn)
-                    return Result.from_dict(answer) if answer is not None else _left_result(session)
+                    return _answer(session, conn, request)
                 if signals:
                     return _request(session, {"op": "interrupt", "signal": signal.Signals(signals[0]).name})
 
