@@ -14,6 +14,8 @@ since the run started):
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from .result import SCHEMA_VERSION, Downgrade, Reason, Result, ShellInfo, Status, Strategy
 
 # The ends only the shell itself can announce; any other completion reason is a fallback's.
@@ -28,7 +30,7 @@ def started_event(command: str, shell: ShellInfo, strategy: Strategy) -> dict[st
         "at_s": 0.0,
         "schema_version": SCHEMA_VERSION,
         "command": command,
-        "shell": {"name": shell.name, "path": shell.path},
+        "shell": asdict(shell),
         "strategy": strategy.value,
     }
 
@@ -38,8 +40,7 @@ def output_event(at_s: float, text: str, dropped_bytes: int = 0) -> dict[str, ob
 
 
 def downgrade_event(downgrade: Downgrade) -> dict[str, object]:
-    return {"event": "downgrade", "at_s": downgrade.at_s, "from": downgrade.from_, "to": downgrade.to,
-            "reason": downgrade.reason}
+    return {"event": "downgrade", **downgrade.to_dict()}
 
 
 def finished_event(result: Result, at_s: float | None = None) -> dict[str, object]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from . import events
-from .output import Chunks, clean
+from .output import Chunks, c1_as_esc, clean
 from .result import Downgrade, Result, ShellInfo, Status, Strategy
 
 # Output events and cleaned output are written at most this often, so a command that prints a
@@ -86,7 +86,6 @@ def choose_presentation(environ: Mapping[str, str], stdout_tty: bool, stderr_tty
 
 # ---- the command's bytes, for a terminal -------------------------------------------------------
 
-_C1 = re.compile(rb"\xc2([\x80-\x9f])")
 _FOR_TERMINAL = re.compile(
     rb"(\x1b\[[0-9;:]*m)"  # 1: colours and text attributes, kept when colour is wanted
     rb"|(\x1b\[[012]?K)"  # 2: erase in line, kept (progress bars use it with carriage returns)
@@ -122,7 +121,7 @@ class TerminalFilter:
         if b"\xc2" in data:
             if data.endswith(b"\xc2"):
                 data, self._carry = data[:-1], b"\xc2"
-            data = _C1.sub(lambda m: bytes((0x1B, m[1][0] - 0x40)), data)
+            data = c1_as_esc(data)
         low = max(0, len(data) - _CARRY_LIMIT)
         start = data.rfind(b"\x1b", low)
         if start >= 0 and _UNFINISHED.match(data, start):
@@ -458,10 +457,12 @@ class PrettyDisplay(Display):
         times = [t for t in (self._output_due(now), self._status_due()) if t is not None]
         return max(0.0, min(times) - now) if times else None
 
+    def _status_shown(self) -> bool:
+        """The status line may be drawn: the run is on and the cursor is at the start of a line."""
+        return self._status is not None and self._started_at is not None and self._line_start and not self._stopped
+
     def _status_due(self) -> float | None:
-        if self._status is None or self._started_at is None or not self._line_start or self._stopped:
-            return None
-        return self._drawn + STATUS_INTERVAL
+        return self._drawn + STATUS_INTERVAL if self._status_shown() else None
 
     def tick(self, now: float) -> None:
         due = self._output_due(now)
@@ -490,8 +491,9 @@ class PrettyDisplay(Display):
             self._draw(now)
 
     def _draw(self, now: float) -> None:
-        if self._status is None or self._started_at is None or not self._line_start or self._stopped:
+        if not self._status_shown():
             return
+        assert self._status is not None and self._started_at is not None
         self._drawn = now
         strategy = self._strategy.value if self._strategy else "?"
         if self._downgraded:

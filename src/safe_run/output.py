@@ -46,7 +46,7 @@ _ERASED = "\x00"
 
 def clean(raw: bytes) -> str:
     """Text as the terminal would show it, always valid for JSON whatever the bytes were."""
-    raw = _c1_as_esc(raw.replace(b"\r\n", b"\n"))
+    raw = c1_as_esc(raw.replace(b"\r\n", b"\n"))
     text = raw.decode("utf-8", errors="replace")
     if len(raw.translate(None, _DRAWS_NOTHING)) < len(raw):
         text = _NOISE.sub("", text)
@@ -57,7 +57,8 @@ def clean(raw: bytes) -> str:
     return text
 
 
-def _c1_as_esc(raw: bytes) -> bytes:
+def c1_as_esc(raw: bytes) -> bytes:
+    """8-bit controls (in their UTF-8 form) rewritten as ESC and one byte, so one grammar fits both."""
     if b"\xc2" not in raw:
         return raw
     return _C1.sub(_esc_equivalent, raw)
