@@ -12,10 +12,11 @@ import errno
 import os
 import select
 import signal
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pexpect
+from .spawn import SpawnError, spawn
 
 READ_SIZE = 65536
 # How long a hung-up shell gets to exit (and hang up its own jobs) before it is killed.
@@ -35,27 +36,21 @@ class Readiness:
 class Terminal:
     """One shell in one PTY, driven by the run loop."""
 
-    def __init__(self, child: pexpect.spawn) -> None:
-        self._child = child
-        self.fd: int = child.child_fd
-        self.pid: int = child.pid
-        self._pidfd = _open_pidfd(self.pid)
+    def __init__(self, pid: int, fd: int) -> None:
+        self.fd: int = fd
+        self.pid: int = pid
+        self._pidfd = _open_pidfd(pid)
         self._status: int | None = None
+        self._closed = False
 
     @classmethod
     def spawn(cls, argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int) -> Terminal:
+        """The shell as a terminal window would start it (see `spawn`): its own session, a pristine state."""
         try:
-            child = pexpect.spawn(
-                argv[0], argv[1:], env=env, cwd=cwd, dimensions=(rows, cols), encoding=None, echo=True
-            )
-        except (OSError, pexpect.ExceptionPexpect) as exc:
-            raise TerminalError(f"cannot start {argv[0]}: {exc}") from exc
-        # pexpect would otherwise wait 50 ms before every send and 100 ms in close(); this module
-        # does its own waiting, on the pidfd.
-        child.delaybeforesend = None
-        child.delayafterclose = child.ptyproc.delayafterclose = 0.0
-        child.delayafterterminate = child.ptyproc.delayafterterminate = 0.0
-        return cls(child)
+            started = spawn(argv, env, cwd, rows, cols)
+        except SpawnError as exc:
+            raise TerminalError(str(exc)) from exc
+        return cls(started.pid, started.master_fd)
 
     def wait(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Readiness:
         """Block until output arrives, the shell exits, one of `wake_fds` is readable or `timeout` passes."""
@@ -63,7 +58,7 @@ class Terminal:
         if self._pidfd is None:
             timeout = 0.05 if timeout is None else min(timeout, 0.05)
         ready, _, _ = select.select(watched, [], [], timeout)
-        exited = (self._pidfd in ready) if self._pidfd is not None else not self._child.isalive()
+        exited = (self._pidfd in ready) if self._pidfd is not None else self._reaped()
         return Readiness(readable=self.fd in ready, exited=exited)
 
     def read(self) -> bytes:
@@ -95,9 +90,9 @@ class Terminal:
     def exit_status(self) -> int:
         """The shell's status the way a shell reports it: 128+N when killed by signal N."""
         if self._status is None:
-            self._child.wait()
-            signum = self._child.signalstatus
-            self._status = 128 + signum if signum is not None else int(self._child.exitstatus or 0)
+            _, status = os.waitpid(self.pid, 0)
+            self._record(status)
+        assert self._status is not None
         return self._status
 
     def close(self, hang_up: bool = True) -> None:
@@ -106,19 +101,47 @@ class Terminal:
         Without `hang_up` the shell is killed outright, so that it cannot pass the hang-up on
         to background jobs the caller asked to keep.
         """
-        if self._status is None and self._child.isalive():
-            self._child.kill(signal.SIGHUP if hang_up else signal.SIGKILL)
+        if self._closed:
+            return
+        if not self._reaped():
+            self._signal(signal.SIGHUP if hang_up else signal.SIGKILL)
             if not self._wait_exit(HANGUP_GRACE_S):
-                self._child.kill(signal.SIGKILL)
+                self._signal(signal.SIGKILL)
             self.exit_status()
-        self._child.close(force=True)
+        self._closed = True
+        os.close(self.fd)
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
 
+    def _signal(self, signum: int) -> None:
+        """Signal the shell through its pidfd where there is one, so a reused pid is never hit."""
+        try:
+            if self._pidfd is not None:
+                signal.pidfd_send_signal(self._pidfd, signum)
+            else:
+                os.kill(self.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    def _reaped(self) -> bool:
+        """Whether the shell has exited, collecting its status if it just did."""
+        if self._status is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid != 0:
+                self._record(status)
+        return self._status is not None
+
+    def _record(self, status: int) -> None:
+        code = os.waitstatus_to_exitcode(status)
+        self._status = 128 - code if code < 0 else code
+
     def _wait_exit(self, timeout: float) -> bool:
         if self._pidfd is None:
-            return not self._child.isalive()
+            deadline = time.monotonic() + timeout
+            while not self._reaped() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return self._reaped()
         ready, _, _ = select.select([self._pidfd], [], [], timeout)
         return bool(ready)
 
