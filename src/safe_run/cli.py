@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import click
 
-from . import __version__
+from . import __version__, process_title
 from .commands.doctor import doctor_command
 from .commands.run import run_command
 from .commands.sessions import poll_command, send_command, sessions_command, stop_command
@@ -95,6 +95,8 @@ def _fail(message: str, argv: list[str], status: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
+    if argv is None:  # the process is safe-run itself, not a caller of this function
+        process_title.hide_command()
     args = sys.argv[1:] if argv is None else argv
     try:
         code = cli.main(args, prog_name="safe-run", standalone_mode=False)

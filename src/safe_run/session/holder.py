@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..output import Chunks
+from ..process_title import name_holder
 from ..result import Result, Status, error_result
 from ..runner import CommandRefused, Run, RunFailed, RunRequest, private_workdir, signals_to_fd
 from ..shells import ShellNotFound
@@ -256,6 +257,7 @@ def detach(session: Session, request: RunRequest) -> None:
     status = 1
     try:
         os.setsid()
+        name_holder(session.id)
         _detach_descriptors(session, listener, request)
         Holder(session, listener, request).serve()
         status = 0
