@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import signal
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,6 +28,7 @@ from .shells import bash, fish, posix, zsh
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
 from .tracker import CommandTracker, Finish, Send, Timers
+from .workdir import private_workdir
 
 if TYPE_CHECKING:
     from .live import Display
@@ -86,20 +85,6 @@ class CommandRefused(Exception):
     def __init__(self, result: Result) -> None:
         super().__init__(result.message)
         self.result = result
-
-
-@contextmanager
-def private_workdir(parent: Path | None = None) -> Iterator[Path]:
-    """A directory only this user can read, gone when the run is over, whatever happens.
-
-    It is made in $TMPDIR, or in `parent` (a session's directory, so that the leftovers of a holder
-    that was killed go with the session).
-    """
-    path = Path(tempfile.mkdtemp(prefix="safe-run-", dir=parent))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 class Run:

@@ -24,9 +24,10 @@ from pathlib import Path
 from ..output import Chunks
 from ..process_title import name_holder
 from ..result import Result, Status, error_result
-from ..runner import CommandRefused, Run, RunFailed, RunRequest, private_workdir, signals_to_fd
+from ..runner import CommandRefused, Run, RunFailed, RunRequest, signals_to_fd
 from ..shells import ShellNotFound
 from ..terminal import TerminalError
+from ..workdir import private_workdir
 from . import wire
 from .store import Session
 
