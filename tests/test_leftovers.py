@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ def private_dirs(tmpdir: Path) -> list[str]:
     return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("safe-run-"))
 
 
-def wait_for(predicate, what: str) -> None:
+def wait_for(predicate: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + BOUND_S
     while not predicate():
         assert time.monotonic() < deadline, f"{what} within {BOUND_S} s"

@@ -8,6 +8,7 @@ emulator starts one.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -92,7 +93,7 @@ def test_no_descriptor_of_the_caller_reaches_the_command(any_shell: SafeRun, tmp
             stdin=subprocess.DEVNULL, capture_output=True, env=any_shell.environment(),
             pass_fds=(held.fileno(),), timeout=60,
         )
-    output = __import__("json").loads(proc.stdout)["output"]
+    output = json.loads(proc.stdout)["output"]
     assert str(marker) not in output
     # ls itself holds 0-2 and the directory it lists.
     assert output.split("children\n")[1].split() == ["0", "1", "2", "3"], output
