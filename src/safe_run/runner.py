@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from . import shells
 from .cleanup import Reaper
-from .kernel import KernelObserver
+from .kernel import MARKER_VAR, KernelObserver
 from .output import HeadTail
 from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result
 from .screen import ScreenTail
@@ -145,11 +145,15 @@ class Run:
             timers=request.timers,
             allow_downgrade=request.strategy == "auto",
             hold_on_input=request.hold_on_input,
+            prompt_by_mode=name in ("bash", "zsh"),
             on_command_output=on_output,
         )
         self._parser = SequenceParser()
-        self.terminal = Terminal.spawn(launch.argv, _shell_environment(env, launch.env), cwd, rows, cols)
-        self.kernel = KernelObserver(self.terminal.fd, self.terminal.pid)
+        self._status_file = posix.status_file(setup)
+        marker = secrets.token_hex(8)  # finds what the command started in other sessions
+        shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
+        self.terminal = Terminal.spawn(launch.argv, shell_env, cwd, rows, cols)
+        self.kernel = KernelObserver(self.terminal.fd, self.terminal.pid, marker=marker)
         self.tracker.start(clock())
 
     def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Finish | None:
@@ -169,6 +173,7 @@ class Run:
                 self._consume_tail()
                 self.finish = self.tracker.shell_exited(self.terminal.exit_status())
         if self.finish is None and deadline is not None and self._clock() >= deadline:
+            self._read_status_file()
             seen = self.kernel.observe() if self.kernel.available else None
             self._act(self.tracker.tick(self._clock(), seen))
         return self.finish
@@ -241,6 +246,15 @@ class Run:
             killed=tuple(self.killed),
             signal=self.signal_name,
         )
+
+    def _read_status_file(self) -> None:
+        """The exit status the typed line wrote, once it is there (lines without integration)."""
+        try:
+            text = self._status_file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        if text.strip().isdigit():
+            self.tracker.status_written(int(text.strip()))
 
     def _consume(self, chunk: bytes) -> None:
         if not chunk:
