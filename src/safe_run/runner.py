@@ -117,6 +117,8 @@ class Run:
         self.started_at = clock()
         self.finish: Finish | None = None
         self.killed: list[Killed] = []
+        self._typed = False
+        self._shells_own: set[int] = set()
         self.signal_name: str | None = None
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
         name = shells.shell_name(shell_path)
@@ -214,11 +216,12 @@ class Run:
 
     def close(self) -> None:
         """Stop what must be stopped, then make sure nothing the run started is left."""
-        reaper = Reaper(self.terminal, self.kernel)
-        if self.finish is not None and self.finish.stop:
+        reaper = Reaper(self.terminal, self.kernel, self._shells_own)
+        stop = self.finish is not None and self.finish.stop
+        if stop:
             self.killed += reaper.stop_foreground()
         if not self.request.keep_background:
-            self.killed += reaper.kill_session()
+            self.killed += reaper.kill_session(settle=not stop)
         self.terminal.close(hang_up=not self.request.keep_background)
 
     def result(self) -> Result:
@@ -273,6 +276,10 @@ class Run:
     def _act(self, actions: list[Send | Finish]) -> None:
         for action in actions:
             if isinstance(action, Send):
+                if not self._typed:
+                    # Whatever runs before the command line is typed is the shell's own, not the command's.
+                    self._typed = True
+                    self._shells_own = {p.pid for p in self.kernel.run_processes()}
                 self.terminal.write(action.data)
             elif self.finish is None:
                 self.finish = action
