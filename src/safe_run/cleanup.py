@@ -46,10 +46,12 @@ class Reaper:
         pgrp = self._foreground_pgrp()
         if pgrp is None:
             return []
+        if pgrp == self._shell_pgrp:
+            # A shell builtin (`read`): the shell is hung up next. Ctrl-C would only end the
+            # builtin, and fish would go on with the rest of the command line.
+            return []
         victims = [p for p in self._kernel.session_processes() if p.pgrp == pgrp]
         self._terminal.write(CTRL_C)
-        if pgrp == self._shell_pgrp:
-            return []  # a shell builtin (`read`): Ctrl-C brings the shell back, which is closed next
         for signum in (signal.SIGTERM, signal.SIGKILL):
             if _group_gone(pgrp, GRACE_S):
                 break
