@@ -14,6 +14,7 @@ import pwd
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -293,7 +294,7 @@ def test_a_reader_in_another_session_is_an_input_wait(safe_run: SafeRun, tmp_pat
 
 
 @pytest.fixture
-def throwaway_user(tmp_path: Path):  # type: ignore[no-untyped-def]
+def throwaway_user() -> Iterator[tuple[str, Path]]:
     """A user created for the test and removed after it, with a directory of its own."""
     if os.geteuid() != 0:
         pytest.skip("creating a user needs root")

@@ -567,3 +567,59 @@ def test_other_shells_wait_at_their_prompt(name: str, tmp_path: Path) -> None:
     for session in _spawn(PROMPT_SHELLS[name], tmp_path):
         seen = session.observe_until(lambda o: o.shell_in_foreground and o.waiting_for_terminal, timeout=10)
         assert seen.foreground_command == name
+
+
+@linux_only
+def test_a_relay_is_judged_by_its_inner_terminal(bash: Session) -> None:
+    if shutil.which("script") is None:
+        pytest.skip("script is not installed")
+    bash.at_prompt()
+    bash.type("script -qc 'sleep 30' /dev/null")
+    sleep = bash.until(
+        lambda: next((p for p in bash.observer.run_processes() if p.comm == "sleep"), None), lambda p: p is not None
+    )
+    assert sleep is not None and sleep.session != bash.child.pid, "inside the relay's own session"
+    bash.until(lambda: _syscall_of(sleep.pid), _in_call(sleep.pid, {"nanosleep", "clock_nanosleep"}))
+    seen = bash.observer.observe()
+    assert seen is not None and seen.foreground_command == "script" and not seen.waiting_for_terminal
+
+
+@linux_only
+def test_a_relay_whose_inner_program_reads_is_waiting(bash: Session) -> None:
+    if shutil.which("script") is None:
+        pytest.skip("script is not installed")
+    bash.at_prompt()
+    bash.type("script -qc 'cat' /dev/null")
+    bash.observe_until(lambda o: o.foreground_command == "script" and o.waiting_for_terminal)
+
+
+@linux_only
+def test_a_timed_keyboard_poll_carries_its_timeout(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type(f"{PYTHON} -c 'import select, tty; tty.setcbreak(0); select.select([0], [], [], 30.0)'")
+    seen = bash.observe_until(lambda o: o.waiting_for_terminal and not o.shell_in_foreground)
+    assert seen.wake_in is not None and 29 < seen.wake_in <= 30
+
+
+@linux_only
+def test_a_keyboard_poll_with_a_socket_is_not_waiting(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type(f"{PYTHON} -c 'import select, socket, tty; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); "
+              "s.listen(); tty.setcbreak(0); select.select([0, s], [], [])'")
+    python = bash.until(
+        lambda: next((p for p in bash.observer.session_processes() if p.comm.startswith("python")), None),
+        lambda p: p is not None,
+    )
+    assert python is not None
+    bash.until(lambda: _syscall_of(python.pid), _in_call(python.pid, {"select", "pselect6"}))
+    seen = bash.observer.observe()
+    assert seen is not None and not seen.canonical and not seen.waiting_for_terminal
+
+
+@linux_only
+def test_a_stopped_shell_is_seen(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("kill -STOP $$")
+    seen = bash.observe_until(lambda o: o.stopped is not None)
+    assert seen.stopped == "bash"
+    os.kill(bash.child.pid, signal.SIGCONT)
