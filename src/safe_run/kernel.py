@@ -364,6 +364,7 @@ class KernelObserver:
         self._elsewhere: list[int] = []
         self._scanned_at: float | None = None
         self._marked: dict[tuple[int, int], bool] = {}
+        self._confirmed: tuple[object, ...] = ()
         self._proc = sys.platform.startswith("linux") and _read(f"/proc/{os.getpid()}/stat") is not None
         self._shell = _read_stat(f"/proc/{shell_pid}/stat") if self._proc else None
         self._available = self._proc and self._arch in SYSCALL_TABLES and self._foreground_pgrp_answers()
@@ -375,8 +376,9 @@ class KernelObserver:
     def observe(self) -> Observation | None:
         """One look at the terminal; None when it cannot be had or the shell is gone.
 
-        Membership comes from a scan of /proc at most once a second; any answer but "working"
-        is checked against a fresh scan, so a process started since cannot be missed by it.
+        Membership comes from a scan of /proc at most once a second; a new answer other than
+        "working" is checked against a fresh scan, so a process started since cannot be missed by
+        it, while an answer that stays (a held input wait) costs no more than the cached scan.
         """
         if not self._available:
             return None
@@ -386,8 +388,11 @@ class KernelObserver:
             return None
         pgrp = self._foreground_pgrp()
         seen = self._look(shell, pgrp, canonical, fresh=False)
-        if seen.waiting_for_terminal or seen.stopped or seen.hidden:
+        answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
+        if answer != self._confirmed and (seen.waiting_for_terminal or seen.stopped or seen.hidden):
             seen = self._look(shell, pgrp, canonical, fresh=True)
+            answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
+        self._confirmed = answer
         return seen
 
     def session_processes(self) -> list[ProcessInfo]:
