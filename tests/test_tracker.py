@@ -515,3 +515,14 @@ def test_a_nonce_whose_case_the_terminal_changed_is_still_this_runs() -> None:
     running(t)
     finish = only_finish(t.feed(mark("D", "0", nonce=NONCE.upper()), T0 + 0.1))
     assert (finish.reason, finish.exit_code) == (Reason.SHELL_INTEGRATION, 0)
+
+
+def test_without_the_kernel_a_plain_shells_prompt_like_line_is_the_commands_own() -> None:
+    """Without integration the typed line ends with its own end mark: a prompt before it is a `read`."""
+    t = tracker(integrated=False)
+    t.feed(b"$ ", T0)
+    assert t.tick(T0 + 0.7, None) == [Send(LINES.fallback)]
+    t.feed(mark("C"), T0 + 0.71)
+    t.feed(b"go> ", T0 + 0.8)
+    finish = only_finish(t.tick(T0 + 1.5, None))
+    assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "go>")

@@ -411,6 +411,10 @@ class CommandTracker:
         if self.screen.alternate or input_prompt(line):
             return self._finish_input(None)
         if self._shows_prompt(line):
+            if not self.started_integrated:
+                # The typed line ends with its own end mark and status file, neither of which came:
+                # the command still runs, and this is its own prompt.
+                return self._finish_input(None)
             return self._prompt_back(now, Reason.PROMPT_IDLE, "a prompt is back on the screen")
         if not clocks.output_since_typed and quiet_for >= self.timers.no_output:
             return [self._finish_unknown(Reason.NO_OUTPUT_FALLBACK, self.timers.no_output, "no output at all")]
