@@ -445,6 +445,13 @@ def test_a_hidden_program_that_works_is_not_asked_about() -> None:
     assert working(t, HIDDEN, T0 + 0.2, T0 + 3) == []
 
 
+def test_a_hidden_program_that_works_silently_is_never_stopped_for_silence() -> None:
+    """dpkg under sudo, seen by a user: no output for minutes, but CPU time."""
+    t = tracker(silence=30, no_output=10)
+    running(t)
+    assert working(t, HIDDEN, T0 + 0.1, T0 + 120, step=0.25) == []
+
+
 def test_a_reader_in_another_session_is_named() -> None:
     t = tracker()
     running(t)

@@ -396,10 +396,12 @@ class CommandTracker:
 
     def _judge_hidden(self, now: float, seen: Observation, line: str) -> list[Action]:
         """The kernel hides what part of the foreground waits on (a setuid program): a question at
-        the cursor of a silent, idle foreground is taken as its prompt; otherwise the timers decide."""
+        the cursor of a silent, idle foreground is taken as its prompt; otherwise the timers decide,
+        counting from the last output or CPU time, so that a hidden program that works (dpkg under
+        sudo) is never stopped for being quiet."""
         if input_prompt(line):
             return self._finish_input(seen.foreground_command)
-        quiet_for = now - self._clocks().last_output
+        quiet_for = self._idle_for(now)
         if not self._clocks().output_since_typed and quiet_for >= self.timers.no_output:
             return [self._finish_unknown(Reason.NO_OUTPUT_FALLBACK, self.timers.no_output, "no output at all")]
         if quiet_for >= self.timers.silence:
