@@ -462,7 +462,7 @@ def test_a_reader_in_another_session_is_named() -> None:
 
 # ---- the prompt told from a `read` by the terminal mode -----------------------------------------------
 
-LINE_EDITOR = replace(AT_PROMPT, canonical=False)
+LINE_EDITOR = replace(AT_PROMPT, canonical=False, echo=False)
 
 
 def test_the_line_editor_is_the_prompt_whatever_the_screen_shows() -> None:
@@ -533,3 +533,12 @@ def test_without_the_kernel_a_plain_shells_prompt_like_line_is_the_commands_own(
     t.feed(b"go> ", T0 + 0.8)
     finish = only_finish(t.tick(T0 + 1.5, None))
     assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "go>")
+
+
+def test_a_read_after_stty_icanon_is_still_a_read() -> None:
+    """Only the line editor turns echo off: `stty -icanon; read x` keeps it on."""
+    t = tracker(by_mode=True)
+    running(t)
+    t.feed(b"$ ", T0 + 0.1)
+    finish = only_finish(t.tick(T0 + 0.7, replace(AT_PROMPT, canonical=False)))
+    assert finish.status is Status.INPUT_REQUIRED

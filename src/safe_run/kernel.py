@@ -46,7 +46,7 @@ import sys
 import termios
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 # A decoded system call: its name and its six raw arguments.
@@ -140,6 +140,7 @@ class Observation:
     waiting_for_terminal: bool  # the foreground waits for a key (see the module's rule)
     canonical: bool  # ICANON of the terminal
     foreground_command: str | None  # comm of the group's leader, or of the first member found
+    echo: bool = True  # ECHO of the terminal: line editors echo for themselves
     stopped: str | None = None  # comm of a stopped task of the foreground (or the stopped shell)
     hidden: bool = False  # part of the foreground sleeps on something the kernel does not show us
     wake_in: float | None = None  # the longest timeout of a timed keyboard poll among the waiters
@@ -383,9 +384,10 @@ class KernelObserver:
         if not self._available:
             return None
         shell = _read_stat(f"/proc/{self._shell_pid}/stat")
-        canonical = self._canonical()
-        if shell is None or shell.state in GONE_STATES or canonical is None:
+        lflag = self._local_modes()
+        if shell is None or shell.state in GONE_STATES or lflag is None:
             return None
+        canonical = bool(lflag & termios.ICANON)
         pgrp = self._foreground_pgrp()
         seen = self._look(shell, pgrp, canonical, fresh=False)
         answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
@@ -393,7 +395,7 @@ class KernelObserver:
             seen = self._look(shell, pgrp, canonical, fresh=True)
             answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
         self._confirmed = answer
-        return seen
+        return replace(seen, echo=bool(lflag & termios.ECHO))
 
     def session_processes(self) -> list[ProcessInfo]:
         """Every live process of the shell's session but the shell, background jobs included.
@@ -563,12 +565,12 @@ class KernelObserver:
             return None
         return pgrp if pgrp > 0 else None
 
-    def _canonical(self) -> bool | None:
+    def _local_modes(self) -> int | None:
+        """The terminal's lflag (on Linux the master reports the slave's settings)."""
         try:
-            lflag = termios.tcgetattr(self._master_fd)[3]
+            return int(termios.tcgetattr(self._master_fd)[3])
         except (OSError, termios.error):
             return None
-        return bool(lflag & termios.ICANON)
 
     def _terminal_path(self) -> str | None:
         """The slave's path as other processes' fd links show it, found once."""

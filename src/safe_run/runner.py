@@ -117,8 +117,7 @@ class Run:
         self.started_at = clock()
         self.finish: Finish | None = None
         self.killed: list[Killed] = []
-        self._typed = False
-        self._shells_own: set[int] = set()
+        self._shells_own: set[int] | None = None  # what ran before the command line was typed
         self.signal_name: str | None = None
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
         name = shells.shell_name(shell_path)
@@ -216,7 +215,7 @@ class Run:
 
     def close(self) -> None:
         """Stop what must be stopped, then make sure nothing the run started is left."""
-        reaper = Reaper(self.terminal, self.kernel, self._shells_own)
+        reaper = Reaper(self.terminal, self.kernel, self._shells_own or ())
         stop = self.finish is not None and self.finish.stop
         if stop:
             self.killed += reaper.stop_foreground()
@@ -276,9 +275,7 @@ class Run:
     def _act(self, actions: list[Send | Finish]) -> None:
         for action in actions:
             if isinstance(action, Send):
-                if not self._typed:
-                    # Whatever runs before the command line is typed is the shell's own, not the command's.
-                    self._typed = True
+                if self._shells_own is None:
                     self._shells_own = {p.pid for p in self.kernel.run_processes()}
                 self.terminal.write(action.data)
             elif self.finish is None:

@@ -15,7 +15,7 @@ The run is called completed only on such evidence. Timers alone never complete a
 fire they stop the command and say so (status timeout, with the timer as the reason).
 
 Back at the prompt, from the kernel: bash's and zsh's line editor reads the terminal in
-non-canonical mode, their builtin `read` in canonical mode. So when the shell itself is in the
+non-canonical mode without echo, their builtin `read` in canonical mode with echo. So when the shell itself is in the
 terminal's foreground and reads it, the mode says which: a prompt (the command ended, even if it
 broke the integration, changed the prompt or sent the shell's own output elsewhere) or a `read`
 (an input wait). fish's `read` uses its line editor, and dash's prompt reads like a `read`: there
@@ -387,8 +387,8 @@ class CommandTracker:
     def _shell_reads(self, now: float, seen: Observation, line: str) -> list[Action]:
         """The shell itself reads the terminal: its prompt, or its builtin `read`."""
         if self.prompt_by_mode:
-            if seen.canonical:
-                return self._finish_input(None)
+            if seen.canonical or seen.echo:
+                return self._finish_input(None)  # a builtin `read` (after `stty -icanon` too)
             return self._prompt_back(now, Reason.FOREGROUND_RETURNED, "the shell is back at its prompt")
         if self.started_integrated and self._shows_prompt(line):
             return self._prompt_back(now, Reason.FOREGROUND_RETURNED, "the shell is back at its prompt")
