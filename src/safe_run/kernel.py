@@ -158,11 +158,15 @@ def parse_stat(text: str) -> ProcessInfo:
     fields = tail.split()
     if not closing or not opening or len(fields) < 4:
         raise ValueError(f"not a /proc stat line: {text[:80]!r}")
-    number = (lambda i: int(fields[i]) if len(fields) > i else 0)
     return ProcessInfo(
         pid=int(pid_text), comm=comm, state=fields[0], pgrp=int(fields[2]), session=int(fields[3]),
-        ppid=int(fields[1]), cpu=number(11) + number(12), start=number(19),
+        ppid=int(fields[1]), cpu=_field(fields, 11) + _field(fields, 12), start=_field(fields, 19),
     )
+
+
+def _field(fields: list[str], index: int) -> int:
+    """A numeric stat field that short fixture lines may leave out."""
+    return int(fields[index]) if len(fields) > index else 0
 
 
 def parse_syscall(text: str, arch: str) -> Syscall | None:
@@ -605,7 +609,7 @@ def _time_struct(pid: int, address: int, fraction: float) -> float | None:
     if data is None or len(data) < 16:
         return None
     seconds, part = struct.unpack("qq", data)
-    return seconds + part * fraction
+    return float(seconds + part * fraction)
 
 
 def _poll_fds(pid: int, address: int, count: int) -> list[int] | None:
