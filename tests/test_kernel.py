@@ -25,11 +25,20 @@ from safe_run.kernel import (
     KernelObserver,
     Observation,
     ProcessInfo,
-    blocked_on_terminal,
+    TaskWait,
+    Verdict,
+    Wait,
+    classify_call,
+    descendants,
+    fd_kind,
+    has_marker,
     is_terminal,
+    judge,
+    parse_epoll_targets,
     parse_stat,
     parse_syscall,
     parse_tty_index,
+    run_members,
     session_members,
 )
 
@@ -43,8 +52,10 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ne
 
 
 def test_parse_stat_takes_comm_up_to_the_last_parenthesis() -> None:
-    text = "4242 (my ) (odd) prog) S 1 4240 4200 34823 4240 4194560 96 0 0 0 0 0 0 0 20 0 1 0\n"
-    assert parse_stat(text) == ProcessInfo(pid=4242, comm="my ) (odd) prog", state="S", pgrp=4240, session=4200)
+    text = "4242 (my ) (odd) prog) S 1 4240 4200 34823 4240 4194560 96 0 0 0 7 5 0 0 20 0 1 0 123456\n"
+    assert parse_stat(text) == ProcessInfo(
+        pid=4242, comm="my ) (odd) prog", state="S", pgrp=4240, session=4200, ppid=1, cpu=12, start=123456
+    )
 
 
 def test_parse_stat_reads_a_zombie() -> None:
@@ -126,9 +137,8 @@ def test_session_members_keeps_the_live_processes_of_the_session() -> None:
 # --- the rules ---------------------------------------------------------------------------------
 
 
-def _fds(**targets: str) -> Callable[[int], str | None]:
-    table = {int(name.removeprefix("fd")): target for name, target in targets.items()}
-    return table.get
+def call(name: str, *args: int) -> tuple[str, tuple[int, ...]]:
+    return (name, (*args, *(0,) * (6 - len(args))))
 
 
 def test_is_terminal() -> None:
@@ -139,40 +149,136 @@ def test_is_terminal() -> None:
     assert not is_terminal(None, TTY)
 
 
-def test_read_on_the_terminal_waits() -> None:
-    assert blocked_on_terminal(("read", (0, 1, 2, 0, 0, 0)), True, _fds(fd0=TTY), TTY)
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [
+        (TTY, "terminal"), ("/dev/tty", "terminal"), ("/dev/ptmx", "terminal"), ("/dev/pts/8", "terminal"),
+        ("pipe:[4711]", "relative"), ("anon_inode:[eventfd]", "relative"), ("socket:[99]", "outside"),
+        ("/home/u/file", "outside"), ("anon_inode:[timerfd]", "timer"), (None, "gone"),
+    ],
+)
+def test_fd_kind(target: str | None, kind: str) -> None:
+    """Any terminal counts, either side: a relay's inner pty is judged like ours."""
+    assert fd_kind(target) == kind
 
 
-def test_read_on_dev_tty_waits_even_with_a_pipe_on_stdin() -> None:
-    """A pager or a password prompt fed by a pipe reads the terminal through /dev/tty."""
-    fds = _fds(fd0="pipe:[4711]", fd3="/dev/tty")
-    assert blocked_on_terminal(("read", (3, 1, 1, 0, 0, 0)), True, fds, TTY)
+def test_read_on_a_terminal_waits_for_a_key() -> None:
+    assert classify_call(call("read", 0, 1, 2), [TTY], None, True, TTY) == TaskWait(Wait.TERMINAL)
+    assert classify_call(call("read", 3, 1, 1), ["/dev/tty"], None, True, "pipe:[1]").kind is Wait.TERMINAL
 
 
-@pytest.mark.parametrize("target", ["pipe:[4711]", "socket:[99]", "/dev/pts/8", "/home/u/file"])
-def test_read_on_anything_else_does_not_wait(target: str) -> None:
-    assert not blocked_on_terminal(("read", (0, 1, 2, 0, 0, 0)), False, _fds(fd0=target), TTY)
+@pytest.mark.parametrize(("target", "kind"), [("pipe:[4711]", Wait.RELATIVE), ("socket:[99]", Wait.EXTERNAL),
+                                              ("/home/u/file", Wait.EXTERNAL), (None, Wait.EXTERNAL)])
+def test_read_on_anything_else_is_not_a_key(target: str | None, kind: Wait) -> None:
+    assert classify_call(call("read", 0, 1, 2), [target], None, False, TTY).kind is kind
 
 
-def test_read_on_an_fd_that_vanished_does_not_wait() -> None:
-    assert not blocked_on_terminal(("read", (5, 1, 2, 0, 0, 0)), False, _fds(fd0=TTY), TTY)
+def test_a_poll_on_the_terminal_alone_waits_for_a_key_with_its_timeout() -> None:
+    """vi polls the keyboard with a 4 s timeout: a key wait that also goes on by itself later."""
+    assert classify_call(call("pselect6", 1), [TTY], None, False, TTY) == TaskWait(Wait.TERMINAL)
+    assert classify_call(call("pselect6", 1), [TTY], 4.0, False, TTY) == TaskWait(Wait.TERMINAL, 4.0)
+
+
+def test_a_poll_on_the_terminal_and_the_others_still_waits_for_a_key() -> None:
+    """node's REPL: the terminal, its own eventfd and a pipe."""
+    targets = [TTY, "anon_inode:[eventfd]", "pipe:[5]"]
+    assert classify_call(call("epoll_pwait", 13), targets, 8.0, False, TTY) == TaskWait(Wait.TERMINAL, 8.0)
+
+
+def test_a_relay_polls_our_terminal_and_its_pty_master() -> None:
+    assert classify_call(call("poll", 0, 2), [TTY, "/dev/ptmx"], None, False, TTY).kind is Wait.TERMINAL
+
+
+def test_a_dev_server_listening_to_the_keyboard_and_a_socket_is_not_waiting() -> None:
+    targets = [TTY, "socket:[77]", "anon_inode:[eventfd]"]
+    assert classify_call(call("epoll_pwait", 13), targets, None, False, TTY).kind is Wait.EXTERNAL
+    assert classify_call(call("epoll_pwait", 13), targets, 0.5, False, TTY).kind is Wait.TIMED
 
 
 @pytest.mark.parametrize("name", ["poll", "select", "pselect6", "ppoll", "epoll_wait", "epoll_pwait", "epoll_pwait2"])
-def test_polling_waits_only_when_the_terminal_is_raw(name: str) -> None:
-    call = (name, (3, 0, 0, 0, 0, 0))
-    assert blocked_on_terminal(call, False, _fds(fd0=TTY), TTY)
-    assert not blocked_on_terminal(call, True, _fds(fd0=TTY), TTY)  # a server on a cooked terminal
+def test_without_the_descriptor_set_a_poll_waits_only_when_the_terminal_is_raw_on_stdin(name: str) -> None:
+    assert classify_call(call(name, 3), None, None, False, TTY).kind is Wait.TERMINAL
+    assert classify_call(call(name, 3), None, None, True, TTY).kind is Wait.EXTERNAL  # a server, cooked terminal
+    assert classify_call(call(name, 3), None, None, False, "/dev/null").kind is Wait.EXTERNAL
+    assert classify_call(call(name, 3), None, 1.0, True, TTY).kind is Wait.TIMED
 
 
-def test_polling_without_the_terminal_on_stdin_does_not_wait() -> None:
-    call = ("epoll_pwait", (3, 0, 0, 0, 0, 0))
-    assert not blocked_on_terminal(call, False, _fds(fd0="/dev/null"), TTY)
+@pytest.mark.parametrize(
+    ("syscall", "kind"),
+    [
+        (call("nanosleep"), Wait.TIMED), (call("clock_nanosleep"), Wait.TIMED),
+        (call("wait4", 2**32 - 1), Wait.RELATIVE), (call("futex"), Wait.RELATIVE), (call("pause"), Wait.RELATIVE),
+        (call("rt_sigtimedwait", 1, 2, 0), Wait.RELATIVE), (call("rt_sigtimedwait", 1, 2, 3), Wait.TIMED),
+        (None, Wait.EXTERNAL),
+    ],
+)
+def test_other_calls(syscall: tuple[str, tuple[int, ...]] | None, kind: Wait) -> None:
+    assert classify_call(syscall, None, None, False, TTY).kind is kind
 
 
-@pytest.mark.parametrize("call", [None, ("nanosleep", (0,) * 6), ("wait4", (2**32 - 1, 0, 0, 0, 0, 0))])
-def test_other_calls_do_not_wait(call: tuple[str, tuple[int, ...]] | None) -> None:
-    assert not blocked_on_terminal(call, False, _fds(fd0=TTY), TTY)
+KEY = TaskWait(Wait.TERMINAL)
+CHILD = TaskWait(Wait.RELATIVE)
+
+
+@pytest.mark.parametrize(
+    ("waits", "elsewhere", "verdict"),
+    [
+        ([KEY], False, Verdict.INPUT),
+        ([CHILD, KEY], False, Verdict.INPUT),  # a thread joins the reader; a shell waits for the job
+        ([KEY, TaskWait(Wait.RUNNING)], False, Verdict.WORKING),  # the main thread works, a thread listens
+        ([KEY, TaskWait(Wait.TIMED)], False, Verdict.WORKING),  # a relay while `sleep` runs inside
+        ([KEY, TaskWait(Wait.EXTERNAL)], False, Verdict.WORKING),  # a socket may wake it any moment
+        ([CHILD], False, Verdict.WORKING),  # nobody waits for a key
+        ([], False, Verdict.WORKING),
+        ([KEY, TaskWait(Wait.STOPPED)], False, Verdict.STOPPED),
+        ([KEY, TaskWait(Wait.HIDDEN)], False, Verdict.HIDDEN),
+        ([TaskWait(Wait.HIDDEN), TaskWait(Wait.RUNNING)], False, Verdict.WORKING),
+        ([TaskWait(Wait.EXTERNAL)], True, Verdict.INPUT),  # gpg on its agent's socket, pinentry on the terminal
+        ([TaskWait(Wait.RUNNING)], True, Verdict.WORKING),
+    ],
+)
+def test_judge(waits: list[TaskWait], elsewhere: bool, verdict: Verdict) -> None:
+    assert judge(waits, elsewhere)[0] is verdict
+
+
+def test_judge_gives_the_longest_keyboard_timeout() -> None:
+    assert judge([TaskWait(Wait.TERMINAL, 1.0), TaskWait(Wait.TERMINAL, 4.0), KEY]) == (Verdict.INPUT, 4.0)
+
+
+def test_descendants_cross_sessions() -> None:
+    processes = [
+        ProcessInfo(pid=10, comm="script", state="S", pgrp=10, session=1, ppid=1),
+        ProcessInfo(pid=11, comm="bash", state="S", pgrp=11, session=11, ppid=10),
+        ProcessInfo(pid=12, comm="sleep", state="S", pgrp=12, session=11, ppid=11),
+        ProcessInfo(pid=20, comm="other", state="S", pgrp=20, session=1, ppid=1),
+    ]
+    assert descendants(processes, {10}) == {10, 11, 12}
+
+
+def test_run_members_finds_what_left_the_session() -> None:
+    shell = ProcessInfo(pid=100, comm="bash", state="S", pgrp=100, session=100, ppid=50, start=1000)
+    processes = [
+        shell,
+        ProcessInfo(pid=101, comm="sleep", state="S", pgrp=101, session=100, ppid=100, start=1001),
+        ProcessInfo(pid=102, comm="setsid-child", state="S", pgrp=102, session=102, ppid=100, start=1002),
+        ProcessInfo(pid=103, comm="gpg-agent", state="S", pgrp=103, session=103, ppid=1, start=1003),
+        ProcessInfo(pid=104, comm="old-daemon", state="S", pgrp=104, session=104, ppid=1, start=900),
+        ProcessInfo(pid=105, comm="unrelated", state="S", pgrp=105, session=105, ppid=1, start=1004),
+    ]
+    marked = {103, 104}
+    found = run_members(processes, shell, {100}, lambda p: p.pid in marked)
+    assert [p.pid for p in found] == [101, 102, 103]  # 104 is older than the shell: not the run's
+
+
+def test_has_marker() -> None:
+    environ = b"PATH=/bin\0SAFE_RUN_RUN=abc\0HOME=/root\0"
+    assert has_marker(environ, "abc")
+    assert not has_marker(environ, "ab")
+
+
+def test_parse_epoll_targets() -> None:
+    fdinfo = "pos:\t0\nflags:\t02\ntfd:       20 events:       19 data: 14\ntfd:  16 events: 19 data: 10\n"
+    assert parse_epoll_targets(fdinfo) == [20, 16]
 
 
 # --- live: real shells in real PTYs ------------------------------------------------------------
@@ -361,12 +467,28 @@ def test_reading_a_pipe_does_not_wait(bash: Session) -> None:
     assert not seen.waiting_for_terminal
 
 
+# Waits forever on a pipe nobody writes: it waits on the others, never for a key.
+IDLE_LEADER = f"{PYTHON} -c 'import os; r, w = os.pipe(); os.read(r, 1)'"
+
+
 @linux_only
 def test_a_member_other_than_the_leader_waits(bash: Session) -> None:
     bash.at_prompt()
-    bash.type("sleep 30 | cat /dev/tty")
-    seen = bash.observe_until(lambda o: o.waiting_for_terminal and o.foreground_command == "sleep")
+    bash.type(f"{IDLE_LEADER} | cat /dev/tty")
+    seen = bash.observe_until(lambda o: o.waiting_for_terminal and (o.foreground_command or "").startswith("python"))
     assert not seen.shell_in_foreground
+
+
+@linux_only
+def test_a_reader_is_not_waiting_while_another_member_works(bash: Session) -> None:
+    """`sleep` goes on by itself: until it ends, the pipeline is not stuck on the keyboard."""
+    bash.at_prompt()
+    bash.type("sleep 30 | cat /dev/tty")
+    bash.observe_until(lambda o: o.foreground_command == "sleep")
+    cat = bash.process("cat")
+    bash.until(lambda: _syscall_of(cat.pid), _in_call(cat.pid, {"read"}))
+    seen = bash.observer.observe()
+    assert seen is not None and not seen.waiting_for_terminal
 
 
 @linux_only
@@ -382,8 +504,8 @@ def test_the_group_outlives_its_leader(bash: Session) -> None:
 @linux_only
 def test_a_member_that_appears_later_is_found(bash: Session) -> None:
     bash.at_prompt()
-    bash.type("sleep 30 | (sleep 0.3; cat /dev/tty; true)")
-    bash.observe_until(lambda o: o.foreground_command == "sleep")
+    bash.type(f"{IDLE_LEADER} | (sleep 0.3; cat /dev/tty; true)")
+    bash.observe_until(lambda o: (o.foreground_command or "").startswith("python"))
     bash.observe_until(lambda o: o.waiting_for_terminal and not o.shell_in_foreground)
 
 
@@ -445,3 +567,59 @@ def test_other_shells_wait_at_their_prompt(name: str, tmp_path: Path) -> None:
     for session in _spawn(PROMPT_SHELLS[name], tmp_path):
         seen = session.observe_until(lambda o: o.shell_in_foreground and o.waiting_for_terminal, timeout=10)
         assert seen.foreground_command == name
+
+
+@linux_only
+def test_a_relay_is_judged_by_its_inner_terminal(bash: Session) -> None:
+    if shutil.which("script") is None:
+        pytest.skip("script is not installed")
+    bash.at_prompt()
+    bash.type("script -qc 'sleep 30' /dev/null")
+    sleep = bash.until(
+        lambda: next((p for p in bash.observer.run_processes() if p.comm == "sleep"), None), lambda p: p is not None
+    )
+    assert sleep is not None and sleep.session != bash.child.pid, "inside the relay's own session"
+    bash.until(lambda: _syscall_of(sleep.pid), _in_call(sleep.pid, {"nanosleep", "clock_nanosleep"}))
+    seen = bash.observer.observe()
+    assert seen is not None and seen.foreground_command == "script" and not seen.waiting_for_terminal
+
+
+@linux_only
+def test_a_relay_whose_inner_program_reads_is_waiting(bash: Session) -> None:
+    if shutil.which("script") is None:
+        pytest.skip("script is not installed")
+    bash.at_prompt()
+    bash.type("script -qc 'cat' /dev/null")
+    bash.observe_until(lambda o: o.foreground_command == "script" and o.waiting_for_terminal)
+
+
+@linux_only
+def test_a_timed_keyboard_poll_carries_its_timeout(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type(f"{PYTHON} -c 'import select, tty; tty.setcbreak(0); select.select([0], [], [], 30.0)'")
+    seen = bash.observe_until(lambda o: o.waiting_for_terminal and not o.shell_in_foreground)
+    assert seen.wake_in is not None and 29 < seen.wake_in <= 30
+
+
+@linux_only
+def test_a_keyboard_poll_with_a_socket_is_not_waiting(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type(f"{PYTHON} -c 'import select, socket, tty; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); "
+              "s.listen(); tty.setcbreak(0); select.select([0, s], [], [])'")
+    python = bash.until(
+        lambda: next((p for p in bash.observer.session_processes() if p.comm.startswith("python")), None),
+        lambda p: p is not None,
+    )
+    assert python is not None
+    bash.until(lambda: _syscall_of(python.pid), _in_call(python.pid, {"select", "pselect6"}))
+    seen = bash.observer.observe()
+    assert seen is not None and not seen.canonical and not seen.waiting_for_terminal
+
+
+@linux_only
+def test_a_stopped_shell_is_seen(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("kill -STOP $$")
+    seen = bash.observe_until(lambda o: o.stopped is not None)
+    assert seen.stopped == "bash"
+    os.kill(bash.child.pid, signal.SIGCONT)

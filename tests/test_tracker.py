@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dataclasses import replace
+
 from safe_run.kernel import Observation
 from safe_run.output import HeadTail
 from safe_run.result import Reason, Status, Strategy
@@ -36,7 +38,8 @@ BUSY = seen(shell=False, waiting=False)
 READING = seen(shell=False, waiting=True, command="python3")
 
 
-def tracker(integrated: bool = True, auto: bool = True, hold: bool = False, **timers: float) -> CommandTracker:
+def tracker(integrated: bool = True, auto: bool = True, hold: bool = False, by_mode: bool = False,
+            **timers: float) -> CommandTracker:
     t = CommandTracker(
         nonce=NONCE,
         lines=LINES,
@@ -47,6 +50,7 @@ def tracker(integrated: bool = True, auto: bool = True, hold: bool = False, **ti
         timers=Timers(**timers),
         allow_downgrade=auto,
         hold_on_input=hold,
+        prompt_by_mode=by_mode,
     )
     t.start(T0)
     return t
@@ -357,3 +361,184 @@ def test_command_output_is_passed_on_as_it_arrives() -> None:
     t.feed(b"one\r\n", T0 + 0.1)
     t.feed(b"two\r\n", T0 + 0.2)
     assert seen_chunks == [b"one\r\n", b"two\r\n"], "only the command's output, not the prompt or the echo"
+
+
+# ---- the foreground's evidence: CPU time, keyboard timeouts, stopped and hidden programs -----------
+
+
+def working(t: CommandTracker, seen: Observation, start: float, end: float, step: float = 0.1) -> list:
+    """Tick from `start` to `end`, the foreground's CPU time growing at each look."""
+    actions = []
+    at, ticks = start, 0
+    while at <= end:
+        ticks += 1
+        actions += t.tick(at, replace(seen, activity=((2, ticks),)))
+        at += step
+    return actions
+
+
+def test_cpu_time_keeps_a_terminal_reader_from_being_an_input_wait() -> None:
+    """A thread blocked on the keyboard while another computes without printing."""
+    t = tracker(idle=0.5)
+    running(t)
+    assert working(t, READING, T0 + 0.1, T0 + 5) == []
+    idle = replace(READING, activity=((2, 999),))
+    assert t.tick(T0 + 5.05, idle) == [], "its CPU time moved once more"
+    assert t.tick(T0 + 5.5, idle) == [], "idle only since 5.05"
+    finish = only_finish(t.tick(T0 + 5.6, idle))
+    assert finish.status is Status.INPUT_REQUIRED
+
+
+def test_a_keyboard_poll_with_a_timeout_must_be_outlasted() -> None:
+    """vi polls the keyboard for 4 s at a time: it is waiting only once that has passed in silence."""
+    t = tracker(idle=0.5)
+    running(t)
+    polling = replace(READING, wake_in=4.0)
+    assert all(t.tick(T0 + s / 10, polling) == [] for s in range(1, 45))
+    finish = only_finish(t.tick(T0 + 4.6, polling))
+    assert finish.status is Status.INPUT_REQUIRED
+
+
+def test_a_stopped_foreground_is_reported_and_stopped() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"before\r\n", T0 + 0.1)
+    stopped = replace(BUSY, stopped="python3")
+    assert t.tick(T0 + 0.3, stopped) == [], "quiet first"
+    finish = only_finish(t.tick(T0 + 0.7, stopped))
+    assert (finish.status, finish.reason, finish.stop) == (Status.INTERRUPTED, Reason.PROCESS_STOPPED, True)
+    assert "python3" in (finish.message or "")
+
+
+def test_a_stopped_shell_says_so() -> None:
+    t = tracker()
+    running(t)
+    finish = only_finish(t.tick(T0 + 1, replace(AT_PROMPT, waiting_for_terminal=False, stopped="bash")))
+    assert finish.reason is Reason.PROCESS_STOPPED and "the shell itself" in (finish.message or "")
+
+
+HIDDEN = replace(BUSY, hidden=True, foreground_command="su")
+
+
+def test_a_hidden_program_with_a_question_at_the_cursor_is_an_input_wait() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"Password: ", T0 + 0.1)
+    finish = only_finish(t.tick(T0 + 0.7, HIDDEN))
+    assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "Password:")
+    assert "su" in (finish.message or "")
+
+
+def test_a_hidden_program_without_a_question_is_left_to_the_timers() -> None:
+    t = tracker(silence=30)
+    running(t)
+    t.feed(b"working\r\n", T0 + 0.1)
+    assert all(t.tick(T0 + s, HIDDEN) == [] for s in range(1, 30))
+    finish = only_finish(t.tick(T0 + 30.2, HIDDEN))
+    assert (finish.status, finish.reason) == (Status.TIMEOUT, Reason.EXECUTING_IDLE_FALLBACK)
+
+
+def test_a_hidden_program_that_works_is_not_asked_about() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"Password: ", T0 + 0.1)
+    assert working(t, HIDDEN, T0 + 0.2, T0 + 3) == []
+
+
+def test_a_hidden_program_that_works_silently_is_never_stopped_for_silence() -> None:
+    """dpkg under sudo, seen by a user: no output for minutes, but CPU time."""
+    t = tracker(silence=30, no_output=10)
+    running(t)
+    assert working(t, HIDDEN, T0 + 0.1, T0 + 120, step=0.25) == []
+
+
+def test_a_reader_in_another_session_is_named() -> None:
+    t = tracker()
+    running(t)
+    t.feed(b"Passphrase: ", T0 + 0.1)
+    finish = only_finish(t.tick(T0 + 0.7, replace(READING, foreground_command="gpg", reader="pinentry")))
+    assert finish.status is Status.INPUT_REQUIRED and "pinentry" in (finish.message or "")
+
+
+# ---- the prompt told from a `read` by the terminal mode -----------------------------------------------
+
+LINE_EDITOR = replace(AT_PROMPT, canonical=False, echo=False)
+
+
+def test_the_line_editor_is_the_prompt_whatever_the_screen_shows() -> None:
+    """`PS1='$ '` or output sent elsewhere: the screen no longer shows the prompt of the start."""
+    t = tracker(by_mode=True)
+    running(t)
+    t.feed(b"broke\r\n$ ", T0 + 0.1)
+    assert t.tick(T0 + 0.7, LINE_EDITOR) == [Send(LINES.status_query)]
+    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.71))
+    assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.FOREGROUND_RETURNED, 0)
+    assert t.output_text() == "broke\n"
+
+
+def test_a_canonical_read_is_an_input_wait_even_when_it_shows_the_prompt() -> None:
+    t = tracker(by_mode=True)
+    running(t)
+    t.feed(b"user@host:~$ ", T0 + 0.1)
+    finish = only_finish(t.tick(T0 + 0.7, AT_PROMPT))
+    assert finish.status is Status.INPUT_REQUIRED
+
+
+def test_without_a_mode_to_tell_nothing_is_typed_into_a_prompt_like_read() -> None:
+    """dash: its prompt reads like a `read`; a `read -p 'name$ '` once got the status question."""
+    t = tracker(integrated=False)
+    t.feed(b"$ ", T0)
+    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback)]
+    t.feed(mark("C"), T0 + 0.07)
+    t.feed(b"name$ ", T0 + 0.1)
+    finish = only_finish(t.tick(T0 + 0.7, AT_PROMPT))
+    assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "name$")
+
+
+def test_the_status_file_ends_a_run_whose_end_mark_went_astray() -> None:
+    t = tracker(integrated=False)
+    t.feed(b"$ ", T0)
+    t.tick(T0 + 0.06, AT_PROMPT)
+    t.feed(mark("C"), T0 + 0.07)
+    t.status_written(3)
+    assert t.tick(T0 + 0.3, AT_PROMPT) == [], "the terminal's D gets the idle window to arrive"
+    finish = only_finish(t.tick(T0 + 0.6, AT_PROMPT))
+    assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 3)
+
+
+def test_the_status_file_is_ignored_once_d_arrived() -> None:
+    t = tracker(integrated=False)
+    t.feed(b"$ ", T0)
+    t.tick(T0 + 0.06, AT_PROMPT)
+    t.feed(mark("C"), T0 + 0.07)
+    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.1))
+    t.status_written(0)
+    assert finish.exit_code == 0 and t.tick(T0 + 1, AT_PROMPT) == []
+
+
+def test_a_nonce_whose_case_the_terminal_changed_is_still_this_runs() -> None:
+    """`stty olcuc` turns the shell's own marks to upper case on the way out."""
+    t = tracker()
+    running(t)
+    finish = only_finish(t.feed(mark("D", "0", nonce=NONCE.upper()), T0 + 0.1))
+    assert (finish.reason, finish.exit_code) == (Reason.SHELL_INTEGRATION, 0)
+
+
+def test_without_the_kernel_a_plain_shells_prompt_like_line_is_the_commands_own() -> None:
+    """Without integration the typed line ends with its own end mark: a prompt before it is a `read`."""
+    t = tracker(integrated=False)
+    t.feed(b"$ ", T0)
+    assert t.tick(T0 + 0.7, None) == [Send(LINES.fallback)]
+    t.feed(mark("C"), T0 + 0.71)
+    t.feed(b"go> ", T0 + 0.8)
+    finish = only_finish(t.tick(T0 + 1.5, None))
+    assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "go>")
+
+
+def test_a_read_after_stty_icanon_is_still_a_read() -> None:
+    """Only the line editor turns echo off: `stty -icanon; read x` keeps it on."""
+    t = tracker(by_mode=True)
+    running(t)
+    t.feed(b"$ ", T0 + 0.1)
+    finish = only_finish(t.tick(T0 + 0.7, replace(AT_PROMPT, canonical=False)))
+    assert finish.status is Status.INPUT_REQUIRED

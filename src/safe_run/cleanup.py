@@ -1,10 +1,12 @@
 """Stopping a command and everything it started, the way a careful person at the terminal would.
 
 First Ctrl-C (the program may clean up after itself), then SIGTERM to its process group, then
-SIGKILL. Background jobs (`cmd &`) live in other process groups of the same session, so the
-whole session is swept at the end. What had to be killed is reported, so a caller learns that
-its command left something running. A process that left the session (`setsid`, a daemon) is out
-of reach of this sweep, as it is of a closed terminal.
+SIGKILL. Background jobs (`cmd &`) live in other process groups of the same session, and what the
+command moved out of the session (`setsid`, daemons such as gpg-agent, `tmux new -d`) is found by
+ancestry or by the run's marker in its environment (see `kernel.run_members`): all of it is swept
+at the end. What had to be killed is reported, so a caller learns that its command left something
+running; only what the command started is reported, each process once: the shell's own helpers
+(started before the command, or by its prompt hooks after the command ended) are ended quietly.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from .kernel import KernelObserver, ProcessInfo
 from .result import Killed
@@ -22,64 +24,100 @@ from .terminal import Terminal
 GRACE_S = 0.5
 POLL_S = 0.01
 CTRL_C = b"\x03"
+# After a command ended by itself, how long the shell may take to run its prompt hooks before the
+# sweep: their processes are the shell's, not the command's.
+SETTLE_S = 0.5
 
 
 class Reaper:
-    """Carries out the stopping and the sweeping for one run."""
+    """Carries out the stopping and the sweeping for one run.
 
-    def __init__(self, terminal: Terminal, kernel: KernelObserver) -> None:
+    `shells_own` holds the pids that were already there when the command was typed.
+    """
+
+    def __init__(self, terminal: Terminal, kernel: KernelObserver, shells_own: Collection[int] = ()) -> None:
         self._terminal = terminal
         self._kernel = kernel
         self._shell_pgrp = terminal.pid
+        self._not_reported = set(shells_own)
 
     def stop_foreground(self) -> list[Killed]:
         """Interrupt the foreground command; escalate while its process group stays."""
         pgrp = self._foreground_pgrp()
         if pgrp is None:
             return []
-        victims = self._members(pgrp)
-        self._terminal.write(CTRL_C)
         if pgrp == self._shell_pgrp:
-            return []  # a shell builtin (`read`): Ctrl-C brings the shell back, which is closed next
+            # A shell builtin (`read`): the shell is hung up next. Ctrl-C would only end the
+            # builtin, and fish would go on with the rest of the command line.
+            return []
+        victims = [p for p in self._kernel.session_processes() if p.pgrp == pgrp]
+        self._terminal.write(CTRL_C)
         for signum in (signal.SIGTERM, signal.SIGKILL):
             if _group_gone(pgrp, GRACE_S):
                 break
             _signal_group(pgrp, signum)
-        return victims
+            _signal_group(pgrp, signal.SIGCONT)  # a stopped process acts on nothing until continued
+        return self._report(victims)
 
-    def kill_session(self) -> list[Killed]:
-        """End every process left in the shell's session: background jobs and their children."""
-        leftovers = [p for p in self._kernel.session_processes() if p.pid != self._terminal.pid]
-        groups = {p.pgrp for p in leftovers if p.pgrp != self._shell_pgrp}
+    def kill_session(self, settle: bool = False) -> list[Killed]:
+        """End every process the run left: background jobs, their children, and what left the session.
+
+        With `settle` (the command ended by itself), the shell's prompt hooks get a moment to
+        finish first, and whatever of theirs still holds the terminal is ended without being
+        reported.
+        """
+        if settle:
+            self._not_reported.update(self._prompt_hooks())
+        leftovers = [p for p in self._kernel.run_processes() if p.pid != self._terminal.pid]
+        session = [p for p in leftovers if p.session == self._terminal.pid]
+        groups = {p.pgrp for p in session if p.pgrp != self._shell_pgrp}
+        # Without job control a background job stays in the shell's own group, which is not
+        # signalled as a whole (the shell is closed separately); what left the session is
+        # signalled one by one, its groups being its own business.
+        singles = [p.pid for p in leftovers if p.session != self._terminal.pid or p.pgrp == self._shell_pgrp]
         for pgrp in groups:
             _signal_group(pgrp, signal.SIGTERM)
             _signal_group(pgrp, signal.SIGCONT)
-        # Without job control a background job stays in the shell's own group, which is not
-        # signalled as a whole: the shell is closed separately.
-        strays = [p.pid for p in leftovers if p.pgrp == self._shell_pgrp]
-        for pid in strays:
+        for pid in singles:
             _signal_pid(pid, signal.SIGTERM)
+            _signal_pid(pid, signal.SIGCONT)
         deadline = time.monotonic() + GRACE_S
         for pgrp in groups:
             if not _group_gone(pgrp, max(0.0, deadline - time.monotonic())):
                 _signal_group(pgrp, signal.SIGKILL)
-        for pid in strays:
+        for pid in singles:
             if not _process_gone(pid, max(0.0, deadline - time.monotonic())):
                 _signal_pid(pid, signal.SIGKILL)
-        return [_killed(p) for p in leftovers]
+        return self._report(leftovers)
+
+    def _prompt_hooks(self) -> set[int]:
+        """Wait (bounded) for the shell to be back at its prompt; what holds the terminal instead is a hook's."""
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            seen = self._kernel.observe() if self._kernel.available else None
+            if seen is None or (seen.shell_in_foreground and seen.waiting_for_terminal):
+                return set()
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_S * 2)
+        if seen.shell_in_foreground:
+            return set()
+        return {p.pid for p in self._kernel.session_processes() if p.pgrp == seen.foreground_pgrp}
+
+    def _report(self, processes: list[ProcessInfo]) -> list[Killed]:
+        """The command's processes among these, each reported once over the whole run."""
+        killed = []
+        for process in processes:
+            if process.pid not in self._not_reported:
+                self._not_reported.add(process.pid)
+                killed.append(Killed(pid=process.pid, command=process.comm))
+        return killed
 
     def _foreground_pgrp(self) -> int | None:
         try:
             return os.tcgetpgrp(self._terminal.fd)
         except OSError:
             return None
-
-    def _members(self, pgrp: int) -> list[Killed]:
-        return [_killed(p) for p in self._kernel.session_processes() if p.pgrp == pgrp]
-
-
-def _killed(process: ProcessInfo) -> Killed:
-    return Killed(pid=process.pid, command=process.comm)
 
 
 def _group_gone(pgrp: int, within: float) -> bool:

@@ -1,24 +1,53 @@
-"""What the kernel says about the shell's terminal, without trusting anything printed on it.
+"""What the kernel says about the command, without trusting anything printed on the terminal.
 
 Output can lie: a command may print something that looks like a prompt, and a password prompt may
 print nothing at all. The kernel does not: the terminal's foreground process group says whether
-the shell or a command owns the terminal, and the system call a task sleeps in says whether it is
-waiting for a key.
+the shell or a command owns the terminal, and the system call each task sleeps in says what it
+waits for.
+
+The rule for an input wait. A command waits for input only when nothing it runs could make
+progress without a key: every task of its foreground work (the foreground process group and all
+their descendants, whatever session they moved to) is classified from its state and the call it
+sleeps in, and
+  - a task on a CPU or in uninterruptible sleep, or asleep with a deadline (`sleep`, a timed poll
+    that does not include the terminal), is working: never an input wait;
+  - a task asleep on a socket, a file, a lock or a call the rules do not know waits on the world
+    outside: it may go on any moment, so not an input wait either;
+  - a task waiting for a child, another thread, a pipe or a signal waits on the others: it
+    decides nothing by itself;
+  - a task blocked reading a terminal, or polling a set of descriptors that holds a terminal and
+    nothing from the outside world, waits for a key. Any terminal counts, so a relay (`script`,
+    `sudo` with use_pty, apt's dpkg pty: a process polling our terminal and a pty master) is
+    judged by what runs on its inner terminal, which is part of its descendants.
+It is an input wait when at least one task waits for a key and all the others wait on the others;
+the caller then also requires that the whole foreground work used no CPU (utime + stime in
+/proc/PID/stat) and printed nothing for its idle window, and that the window outlasts the timeout
+of any timed keyboard poll (a program polling the keyboard between steps goes on by itself).
+A process the command started in another session that reads our terminal (pinentry, started by
+gpg-agent for gpg) is a reader too: while it waits for a key and the foreground only waits on
+other processes, that is an input wait.
+
+What the kernel cannot see is said as such: a stopped task (state T) is `stopped`; a task whose
+system call is hidden (setuid or non-dumpable programs, seen by another user) is `hidden`, and
+only the screen can then tell a prompt from work.
 
 This is Linux only and best effort. Processes come and go between two reads of /proc, so any read
 may find nothing; that is an answer ("gone", "unknown"), never an exception for the caller. The
-rules work on strings and are pure, so each one can be tested without a terminal.
+rules work on strings and numbers and are pure, so each one can be tested without a terminal.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import stat
+import struct
 import sys
 import termios
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
 
 # A decoded system call: its name and its six raw arguments.
 Syscall = tuple[str, tuple[int, ...]]
@@ -28,11 +57,13 @@ Syscall = tuple[str, tuple[int, ...]]
 _X86_64 = {
     0: "read", 19: "readv", 7: "poll", 23: "select", 270: "pselect6", 271: "ppoll",
     232: "epoll_wait", 281: "epoll_pwait", 441: "epoll_pwait2", 61: "wait4", 247: "waitid",
-    35: "nanosleep", 230: "clock_nanosleep",
+    35: "nanosleep", 230: "clock_nanosleep", 202: "futex", 449: "futex_waitv", 34: "pause",
+    130: "rt_sigsuspend", 128: "rt_sigtimedwait",
 }
 _GENERIC = {
     63: "read", 65: "readv", 72: "pselect6", 73: "ppoll", 22: "epoll_pwait", 441: "epoll_pwait2",
-    260: "wait4", 95: "waitid", 101: "nanosleep", 115: "clock_nanosleep",
+    260: "wait4", 95: "waitid", 101: "nanosleep", 115: "clock_nanosleep", 98: "futex", 449: "futex_waitv",
+    133: "rt_sigsuspend", 137: "rt_sigtimedwait",
 }
 SYSCALL_TABLES: dict[str, dict[int, str]] = {
     "x86_64": _X86_64,
@@ -43,15 +74,51 @@ SYSCALL_TABLES: dict[str, dict[int, str]] = {
 
 READ_CALLS = frozenset({"read", "readv"})
 POLL_CALLS = frozenset({"poll", "select", "pselect6", "ppoll", "epoll_wait", "epoll_pwait", "epoll_pwait2"})
+# Waiting on another task: a child, a thread (futex), a signal.
+RELATIVE_CALLS = frozenset({"wait4", "waitid", "futex", "futex_waitv", "pause", "rt_sigsuspend"})
+SLEEP_CALLS = frozenset({"nanosleep", "clock_nanosleep"})
 
 # Whatever terminal a process opened through /dev/tty is its controlling one: for a process of the
 # foreground group, that is the shell's terminal.
 CONTROLLING_TTY = "/dev/tty"
+TERMINAL_PREFIXES = ("/dev/pts/", "/dev/tty", "/dev/ptmx", "/dev/console")
+RELATIVE_INODES = ("anon_inode:[eventfd]", "anon_inode:[signalfd]", "anon_inode:[pidfd]", "anon_inode:[eventpoll]")
 # Zombies and the dead hold no terminal and run nothing.
 GONE_STATES = frozenset({"Z", "X", "x"})
-# Finding the other members of a process group means reading every /proc/<pid>/stat; the result is
-# reused for this long while the foreground group stays the same.
+STOPPED_STATES = frozenset({"T", "t"})
+# Finding the processes of the command means reading every /proc/<pid>/stat; the list is reused for
+# this long, and read again before any answer other than "working" is given.
 RESCAN_INTERVAL_S = 1.0
+# The variable each run puts in its shell's environment, so that what the command started in
+# other sessions (daemons, `setsid`, `tmux new -d`) can be found again.
+MARKER_VAR = "SAFE_RUN_RUN"
+# More descriptors than this in one poll is not an interactive program's keyboard wait.
+MAX_POLL_FDS = 1024
+
+
+class Wait(Enum):
+    """What one task is doing, as far as progress without a key goes."""
+
+    RUNNING = "running"  # on a CPU, or in uninterruptible sleep
+    TIMED = "timed"  # asleep with a deadline, away from the terminal: goes on by itself
+    EXTERNAL = "external"  # waits on the outside world: a socket, a file, a lock, an unknown call
+    RELATIVE = "relative"  # waits on another task: a child, a thread, a pipe, a signal
+    TERMINAL = "terminal"  # waits for a key (possibly with a timeout)
+    STOPPED = "stopped"  # state T: goes nowhere until continued
+    HIDDEN = "hidden"  # asleep, on something the kernel does not show us
+
+
+@dataclass(frozen=True)
+class TaskWait:
+    kind: Wait
+    wake_in: float | None = None  # a timed keyboard poll ends by itself within this many seconds
+
+
+class Verdict(Enum):
+    WORKING = "working"
+    INPUT = "input"
+    STOPPED = "stopped"
+    HIDDEN = "hidden"
 
 
 @dataclass(frozen=True)
@@ -61,15 +128,24 @@ class ProcessInfo:
     state: str  # R, S, D, T, Z ...
     pgrp: int
     session: int
+    ppid: int = 0
+    cpu: int = 0  # utime + stime, in clock ticks
+    start: int = 0  # start time, in clock ticks since boot
 
 
 @dataclass(frozen=True)
 class Observation:
     shell_in_foreground: bool  # the terminal's foreground group is the shell's own
     foreground_pgrp: int | None
-    waiting_for_terminal: bool  # a task of the foreground group is blocked reading the terminal
+    waiting_for_terminal: bool  # the foreground waits for a key (see the module's rule)
     canonical: bool  # ICANON of the terminal
     foreground_command: str | None  # comm of the group's leader, or of the first member found
+    echo: bool = True  # ECHO of the terminal: line editors echo for themselves
+    stopped: str | None = None  # comm of a stopped task of the foreground (or the stopped shell)
+    hidden: bool = False  # part of the foreground sleeps on something the kernel does not show us
+    wake_in: float | None = None  # the longest timeout of a timed keyboard poll among the waiters
+    activity: tuple[tuple[int, int], ...] = ()  # (pid, CPU ticks) of the foreground work: changes when it works
+    reader: str | None = None  # comm of a process in another session that waits on our terminal
 
 
 def parse_stat(text: str) -> ProcessInfo:
@@ -83,8 +159,14 @@ def parse_stat(text: str) -> ProcessInfo:
     if not closing or not opening or len(fields) < 4:
         raise ValueError(f"not a /proc stat line: {text[:80]!r}")
     return ProcessInfo(
-        pid=int(pid_text), comm=comm, state=fields[0], pgrp=int(fields[2]), session=int(fields[3])
+        pid=int(pid_text), comm=comm, state=fields[0], pgrp=int(fields[2]), session=int(fields[3]),
+        ppid=int(fields[1]), cpu=_field(fields, 11) + _field(fields, 12), start=_field(fields, 19),
     )
+
+
+def _field(fields: list[str], index: int) -> int:
+    """A numeric stat field that short fixture lines may leave out."""
+    return int(fields[index]) if len(fields) > index else 0
 
 
 def parse_syscall(text: str, arch: str) -> Syscall | None:
@@ -117,31 +199,122 @@ def parse_tty_index(fdinfo: str) -> int | None:
     return None
 
 
+def parse_epoll_targets(fdinfo: str) -> list[int]:
+    """The descriptors an epoll instance watches, from its /proc/<pid>/fdinfo/<fd>."""
+    fds = []
+    for line in fdinfo.splitlines():
+        if line.startswith("tfd:"):
+            try:
+                fds.append(int(line.split()[1]))
+            except (IndexError, ValueError):
+                continue
+    return fds
+
+
 def is_terminal(path: str | None, terminal: str | None) -> bool:
-    """Whether an fd's target (readlink of /proc/<pid>/fd/<n>) is the shell's terminal."""
+    """Whether an fd's target (readlink of /proc/<pid>/fd/<n>) is the shell's own terminal."""
     if path is None:
         return False
     return path == CONTROLLING_TTY or (terminal is not None and path == terminal)
 
 
-def blocked_on_terminal(
-    call: Syscall | None, canonical: bool, fd_target: Callable[[int], str | None], terminal: str | None
-) -> bool:
-    """Whether a task sleeping in `call` waits for input from the terminal.
+def fd_kind(target: str | None) -> str:
+    """What waiting on a descriptor means: `terminal` (any tty, either side), `relative` (a pipe or
+    an event between tasks), `timer`, `gone`, or `outside` (sockets, files, everything else)."""
+    if target is None:
+        return "gone"
+    if target.startswith(TERMINAL_PREFIXES):
+        return "terminal"
+    if target.startswith("pipe:") or target in RELATIVE_INODES:
+        return "relative"
+    if target == "anon_inode:[timerfd]":
+        return "timer"
+    return "outside"
 
-    A read says which fd it reads. A poll, select or epoll does not (the fd set is in the task's
-    memory), and servers sleep in them on sockets all day: those count only when the terminal is in
-    non-canonical mode, which REPLs, pagers and editors switch on to read key by key, and the task
-    has the terminal on stdin. `fd_target` resolves an fd number of the task to its target.
+
+def classify_call(
+    call: Syscall | None, targets: Sequence[str | None] | None, timeout: float | None, canonical: bool,
+    stdin: str | None,
+) -> TaskWait:
+    """What a task asleep in `call` waits for.
+
+    `targets` are what the call waits on (the fd it reads; the descriptors of a poll, select or
+    epoll, read from the task's memory), None when they could not be read; `timeout` is the call's
+    own deadline in seconds, None when it has none. Without the descriptor set, a poll counts as a
+    keyboard wait only when the terminal is raw and on stdin, as REPLs and pagers do it.
     """
     if call is None:
-        return False
+        return TaskWait(Wait.EXTERNAL)
     name, args = call
     if name in READ_CALLS:
-        return bool(args) and is_terminal(fd_target(args[0]), terminal)
+        kind = fd_kind(targets[0]) if targets else "outside"
+        return TaskWait({"terminal": Wait.TERMINAL, "relative": Wait.RELATIVE}.get(kind, Wait.EXTERNAL))
     if name in POLL_CALLS:
-        return not canonical and is_terminal(fd_target(0), terminal)
-    return False
+        return _classify_poll(targets, timeout, canonical, stdin)
+    if name in RELATIVE_CALLS:
+        return TaskWait(Wait.RELATIVE)
+    if name in SLEEP_CALLS:
+        return TaskWait(Wait.TIMED)
+    if name == "rt_sigtimedwait":
+        return TaskWait(Wait.RELATIVE if args[2] == 0 else Wait.TIMED)
+    return TaskWait(Wait.EXTERNAL)
+
+
+def _classify_poll(
+    targets: Sequence[str | None] | None, timeout: float | None, canonical: bool, stdin: str | None
+) -> TaskWait:
+    if targets is None:
+        keyboard = not canonical and fd_kind(stdin) == "terminal"
+        if keyboard:
+            return TaskWait(Wait.TERMINAL, timeout)
+        return TaskWait(Wait.EXTERNAL if timeout is None else Wait.TIMED)
+    kinds = {fd_kind(target) for target in targets} - {"gone"}
+    if "terminal" in kinds and not kinds & {"outside", "timer"}:
+        return TaskWait(Wait.TERMINAL, timeout)
+    if timeout is not None or "timer" in kinds:
+        return TaskWait(Wait.TIMED)
+    if kinds <= {"relative"}:
+        return TaskWait(Wait.RELATIVE)
+    return TaskWait(Wait.EXTERNAL)
+
+
+def judge(foreground: Iterable[TaskWait], reader_elsewhere: bool = False) -> tuple[Verdict, float | None]:
+    """The module's rule over the foreground's tasks: an input wait, work, stopped, or hidden.
+
+    The second value is the longest timeout among the keyboard waits: the caller's quiet window
+    must outlast it, or a program polling the keyboard between steps is taken for waiting.
+    """
+    waits = list(foreground)
+    kinds = {wait.kind for wait in waits}
+    wake_in = max((w.wake_in for w in waits if w.kind is Wait.TERMINAL and w.wake_in is not None), default=None)
+    if Wait.STOPPED in kinds:
+        return Verdict.STOPPED, None
+    if kinds & {Wait.RUNNING, Wait.TIMED}:
+        return Verdict.WORKING, None
+    if reader_elsewhere:
+        return Verdict.INPUT, wake_in
+    if Wait.EXTERNAL in kinds:
+        return Verdict.WORKING, None
+    if Wait.HIDDEN in kinds:
+        return Verdict.HIDDEN, None
+    if Wait.TERMINAL in kinds:
+        return Verdict.INPUT, wake_in
+    return Verdict.WORKING, None
+
+
+def descendants(processes: Iterable[ProcessInfo], roots: set[int]) -> set[int]:
+    """The pids of `roots` and of every process below them, whatever session they moved to."""
+    children: dict[int, list[int]] = {}
+    for proc in processes:
+        children.setdefault(proc.ppid, []).append(proc.pid)
+    found = set(roots)
+    todo = list(roots)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
 
 
 def session_members(processes: list[ProcessInfo], session: int, excluded: set[int]) -> list[ProcessInfo]:
@@ -153,24 +326,52 @@ def session_members(processes: list[ProcessInfo], session: int, excluded: set[in
     )
 
 
+def run_members(
+    processes: list[ProcessInfo], shell: ProcessInfo, excluded: set[int], marked: Callable[[ProcessInfo], bool]
+) -> list[ProcessInfo]:
+    """Everything the run started: the shell's session, the shell's descendants in other sessions,
+    and processes started since the shell that carry the run's marker (daemons re-parented to init)."""
+    below = descendants(processes, {shell.pid})
+    return sorted(
+        (
+            p for p in processes
+            if p.pid not in excluded and p.state not in GONE_STATES
+            and (p.session == shell.pid or p.pid in below or (p.start >= shell.start and marked(p)))
+        ),
+        key=lambda p: p.pid,
+    )
+
+
+def has_marker(environ: bytes, marker: str) -> bool:
+    """Whether a process's /proc/<pid>/environ holds this run's marker."""
+    return f"{MARKER_VAR}={marker}".encode() in environ.split(b"\0")
+
+
 class KernelObserver:
     """Asks /proc and the PTY master about the shell and whatever owns its terminal.
 
     `available` is False off Linux, without /proc, when the master cannot report its foreground
     group, or on an architecture whose system call numbers are not in SYSCALL_TABLES: callers then
-    fall back to timers rather than act on half an answer.
+    fall back to timers rather than act on half an answer. `marker` is the value of MARKER_VAR in
+    the shell's environment, by which processes the command moved out of reach are found.
     """
 
-    def __init__(self, master_fd: int, shell_pid: int, *, rescan_interval: float = RESCAN_INTERVAL_S) -> None:
+    def __init__(
+        self, master_fd: int, shell_pid: int, *, marker: str | None = None, rescan_interval: float = RESCAN_INTERVAL_S
+    ) -> None:
         self._master_fd = master_fd
         self._shell_pid = shell_pid
+        self._marker = marker
         self._rescan_interval = rescan_interval
         self._arch = platform.machine()
         self._terminal: str | None = None
-        self._scanned_pgrp: int | None = None
-        self._scanned_at = 0.0
-        self._scanned_pids: list[int] = []
+        self._processes: list[ProcessInfo] = []
+        self._elsewhere: list[int] = []
+        self._scanned_at: float | None = None
+        self._marked: dict[tuple[int, int], bool] = {}
+        self._confirmed: tuple[object, ...] = ()
         self._proc = sys.platform.startswith("linux") and _read(f"/proc/{os.getpid()}/stat") is not None
+        self._shell = _read_stat(f"/proc/{shell_pid}/stat") if self._proc else None
         self._available = self._proc and self._arch in SYSCALL_TABLES and self._foreground_pgrp_answers()
 
     @property
@@ -178,22 +379,27 @@ class KernelObserver:
         return self._available
 
     def observe(self) -> Observation | None:
-        """One look at the terminal; None when it cannot be had or the shell is gone."""
+        """One look at the terminal; None when it cannot be had or the shell is gone.
+
+        Membership comes from a scan of /proc at most once a second; a new answer other than
+        "working" is checked against a fresh scan, so a process started since cannot be missed by
+        it, while an answer that stays (a held input wait) costs no more than the cached scan.
+        """
         if not self._available:
             return None
         shell = _read_stat(f"/proc/{self._shell_pid}/stat")
-        canonical = self._canonical()
-        if shell is None or shell.state in GONE_STATES or canonical is None:
+        lflag = self._local_modes()
+        if shell is None or shell.state in GONE_STATES or lflag is None:
             return None
+        canonical = bool(lflag & termios.ICANON)
         pgrp = self._foreground_pgrp()
-        command, waiting = self._inspect_group(pgrp, canonical) if pgrp is not None else (None, False)
-        return Observation(
-            shell_in_foreground=pgrp == shell.pgrp,
-            foreground_pgrp=pgrp,
-            waiting_for_terminal=waiting,
-            canonical=canonical,
-            foreground_command=command,
-        )
+        seen = self._look(shell, pgrp, canonical, fresh=False)
+        answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
+        if answer != self._confirmed and (seen.waiting_for_terminal or seen.stopped or seen.hidden):
+            seen = self._look(shell, pgrp, canonical, fresh=True)
+            answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
+        self._confirmed = answer
+        return replace(seen, echo=bool(lflag & termios.ECHO))
 
     def session_processes(self) -> list[ProcessInfo]:
         """Every live process of the shell's session but the shell, background jobs included.
@@ -205,6 +411,148 @@ class KernelObserver:
         if not self._proc:
             return []
         return session_members(_scan_proc(), self._shell_pid, excluded={self._shell_pid, os.getpid()})
+
+    def run_processes(self) -> list[ProcessInfo]:
+        """Every live process the run started but the shell: its session, and what left it."""
+        if not self._proc or self._shell is None:
+            return []
+        return run_members(_scan_proc(), self._shell, {self._shell_pid, os.getpid()}, self._is_marked)
+
+    # ---- one look -----------------------------------------------------------------------------
+
+    def _look(self, shell: ProcessInfo, pgrp: int | None, canonical: bool, fresh: bool) -> Observation:
+        processes = self._scan(fresh)
+        in_front = pgrp == shell.pgrp
+        if shell.state in STOPPED_STATES:
+            return Observation(in_front, pgrp, False, canonical, shell.comm, stopped=shell.comm)
+        if pgrp is None:
+            return Observation(False, None, False, canonical, None)
+        group = {p.pid for p in processes if p.pgrp == pgrp} | ({shell.pid} if in_front else {pgrp})
+        members = group if in_front else descendants(processes, group) - {shell.pid}
+        waits: list[TaskWait] = []
+        activity: list[tuple[int, int]] = []
+        command: str | None = None
+        stopped: str | None = None
+        for pid in sorted(members, key=lambda pid: (pid != pgrp, pid)):
+            info = _read_stat(f"/proc/{pid}/stat")
+            if info is None or info.state in GONE_STATES:
+                continue
+            command = command or info.comm
+            activity.append((pid, info.cpu))
+            for wait in self._process_waits(pid, canonical):
+                waits.append(wait)
+                if wait.kind is Wait.STOPPED and stopped is None:
+                    stopped = info.comm
+        reader = None if in_front else self._reader_elsewhere(members, canonical, activity)
+        verdict, wake_in = judge(waits, reader is not None)
+        return Observation(
+            shell_in_foreground=in_front,
+            foreground_pgrp=pgrp,
+            waiting_for_terminal=verdict is Verdict.INPUT,
+            canonical=canonical,
+            foreground_command=command,
+            stopped=stopped if verdict is Verdict.STOPPED else None,
+            hidden=verdict is Verdict.HIDDEN,
+            wake_in=wake_in,
+            activity=tuple(sorted(activity)),
+            reader=reader if verdict is Verdict.INPUT else None,
+        )
+
+    def _scan(self, fresh: bool) -> list[ProcessInfo]:
+        now = time.monotonic()
+        if fresh or self._scanned_at is None or now - self._scanned_at >= self._rescan_interval:
+            self._processes = _scan_proc()
+            self._scanned_at = now
+            shell = self._shell
+            self._elsewhere = [] if shell is None else [
+                p.pid for p in run_members(self._processes, shell, {shell.pid, os.getpid()}, self._is_marked)
+                if p.session != shell.pid
+            ]
+        return self._processes
+
+    def _reader_elsewhere(self, members: set[int], canonical: bool, activity: list[tuple[int, int]]) -> str | None:
+        """A process of the run outside the foreground (pinentry) that waits for a key on our terminal."""
+        terminal = self._terminal_path()
+        found = None
+        for pid in self._elsewhere:
+            if pid in members:
+                continue
+            info = _read_stat(f"/proc/{pid}/stat")
+            if info is None or info.state in GONE_STATES:
+                continue
+            if found is None and any(self._reads_our_terminal(pid, tid, canonical, terminal) for tid in _tasks(pid)):
+                found = info.comm
+                activity.append((pid, info.cpu))
+        return found
+
+    def _reads_our_terminal(self, pid: int, tid: str, canonical: bool, terminal: str | None) -> bool:
+        task = f"/proc/{pid}/task/{tid}"
+        call = parse_syscall(_read(f"{task}/syscall") or "", self._arch)
+        if call is None or not _asleep(task):
+            return False
+        targets, timeout = self._targets(pid, task, call)
+        wait = classify_call(call, targets, timeout, canonical, _readlink(f"{task}/fd/0"))
+        return wait.kind is Wait.TERMINAL and any(is_terminal(t, terminal) for t in targets or ())
+
+    def _process_waits(self, pid: int, canonical: bool) -> list[TaskWait]:
+        waits = []
+        for tid in _tasks(pid):
+            wait = self._task_wait(pid, f"/proc/{pid}/task/{tid}", canonical)
+            if wait is not None:
+                waits.append(wait)
+        return waits
+
+    def _task_wait(self, pid: int, task: str, canonical: bool) -> TaskWait | None:
+        info = _read_stat(f"{task}/stat")
+        if info is None or info.state in GONE_STATES:
+            return None
+        if info.state in STOPPED_STATES:
+            return TaskWait(Wait.STOPPED)
+        if info.state != "S":
+            return TaskWait(Wait.RUNNING)
+        text = _read(f"{task}/syscall")
+        if text is None:
+            return TaskWait(Wait.HIDDEN)
+        if text.startswith("running"):
+            return TaskWait(Wait.RUNNING)
+        call = parse_syscall(text, self._arch)
+        targets, timeout = self._targets(pid, task, call) if call is not None else (None, None)
+        wait = classify_call(call, targets, timeout, canonical, _readlink(f"{task}/fd/0"))
+        # Still asleep after its call was read: a task just woken is no longer waiting.
+        return wait if _asleep(task) else TaskWait(Wait.RUNNING)
+
+    def _targets(self, pid: int, task: str, call: Syscall) -> tuple[list[str | None] | None, float | None]:
+        """What the call waits on (fd targets), and its own timeout in seconds (None: none)."""
+        name, args = call
+        if name in READ_CALLS:
+            return [_fd_target(task, args[0])], None
+        if name not in POLL_CALLS:
+            return None, None
+        fds: list[int] | None
+        if name in ("poll", "ppoll"):
+            fds = _poll_fds(pid, args[0], args[1])
+            timeout = _milliseconds(args[2]) if name == "poll" else _time_struct(pid, args[2], 1e-9)
+        elif name in ("select", "pselect6"):
+            fds = _select_fds(pid, args[0], args[1:4])
+            timeout = _time_struct(pid, args[4], 1e-6 if name == "select" else 1e-9)
+        else:
+            fdinfo = _read(f"{task}/fdinfo/{args[0]}", 1 << 16)
+            fds = None if fdinfo is None else parse_epoll_targets(fdinfo)
+            timeout = _time_struct(pid, args[3], 1e-9) if name == "epoll_pwait2" else _milliseconds(args[3])
+        if fds is None:
+            return None, timeout
+        return [_fd_target(task, fd) for fd in fds], timeout
+
+    def _is_marked(self, proc: ProcessInfo) -> bool:
+        if self._marker is None:
+            return False
+        key = (proc.pid, proc.start)
+        if key not in self._marked:
+            environ = _read_bytes(f"/proc/{proc.pid}/environ", 1 << 20)
+            self._marked[key] = environ is not None and has_marker(environ, self._marker)
+        return self._marked[key]
+
+    # ---- the terminal -------------------------------------------------------------------------
 
     def _foreground_pgrp_answers(self) -> bool:
         try:
@@ -221,12 +569,12 @@ class KernelObserver:
             return None
         return pgrp if pgrp > 0 else None
 
-    def _canonical(self) -> bool | None:
+    def _local_modes(self) -> int | None:
+        """The terminal's lflag (on Linux the master reports the slave's settings)."""
         try:
-            lflag = termios.tcgetattr(self._master_fd)[3]
+            return int(termios.tcgetattr(self._master_fd)[3])
         except (OSError, termios.error):
             return None
-        return bool(lflag & termios.ICANON)
 
     def _terminal_path(self) -> str | None:
         """The slave's path as other processes' fd links show it, found once."""
@@ -245,71 +593,85 @@ class KernelObserver:
         target = _readlink(f"/proc/{self._shell_pid}/fd/0")
         return target if target and target.startswith("/dev/") and target != "/dev/null" else None
 
-    def _inspect_group(self, pgrp: int, canonical: bool) -> tuple[str | None, bool]:
-        """The group's command name, and whether any of its tasks waits for the terminal."""
-        terminal = self._terminal_path()
-        command = None
-        for proc in self._group_members(pgrp):
-            if command is None:
-                command = proc.comm
-            if self._process_waiting(proc.pid, canonical, terminal):
-                return command, True
-        return command, False
 
-    def _group_members(self, pgrp: int) -> Iterator[ProcessInfo]:
-        """The leader first, found without a scan and usually enough; the others only if asked for.
-
-        The leader may be gone while the group lives on (`echo hi | less`), and a member may be a
-        grandchild of the shell (`npm run` starting node), so the others come from a scan of /proc.
-        """
-        leader = _live_member(pgrp, pgrp)
-        if leader is not None:
-            yield leader
-        for pid in self._other_member_pids(pgrp):
-            member = _live_member(pid, pgrp)
-            if member is not None:
-                yield member
-
-    def _other_member_pids(self, pgrp: int) -> list[int]:
-        now = time.monotonic()
-        if pgrp != self._scanned_pgrp or now - self._scanned_at >= self._rescan_interval:
-            self._scanned_pids = [
-                proc.pid
-                for proc in _scan_proc()
-                if proc.pgrp == pgrp and proc.pid != pgrp and proc.state not in GONE_STATES
-            ]
-            self._scanned_pgrp = pgrp
-            self._scanned_at = now
-        return self._scanned_pids
-
-    def _process_waiting(self, pid: int, canonical: bool, terminal: str | None) -> bool:
-        """Whether any thread of the process waits for the terminal: node may read in a worker."""
-        for tid in _listdir(f"/proc/{pid}/task"):
-            task = f"/proc/{pid}/task/{tid}"
-            call = parse_syscall(_read(f"{task}/syscall") or "", self._arch)
-            if blocked_on_terminal(call, canonical, _fd_resolver(task), terminal) and _asleep(task):
-                return True
-        return False
+def _milliseconds(raw: int) -> float | None:
+    """A poll or epoll timeout argument: a signed int, negative for none."""
+    value = raw & 0xFFFFFFFF
+    value = value - (1 << 32) if value >= 1 << 31 else value
+    return None if value < 0 else value / 1000
 
 
-def _fd_resolver(task: str) -> Callable[[int], str | None]:
-    def target(fd: int) -> str | None:
-        return _readlink(f"{task}/fd/{fd}")
+def _time_struct(pid: int, address: int, fraction: float) -> float | None:
+    """A timeval or timespec in the task's memory; a null pointer means no timeout."""
+    if address == 0:
+        return None
+    data = _read_memory(pid, address, 16)
+    if data is None or len(data) < 16:
+        return None
+    seconds, part = struct.unpack("qq", data)
+    return float(seconds + part * fraction)
 
-    return target
+
+def _poll_fds(pid: int, address: int, count: int) -> list[int] | None:
+    """The descriptors of a poll's `struct pollfd` array (negative ones are ignored by poll)."""
+    if count > MAX_POLL_FDS:
+        return None
+    data = _read_memory(pid, address, 8 * count) if count else b""
+    if data is None or len(data) < 8 * count:
+        return None
+    return [fd for (fd,) in (struct.unpack_from("i", data, 8 * i) for i in range(count)) if fd >= 0]
+
+
+def _select_fds(pid: int, count: int, addresses: Sequence[int]) -> list[int] | None:
+    """The union of a select's read, write and exception sets."""
+    if count > MAX_POLL_FDS:
+        return None
+    size = (count + 63) // 64 * 8
+    fds: set[int] = set()
+    for address in addresses:
+        if address == 0:
+            continue
+        data = _read_memory(pid, address, size)
+        if data is None or len(data) < size:
+            return None
+        fds.update(fd for fd in range(count) if data[fd // 8] >> (fd % 8) & 1)
+    return sorted(fds)
+
+
+def _read_memory(pid: int, address: int, size: int) -> bytes | None:
+    """Bytes of a task's memory; allowed for our own descendants, refused for setuid programs."""
+    try:
+        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.pread(fd, size, address)
+    except (OSError, OverflowError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _fd_target(task: str, fd: int) -> str | None:
+    """An fd's target, with named pipes spelled like the anonymous ones (fish's notifier FIFO)."""
+    link = f"{task}/fd/{fd}"
+    target = _readlink(link)
+    if target is None or not target.startswith("/"):
+        return target
+    try:
+        fifo = stat.S_ISFIFO(os.stat(link).st_mode)
+    except OSError:
+        return target
+    return f"pipe:{target}" if fifo else target
+
+
+def _tasks(pid: int) -> list[str]:
+    return _listdir(f"/proc/{pid}/task")
 
 
 def _asleep(task: str) -> bool:
-    """Still asleep after its call was read: a task just woken by input is no longer waiting."""
     info = _read_stat(f"{task}/stat")
     return info is not None and info.state == "S"
-
-
-def _live_member(pid: int, pgrp: int) -> ProcessInfo | None:
-    info = _read_stat(f"/proc/{pid}/stat")
-    if info is None or info.pgrp != pgrp or info.state in GONE_STATES:
-        return None
-    return info
 
 
 def _scan_proc() -> list[ProcessInfo]:
@@ -332,14 +694,18 @@ def _read_stat(path: str) -> ProcessInfo | None:
         return None
 
 
-def _read(path: str) -> str | None:
+def _read(path: str, limit: int = 4096) -> str | None:
     """A small /proc file, or None when its process is gone or hidden from us."""
+    data = _read_bytes(path, limit)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def _read_bytes(path: str, limit: int) -> bytes | None:
     try:
         with open(path, "rb", buffering=0) as handle:
-            data = handle.read(4096)
+            return handle.read(limit)
     except OSError:
         return None
-    return data.decode("utf-8", "replace")
 
 
 def _readlink(path: str) -> str | None:

@@ -51,6 +51,7 @@ class Reason(str, Enum):
     TIMEOUT = "timeout"  # --timeout expired
     INTERRUPTED = "interrupted"  # safe-run itself got SIGINT or SIGTERM
     STOPPED = "stopped"  # `safe-run stop` ended a session's command
+    PROCESS_STOPPED = "process_stopped"  # the command or its shell was stopped by a signal (state T)
     ERROR = "error"  # safe-run could not carry out the run
 
 
@@ -60,7 +61,7 @@ class ExitStatus(IntEnum):
     USAGE = 2  # also a syntax error: the command as given cannot run
     PENDING = 75  # the command still runs in a session (running, or input_required with a session id)
     NO_SESSION = 123  # poll, send or stop named a session that does not exist (any more)
-    STOPPED = 124  # stopped before it finished: --timeout, a timer fallback, or waiting for input
+    STOPPED = 124  # stopped before it finished: --timeout, a timer fallback, waiting for input, or a stopped process
     FAILURE = 125  # safe-run itself could not run the command
     INTERRUPTED = 130  # SIGINT; other signals give 128 + their number (SIGTERM 143)
 
@@ -166,6 +167,8 @@ def exit_status(result: Result) -> int:
         return ExitStatus.STOPPED
     if result.status is Status.SYNTAX_ERROR:
         return ExitStatus.USAGE
+    if result.status is Status.INTERRUPTED and result.completion_reason is Reason.PROCESS_STOPPED:
+        return ExitStatus.STOPPED
     if result.status is Status.INTERRUPTED:
         return 128 + signal.Signals[result.signal] if result.signal else ExitStatus.INTERRUPTED
     return ExitStatus.FAILURE

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from . import shells
 from .cleanup import Reaper
-from .kernel import KernelObserver
+from .kernel import MARKER_VAR, KernelObserver
 from .output import HeadTail
 from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result
 from .screen import ScreenTail
@@ -102,6 +102,7 @@ class Run:
         self.started_at = clock()
         self.finish: Finish | None = None
         self.killed: list[Killed] = []
+        self._shells_own: set[int] | None = None  # what ran before the command line was typed
         self.signal_name: str | None = None
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
         name = shells.shell_name(shell_path)
@@ -130,11 +131,15 @@ class Run:
             timers=request.timers,
             allow_downgrade=request.strategy == "auto",
             hold_on_input=request.hold_on_input,
+            prompt_by_mode=name in ("bash", "zsh"),
             on_command_output=on_output,
         )
         self._parser = SequenceParser()
-        self.terminal = Terminal.spawn(launch.argv, _shell_environment(env, launch.env), cwd, rows, cols)
-        self.kernel = KernelObserver(self.terminal.fd, self.terminal.pid)
+        self._status_file = posix.status_file(setup)
+        marker = secrets.token_hex(8)  # finds what the command started in other sessions
+        shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
+        self.terminal = Terminal.spawn(launch.argv, shell_env, cwd, rows, cols)
+        self.kernel = KernelObserver(self.terminal.fd, self.terminal.pid, marker=marker)
         self.tracker.start(clock())
 
     def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Finish | None:
@@ -154,6 +159,7 @@ class Run:
                 self._consume_tail()
                 self.finish = self.tracker.shell_exited(self.terminal.exit_status())
         if self.finish is None and deadline is not None and self._clock() >= deadline:
+            self._read_status_file()
             seen = self.kernel.observe() if self.kernel.available else None
             self._act(self.tracker.tick(self._clock(), seen))
         return self.finish
@@ -194,11 +200,12 @@ class Run:
 
     def close(self) -> None:
         """Stop what must be stopped, then make sure nothing the run started is left."""
-        reaper = Reaper(self.terminal, self.kernel)
-        if self.finish is not None and self.finish.stop:
+        reaper = Reaper(self.terminal, self.kernel, self._shells_own or ())
+        stop = self.finish is not None and self.finish.stop
+        if stop:
             self.killed += reaper.stop_foreground()
         if not self.request.keep_background:
-            self.killed += reaper.kill_session()
+            self.killed += reaper.kill_session(settle=not stop)
         self.terminal.close(hang_up=not self.request.keep_background)
 
     def result(self) -> Result:
@@ -227,6 +234,15 @@ class Run:
             signal=self.signal_name,
         )
 
+    def _read_status_file(self) -> None:
+        """The exit status the typed line wrote, once it is there (lines without integration)."""
+        try:
+            text = self._status_file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        if text.strip().isdigit():
+            self.tracker.status_written(int(text.strip()))
+
     def _consume(self, chunk: bytes) -> None:
         if not chunk:
             return
@@ -244,6 +260,8 @@ class Run:
     def _act(self, actions: list[Send | Finish]) -> None:
         for action in actions:
             if isinstance(action, Send):
+                if self._shells_own is None:
+                    self._shells_own = {p.pid for p in self.kernel.run_processes()}
                 self.terminal.write(action.data)
             elif self.finish is None:
                 self.finish = action

@@ -14,6 +14,21 @@ The evidence, strongest first:
 The run is called completed only on such evidence. Timers alone never complete a run: when they
 fire they stop the command and say so (status timeout, with the timer as the reason).
 
+Back at the prompt, from the kernel: bash's and zsh's line editor reads the terminal in
+non-canonical mode without echo, their builtin `read` in canonical mode with echo. So when the shell itself is in the
+terminal's foreground and reads it, the mode says which: a prompt (the command ended, even if it
+broke the integration, changed the prompt or sent the shell's own output elsewhere) or a `read`
+(an input wait). fish's `read` uses its line editor, and dash's prompt reads like a `read`: there
+nothing is ever typed after the command unless the very prompt seen at the start is back (fish
+with integration); the typed line brackets the command itself, and also writes the exit status to
+a file, so an end whose marks went astray is still seen.
+
+Input waits follow the rule in `kernel`: every task of the foreground waits on a key or on the
+others, and the whole foreground stayed silent (no output, no CPU) for the idle window, and for
+longer than the timeout of any keyboard poll among them. A stopped foreground or shell is an answer
+of its own; a foreground the kernel cannot see into (setuid programs) is an input wait only with
+a question on the cursor line.
+
 Marks without this run's nonce (a command printing `ESC ] 633 ; D ; 0 BEL`, a prompt theme's own
 133 sequences) are escape sequences in the output and are dropped with the other escapes.
 """
@@ -107,6 +122,8 @@ class Clocks:
     fetch_sent: float | None = None
     output_since_typed: bool = False
     answered: float | None = None
+    last_activity: float | None = None  # the foreground's CPU time last changed
+    activity: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -123,6 +140,8 @@ class CommandTracker:
     allow_downgrade: bool = True
     # In a session an input wait is reported in `waiting` and the command goes on, to be answered.
     hold_on_input: bool = False
+    # The shell's prompt is told from its builtin `read` by the terminal's mode (bash and zsh).
+    prompt_by_mode: bool = False
     on_command_output: Callable[[bytes], None] | None = None
     waiting: Finish | None = None
     started_integrated: bool = False
@@ -133,6 +152,7 @@ class CommandTracker:
     ready_prompt: str = ""
     _fetch_reason: Reason = Reason.FOREGROUND_RETURNED
     _prompt_after: str = ""  # a prompt seen only on the screen, so it went into the capture
+    _status_written: int | None = None  # the exit status the typed line wrote to its file
 
     def output_text(self) -> str:
         """The command's output, without a prompt that only the screen told apart from it."""
@@ -189,6 +209,16 @@ class CommandTracker:
             stop=True,
         )
 
+    def status_written(self, exit_code: int) -> None:
+        """The typed line's own bracket wrote the command's exit status to its file.
+
+        Taken once the output has been quiet for the idle window, so that the terminal's D, sent
+        just before, wins when it arrives: the file matters only when the command sent the
+        shell's output elsewhere.
+        """
+        if self.phase in (Phase.TYPED, Phase.RUNNING) and not self.integrated:
+            self._status_written = exit_code
+
     def answered(self, now: float) -> None:
         """Someone typed into a held input wait: whatever waits next is a new wait."""
         self.waiting = None
@@ -220,7 +250,8 @@ class CommandTracker:
     # ---- marks --------------------------------------------------------------------------------
 
     def _trusted(self, mark: Mark) -> bool:
-        return mark.family == 633 and bool(mark.args) and mark.args[-1] == self.nonce
+        """This run's nonce; its case may have been changed on the way (`stty olcuc`)."""
+        return mark.family == 633 and bool(mark.args) and mark.args[-1].lower() == self.nonce.lower()
 
     def _on_mark(self, mark: Mark, now: float) -> list[Action]:
         if self.phase is Phase.STARTING and mark.kind == "B":
@@ -290,16 +321,37 @@ class CommandTracker:
 
     def _tick_command(self, now: float, seen: Observation | None) -> list[Action]:
         clocks = self._clocks()
+        self._note_activity(now, seen)
         quiet_for = now - clocks.last_output
         answered = self.hold_on_input and clocks.answered is not None and seen is not None
         if quiet_for < (min(self.timers.idle, self.timers.answer) if answered else self.timers.idle):
             return []
+        if self._status_written is not None:
+            return self._finish_by_status_file(self._status_written)
         line = self.screen.before_cursor()
         if self.phase is Phase.TYPED:
             return self._judge_typed(line, seen)
         if seen is not None:
-            return self._judge_by_kernel(now, seen, line)
+            return self._judge_by_kernel(now, seen, line, answered)
         return self._judge_by_screen(now, line, quiet_for)
+
+    def _note_activity(self, now: float, seen: Observation | None) -> None:
+        """The foreground's CPU time changed since the last look: it works, whatever it waits on now."""
+        clocks = self._clocks()
+        if seen is None:
+            return
+        if clocks.last_activity is None:
+            # The first look has nothing to compare with: the output's clock is all there is.
+            clocks.last_activity = clocks.last_output
+        elif seen.activity != clocks.activity:
+            clocks.last_activity = now
+        clocks.activity = seen.activity
+
+    def _idle_for(self, now: float) -> float:
+        """How long neither output nor CPU time showed the foreground working."""
+        clocks = self._clocks()
+        last = max(clocks.last_output, clocks.last_activity or clocks.last_output)
+        return now - last
 
     def _judge_typed(self, line: str, seen: Observation | None) -> list[Action]:
         """The line was typed but the command never announced its start."""
@@ -316,20 +368,55 @@ class CommandTracker:
         message = f"the shell did not run the command line it was given{shown}"
         return [Finish(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True, prompt=line)]
 
-    def _judge_by_kernel(self, now: float, seen: Observation, line: str) -> list[Action]:
+    def _judge_by_kernel(self, now: float, seen: Observation, line: str, answered: bool) -> list[Action]:
+        if seen.stopped is not None:
+            return self._finish_stopped(seen.stopped, seen.shell_in_foreground)
+        window = min(self.timers.idle, self.timers.answer) if answered else self.timers.idle
+        if seen.wake_in is not None:
+            window = max(window, seen.wake_in + self.timers.idle)
+        if self._idle_for(now) < window:
+            return []
+        if seen.hidden:
+            return self._judge_hidden(now, seen, line)
         if not seen.waiting_for_terminal:
-            return []  # running, or blocked on something other than the terminal: never "done" for being quiet
+            return []  # working, or waiting on the world outside: never "done" for being quiet
         if not seen.shell_in_foreground:
-            return self._finish_input(seen.foreground_command)
-        if self._shows_prompt(line):
+            return self._finish_input(seen.reader or seen.foreground_command)
+        return self._shell_reads(now, seen, line)
+
+    def _shell_reads(self, now: float, seen: Observation, line: str) -> list[Action]:
+        """The shell itself reads the terminal: its prompt, or its builtin `read`."""
+        if self.prompt_by_mode:
+            if seen.canonical or seen.echo:
+                return self._finish_input(None)  # a builtin `read` (after `stty -icanon` too)
+            return self._prompt_back(now, Reason.FOREGROUND_RETURNED, "the shell is back at its prompt")
+        if self.started_integrated and self._shows_prompt(line):
             return self._prompt_back(now, Reason.FOREGROUND_RETURNED, "the shell is back at its prompt")
         return self._finish_input(None)
+
+    def _judge_hidden(self, now: float, seen: Observation, line: str) -> list[Action]:
+        """The kernel hides what part of the foreground waits on (a setuid program): a question at
+        the cursor of a silent, idle foreground is taken as its prompt; otherwise the timers decide,
+        counting from the last output or CPU time, so that a hidden program that works (dpkg under
+        sudo) is never stopped for being quiet."""
+        if input_prompt(line):
+            return self._finish_input(seen.foreground_command)
+        quiet_for = self._idle_for(now)
+        if not self._clocks().output_since_typed and quiet_for >= self.timers.no_output:
+            return [self._finish_unknown(Reason.NO_OUTPUT_FALLBACK, self.timers.no_output, "no output at all")]
+        if quiet_for >= self.timers.silence:
+            return [self._finish_unknown(Reason.EXECUTING_IDLE_FALLBACK, self.timers.silence, "no output")]
+        return []
 
     def _judge_by_screen(self, now: float, line: str, quiet_for: float) -> list[Action]:
         clocks = self._clocks()
         if self.screen.alternate or input_prompt(line):
             return self._finish_input(None)
         if self._shows_prompt(line):
+            if not self.started_integrated:
+                # The typed line ends with its own end mark and status file, neither of which came:
+                # the command still runs, and this is its own prompt.
+                return self._finish_input(None)
             return self._prompt_back(now, Reason.PROMPT_IDLE, "a prompt is back on the screen")
         if not clocks.output_since_typed and quiet_for >= self.timers.no_output:
             return [self._finish_unknown(Reason.NO_OUTPUT_FALLBACK, self.timers.no_output, "no output at all")]
@@ -406,6 +493,21 @@ class CommandTracker:
         if exit_code is None:
             message = f"{message or 'the command ended'}, but its exit code could not be recovered"
         return [Finish(Status.COMPLETED, reason, exit_code, self.strategy, message)]
+
+    def _finish_by_status_file(self, exit_code: int) -> list[Action]:
+        self.phase = Phase.DONE
+        message = ("the command ended but its end mark never reached the terminal (it may have sent the "
+                   "shell's output elsewhere); the exit code came from the status the typed line wrote to a file")
+        return [Finish(Status.COMPLETED, Reason.SENTINEL, exit_code, self.strategy, message)]
+
+    def _finish_stopped(self, who: str, shell: bool) -> list[Action]:
+        """A stopped process goes nowhere until someone continues it, and continuing it would run
+        what the command meant to hold back: so it is reported and ended, never left hanging."""
+        self.phase = Phase.DONE
+        what = "the shell itself" if shell else who
+        message = (f"{what} was stopped by a signal (kill -STOP, Ctrl-Z or suspend) and cannot go on by "
+                   "itself; it was ended, output so far included")
+        return [Finish(Status.INTERRUPTED, Reason.PROCESS_STOPPED, None, self.strategy, message, stop=True)]
 
     def _finish_input(self, program: str | None) -> list[Action]:
         """An input wait: the end of a run, or in a session a state to report while it goes on."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
+from .posix import TO_TERMINAL, status_file
 
 RUN_LINE = b" __sr_start; eval (string collect < $__sr_command_file)\r"
 
@@ -24,10 +25,14 @@ def header(setup: RunSetup) -> str:
 
 
 def lines(setup: RunSetup, integrated: bytes) -> Lines:
-    """fish spells the exit status `$status`; otherwise as for the POSIX shells."""
+    """fish spells the exit status `$status`; otherwise as for the POSIX shells (see `posix.lines`)."""
     nonce = setup.nonce
-    query = f" printf '\\e]633;D;%s;%s\\a' $status {nonce}\r"
-    fallback = f" printf '\\e]633;C;%s\\a' {nonce}; eval (string collect < {quote(str(setup.command_file))});{query}"
+    query = f" printf '\\e]633;D;%s;%s\\a' $status {nonce} {TO_TERMINAL}\r"
+    fallback = (
+        f" printf '\\e]633;C;%s\\a' {nonce}; eval (string collect < {quote(str(setup.command_file))});"
+        f" set -g __sr_status $status; printf '\\e]633;D;%s;%s\\a' $__sr_status {nonce} {TO_TERMINAL};"
+        f" echo $__sr_status >{quote(str(status_file(setup)))}\r"
+    )
     return Lines(integrated, fallback.encode(), query.encode())
 
 

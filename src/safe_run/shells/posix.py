@@ -3,11 +3,16 @@ integration header, and the lines typed when no integration can be relied on."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..tracker import Lines
 from . import Launch, RunSetup
 
-# The only way to learn the exit code of a command whose end no integration reported: ask.
-STATUS_QUERY = " command printf '\\033]633;D;%s;%s\\007' \"$?\" {nonce}\r"
+# The only way to learn the exit code of a command whose end no integration reported: ask. The
+# answer goes to the terminal itself, so a command that sent the shell's output elsewhere
+# (`exec >build.log`) neither loses it nor finds it in its file.
+TO_TERMINAL = "2>/dev/null >/dev/tty"
+STATUS_QUERY = " command printf '\\033]633;D;%s;%s\\007' \"$?\" {nonce} " + TO_TERMINAL + "\r"
 
 
 def quote(value: str) -> str:
@@ -28,14 +33,27 @@ def header(setup: RunSetup) -> str:
 
 
 def lines(setup: RunSetup, integrated: bytes) -> Lines:
-    """The command bracketed by nonce-marked C and D that the typed line prints itself."""
+    """The command bracketed by nonce-marked C and D that the typed line prints itself.
+
+    Nothing may be typed after the command where a prompt cannot be told from a `read` (dash), so
+    the line brackets it all by itself, with builtins only (no PATH lookup, so `PATH=/nonexistent`
+    cannot break it): the file is sourced with `.`, and the exit status goes to the terminal as D
+    and to a status file, which still tells the end where the terminal cannot be opened.
+    """
     nonce = setup.nonce
     query = STATUS_QUERY.format(nonce=nonce)
     fallback = (
         f" command printf '\\033]633;C;%s\\007' {nonce};"
-        f" eval \"$(command cat {quote(str(setup.command_file))})\";{query}"
+        f" . {quote(str(setup.command_file))};"
+        f" __sr_status=$?; command printf '\\033]633;D;%s;%s\\007' \"$__sr_status\" {nonce} {TO_TERMINAL};"
+        f" command echo \"$__sr_status\" >{quote(str(status_file(setup)))}\r"
     )
     return Lines(integrated, fallback.encode(), query.encode())
+
+
+def status_file(setup: RunSetup) -> Path:
+    """Where the typed line leaves the command's exit status."""
+    return setup.workdir / "status"
 
 
 def plain_launch(setup: RunSetup) -> Launch:
