@@ -55,6 +55,41 @@ def test_cursor_movement_and_screen_redraw_are_stripped_in_order() -> None:
     assert clean(b"\x1b[H\x1b[2Jtop\x1b[2A\x1b[10Cnext\x1b[3;4Hlast") == "topnextlast"
 
 
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        (b"abcdef\x1b[3Dxy", "abcxyf"),
+        (b"abcdef\x1b[2Dx\x1b[0Dy", "abcdyf"),
+        (b"> \r\x1b[12Canswer", "> " + " " * 10 + "answer"),
+        (b"ab\x1b[3Cc", "ab   c"),
+        (b"ab\x1b[3C\n", "ab\n"),
+        (b"abcdef\r\x1b[2C\x1b[2@XY", "abXYcdef"),
+        (b"abcdef\r\x1b[2C\x1b[2P", "abef"),
+        (b"abcdef\r\x1b[2C\x1b[3X", "ab   f"),
+        (b"abcdef\x1b[3G!", "ab!def"),
+        (b"abcdef\r\x1b[1C\x1b[K!", "a!"),
+    ],
+)
+def test_moves_and_edits_along_the_line_are_replayed(raw: bytes, shown: str) -> None:
+    assert clean(raw) == shown
+
+
+def test_fish_read_prompt_redrawn_over_its_answer() -> None:
+    # What fish 3 sends for `read -P 'name> ' x` answered with "bob".
+    raw = b"\x1b[30m\x1b(B\x1b[m\rname> \x1b[K\r\x1b[6Cbob\r\x1b[9C\r\n\x1b[30m\x1b(B\x1b[mgot bob\r\n"
+    assert clean(raw) == "name> bob\ngot bob\n"
+
+
+def test_moves_along_a_line_that_left_for_another_line_are_only_removed() -> None:
+    assert clean(b"top\x1b[2A\x1b[10Cnext\nabcdef\x1b[3Dxy\n") == "topnext\nabcxyf\n"
+
+
+def test_hostile_counts_stay_within_a_margin() -> None:
+    assert len(clean(b"a\x1b[99999999Cb")) <= 4098
+    assert len(clean(b"ab" + b"\r\x1b[9999@" * 1000)) <= 4098
+    assert clean(b"ab\x1b[" + b"9" * 6000 + b"D!") == "!b"
+
+
 # clean: line endings and overprinting
 
 
@@ -135,6 +170,15 @@ def test_other_control_characters_are_removed() -> None:
 
 def test_c1_controls_are_removed() -> None:
     assert clean("a\u0085b\u0084c\u0080d".encode()) == "abcd"
+
+
+def test_stray_c1_string_introducer_shows_and_keeps_what_follows() -> None:
+    assert clean("a\u009db\nc\n\u009d0;t\u009cd".encode()) == "a\ufffdb\nc\nd"
+    assert clean("a\u0090q\x07b\u009fx\x1b[31mc".encode()) == "ab\ufffdxc"
+
+
+def test_stray_raw_c1_bytes_show_as_replacement_characters() -> None:
+    assert clean(b"a\x9db\nc\x9b31md\n") == "a\ufffdb\nc\ufffd31md\n"
 
 
 def test_tabs_are_kept() -> None:

@@ -3,11 +3,23 @@
 A person, an agent reading JSON and a CI log all want the output as the
 terminal finally showed it, not the byte stream that drew it: colours and
 other escape sequences are noise, and a progress bar redrawn with carriage
-returns should leave only its last frame. Only single-line overprinting is
-replayed (carriage return, backspace, erase-in-line), because that is what
-progress output uses; cursor movement between lines and full-screen redraws
-would need a whole terminal emulator, so their sequences are simply removed
-and the text around them is kept in the order it was written.
+returns should leave only its last frame. Editing within the current line is
+replayed as a line editor's model of it (carriage return, backspace, cursor
+forward, back and to a column, erase in line, insert, delete and erase
+characters), because that is what progress output, prompts and line editors
+use; cursor movement between lines and full-screen redraws would need a whole
+terminal emulator, so their sequences are simply removed and the text around
+them is kept in the order it was written.
+
+C1 controls come in two forms. As UTF-8 characters (U+0080-U+009F) they are
+unambiguous and read as their 7-bit equivalents, ESC and one byte. As raw
+bytes they are malformed UTF-8, which a UTF-8 terminal shows as a replacement
+character, and so are they here (the 8-bit OSC, which shell integration may
+use, is taken out earlier by the sequence parser, when complete). A string
+control (OSC, DCS, SOS, PM, APC) begun by a C1 character is removed only when
+it is complete, ended by BEL or ST with no other control inside; otherwise its
+introducer shows as a replacement character and what follows it is kept: an
+introducer with no end must not swallow the rest of the output.
 
 Output can be arbitrarily large, so it is captured with bounded memory: the
 start and the end are kept, the middle is counted and reported as omitted.
@@ -25,30 +37,50 @@ _C1 = re.compile(rb"\xc2([\x80-\x9f])")
 # regex scan, so text without them skips the removal pass entirely.
 _DRAWS_NOTHING = bytes([*range(0x08), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 
-# Erase-in-line survives this pass: its effect depends on the cursor, which
-# only the line renderer knows. Everything else that does not print is removed.
+# A C1 string introducer in UTF-8 (DCS, SOS, OSC, PM, APC), its body of printable
+# characters, and its end if it has one: BEL or ST in any form.
+_C1_STRING = re.compile(
+    rb"\xc2[\x90\x98\x9d-\x9f]((?:[\x20-\x7e\x80-\xc1\xc3-\xff]|\xc2[\xa0-\xbf])*)(\x07|\xc2\x9c|\x1b\\)?"
+)
+_REPLACEMENT = "\ufffd".encode()
+
+# Line editing survives this pass: its effect depends on the cursor, which only
+# the line renderer knows. Everything else that does not print is removed.
 _NOISE = re.compile(
     r"\x1b[\]PX^_][^\x07\x1b]*"  # OSC, DCS, SOS, PM, APC strings; the BEL or ST ending one goes below
-    r"|\x1b\[(?![012]?K)[0-?]*[ -/]*[@-~]?"  # CSI, possibly cut short
+    r"|\x1b\[(?![012]?K|[0-9]*[@CDGPX`])[0-?]*[ -/]*[@-~]?"  # CSI, possibly cut short
     r"|\x1b(?!\[)[ -/]*[0-~]?"  # charset selection and other short escapes
     r"|[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"  # controls that draw nothing
 )
+# A line where the cursor leaves for another line, or jumps, cannot be replayed as one line:
+# its moves along the line are removed with the other moves, the text kept in order.
+_LEAVES_LINE = re.compile(r"\x1b\[[0-9;?]*[ABEFHfdLMSTsu]|\x1b[78DEM]")
+_LEFT_LINE = re.compile(r"(?m)^[^\n]*(?:\x1b\[[0-9;?]*[ABEFHfdLMSTsu]|\x1b[78DEM])[^\n]*")
+_MOVE_ALONG = re.compile(r"\x1b\[[0-9]*[@CDGPX`]")
 # A character, backspace, character shows only the second wherever the cursor
 # is, so overstrike (as man pages print bold) needs no per-character replay.
 _OVERSTRUCK = re.compile(r"[^\n\r\x08\x1b]\x08(?=[^\n\r\x08\x1b])")
 _OVERPRINT = re.compile(r"[\r\x08\x1b]")
-_LINE_CONTROL = re.compile(r"(\r|\x08|\x1b\[[012]?K)")
+_LINE_CONTROL = re.compile(r"(\r|\x08|\x1b\[[012]?K|\x1b\[[0-9]*[@CDGPX`])")
 
 # NUL never reaches the renderer (the noise pass removes it), so it can stand
 # for a cell that was erased rather than printed.
 _ERASED = "\x00"
 
+# The line model has no right margin, but hostile counts must not make it allocate without
+# bound: moves and insertions stop at this column, or at the line's end if that is further.
+_MARGIN = 4096
+
 
 def clean(raw: bytes) -> str:
     """Text as the terminal would show it, always valid for JSON whatever the bytes were."""
-    raw = c1_as_esc(raw.replace(b"\r\n", b"\n"))
+    raw = raw.replace(b"\r\n", b"\n")
+    if b"\xc2" in raw:
+        raw = c1_as_esc(_C1_STRING.sub(_c1_string, raw))
     text = raw.decode("utf-8", errors="replace")
     if len(raw.translate(None, _DRAWS_NOTHING)) < len(raw):
+        if _LEAVES_LINE.search(text):
+            text = _LEFT_LINE.sub(_without_moves_along, text)
         text = _NOISE.sub("", text)
     if "\x08" in text:
         text = _OVERSTRUCK.sub("", text)
@@ -68,6 +100,15 @@ def _esc_equivalent(match: re.Match[bytes]) -> bytes:
     return bytes((0x1B, match[1][0] - 0x40))
 
 
+def _without_moves_along(match: re.Match[str]) -> str:
+    return _MOVE_ALONG.sub("", match[0])
+
+
+def _c1_string(match: re.Match[bytes]) -> bytes:
+    """A complete string control goes; an unfinished one leaves a visible mark and its text."""
+    return b"" if match[2] else _REPLACEMENT + match[1]
+
+
 def _render_overprinted(text: str) -> str:
     """Replay only the lines that overprint; every other line is copied as it is."""
     pieces: list[str] = []
@@ -84,11 +125,13 @@ def _render_overprinted(text: str) -> str:
 
 
 def _render_line(line: str) -> str:
-    """Replay overprinting within one line; a tab counts as one column, as does every character."""
+    """Replay editing within one line; a tab counts as one column, as does every character."""
     cells: list[str] = []
     column = 0
     for index, part in enumerate(_LINE_CONTROL.split(line)):
         if index % 2 == 0:
+            if column > len(cells):
+                cells += _ERASED * (column - len(cells))
             cells[column : column + len(part)] = part
             column += len(part)
         elif part == "\r":
@@ -96,8 +139,32 @@ def _render_line(line: str) -> str:
         elif part == "\x08":
             column = max(0, column - 1)
         else:
-            _erase(cells, column, part[2:-1])
+            column = _edit(cells, column, part[-1], part[2:-1])
     return "".join(cells).rstrip(_ERASED).replace(_ERASED, " ")
+
+
+def _edit(cells: list[str], column: int, final: str, parameter: str) -> int:
+    """One CSI that edits the line or moves along it; the cursor's column after it."""
+    if final == "K":
+        _erase(cells, column, parameter)
+        return column
+    # 0 means 1, as for a terminal; a number too long to read is past the margin anyway.
+    count = _MARGIN if len(parameter) > 4 else min(max(1, int(parameter or 1)), _MARGIN)
+    margin = max(_MARGIN, len(cells))
+    if final == "C":
+        return min(column + count, margin)
+    if final == "D":
+        return max(0, column - count)
+    if final in "G`":
+        return min(count - 1, margin)
+    if final == "@" and column < len(cells):
+        cells[column:column] = _ERASED * count
+        del cells[margin:]
+    elif final == "P":
+        del cells[column : column + count]
+    elif final == "X":
+        cells[column : column + count] = _ERASED * len(cells[column : column + count])
+    return column
 
 
 def _erase(cells: list[str], column: int, mode: str) -> None:

@@ -1,0 +1,25 @@
+"""What a real shell's output becomes in the result: stray C1 bytes and editing along a line."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SafeRun
+
+
+@pytest.fixture
+def bash(safe_run: SafeRun) -> SafeRun:
+    safe_run.shell = "bash"
+    return safe_run
+
+
+def test_stray_8_bit_osc_byte_keeps_the_rest_of_the_output(bash: SafeRun) -> None:
+    result = bash("--format", "json", "--", r"printf 'a\x9db\nc\n'; echo end").json
+    assert result["status"] == "completed"
+    assert result["output"] == "a\ufffdb\nc\nend\n"
+    assert result["output_truncated"] is False
+
+
+def test_cursor_back_then_text_overwrites_within_the_line(bash: SafeRun) -> None:
+    result = bash("--format", "json", "--", r"printf 'abcdef\033[3Dxy\n'; printf '\r\033[4Cz\n'").json
+    assert result["output"] == "abcxyf\n    z\n"
