@@ -22,7 +22,9 @@ introducer shows as a replacement character and what follows it is kept: an
 introducer with no end must not swallow the rest of the output.
 
 Output can be arbitrarily large, so it is captured with bounded memory: the
-start and the end are kept, the middle is counted and reported as omitted.
+start and the end are kept, the middle is counted and reported as omitted. It
+is counted in the units of the text it would have added (bytes of cleaned
+UTF-8), never in raw terminal bytes, so a reader can compare it with the text.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ _C1_STRING = re.compile(
     rb"\xc2[\x90\x98\x9d-\x9f]((?:[\x20-\x7e\x80-\xc1\xc3-\xff]|\xc2[\xa0-\xbf])*)(\x07|\xc2\x9c|\x1b\\)?"
 )
 _REPLACEMENT = "\ufffd".encode()
+_C1_CHAR = re.compile(rb"\xc2[\x80-\x9f]")
+# Escapes that change nothing shown on a line that is never overprinted: colours, erase to end.
+_COLOUR_ONLY = re.compile(rb"\x1b\[[0-9;:]*m|\x1b\[0?K")
 
 # Line editing survives this pass: its effect depends on the cursor, which only
 # the line renderer knows. Everything else that does not print is removed.
@@ -87,6 +92,35 @@ def clean(raw: bytes) -> str:
     if "\r" in text or "\x08" in text or "\x1b" in text:
         text = _render_overprinted(text)
     return text
+
+
+def cleaned_size(raw: bytes) -> int:
+    """Bytes of UTF-8 that `clean(raw)` gives, counted without cleaning where that is safe.
+
+    Text whose only escapes are colours (and erasing after a cursor that is always at the end
+    of the line) loses just those: the common case, counted at the speed of a few byte scans.
+    """
+    plain = _COLOUR_ONLY.sub(b"", raw) if b"\x1b" in raw else raw
+    crlf = plain.count(b"\r\n")
+    if (
+        plain.count(b"\r") == crlf
+        and b"\x08" not in plain
+        and len(plain.translate(None, _DRAWS_NOTHING)) == len(plain)
+        and _shown_as_it_is(plain)
+    ):
+        return len(plain) - crlf
+    return len(clean(raw).encode("utf-8"))
+
+
+def _shown_as_it_is(raw: bytes) -> bool:
+    """Valid UTF-8 without C1 controls: decoding it changes nothing."""
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return _C1_CHAR.search(raw) is None
 
 
 def c1_as_esc(raw: bytes) -> bytes:
@@ -189,6 +223,35 @@ _SEQUENCE = re.compile(
 )
 
 
+# Omitted bytes are counted a line at a time, because cleaning a line needs all of it; a line
+# longer than this is counted in pieces, which can only miscount what it overprints.
+_LONGEST_COUNTED_LINE = 64 * 1024
+
+
+class _OmittedSize:
+    """How much cleaned text the bytes dropped between head and tail would have added."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._line = b""  # the start of a line whose end has not been dropped yet
+
+    def write(self, data: bytes) -> None:
+        end = data.rfind(b"\n") + 1
+        if end:
+            self.size += cleaned_size(self._line + data[:end])
+            self._line = data[end:]
+        else:
+            self._line += data
+        if len(self._line) > _LONGEST_COUNTED_LINE:
+            cut = len(self._line) - _unfinished_length(self._line)
+            self.size += cleaned_size(self._line[:cut])
+            self._line = self._line[cut:]
+
+    def total(self, rest: bytes) -> int:
+        """The size so far, with `rest` (the last dropped bytes, not yet written) added."""
+        return self.size + cleaned_size(self._line + rest)
+
+
 class HeadTail:
     """Keep the first and last bytes of a stream of any size in bounded memory.
 
@@ -205,6 +268,8 @@ class HeadTail:
         self._head = bytearray()
         self._tail = bytearray()
         self._total = 0
+        self._omitted = _OmittedSize()
+        self._split: tuple[int, str, str, int] | None = None  # (total, head, tail, dropped) as last worked out
 
     def write(self, data: bytes) -> None:
         """Take the next bytes of the stream; the tail is trimmed only once it doubles, so cost stays linear."""
@@ -214,12 +279,16 @@ class HeadTail:
         if room > 0:
             self._head += view[:room]
             view = view[room:]
+            if len(self._head) == self._head_limit:  # a character or sequence it cuts is not shown
+                self._omitted.write(bytes(self._head[len(self._head) - _unfinished_length(bytes(self._head)) :]))
         keep = self._tail_limit + _SEAM
         if len(view) >= keep:
+            self._omitted.write(bytes(self._tail) + view[:-keep])
             self._tail[:] = view[-keep:]
             return
         self._tail += view
         if len(self._tail) > 2 * keep:
+            self._omitted.write(bytes(self._tail[:-keep]))
             del self._tail[:-keep]
 
     @property
@@ -229,8 +298,8 @@ class HeadTail:
 
     @property
     def dropped(self) -> int:
-        """Bytes between the kept head and the kept tail."""
-        return max(0, self._total - self._head_limit - self._tail_limit)
+        """Bytes of cleaned text (UTF-8) that the bytes between the kept head and tail would have shown."""
+        return self._parts()[2]
 
     def text(self) -> str:
         """The cleaned output, with one marker line standing for whatever was dropped.
@@ -239,14 +308,25 @@ class HeadTail:
         escape sequence cut by either edge is left out whole, so the edges
         never show replacement characters or escape fragments.
         """
-        if not self.dropped:
-            return clean(bytes(self._head + self._tail))
+        head, tail, dropped = self._parts()
+        return head + _omitted_marker(head, dropped) + tail if dropped else head + tail
+
+    def _parts(self) -> tuple[str, str, int]:
+        """Cleaned head and tail and the size of what lies between; worked out once per state."""
+        if self._split is None or self._split[0] != self._total:
+            self._split = (self._total, *self._cut())
+        return self._split[1:]
+
+    def _cut(self) -> tuple[str, str, int]:
+        if self._total <= self._head_limit + self._tail_limit:
+            return clean(bytes(self._head + self._tail)), "", 0
         cut = len(self._tail) - self._tail_limit
         window = bytes(self._tail[cut:])
         before = (bytes(self._head[-_SEAM:]) + bytes(self._tail[max(0, cut - _SEAM) : cut]))[-_SEAM:]
+        start = _cut_fragment_length(before, window)
         head = clean(_without_partial_char(bytes(self._head)))
-        tail = clean(window[_cut_fragment_length(before, window) :])
-        return head + _omitted_marker(head, self.dropped) + tail
+        dropped = self._omitted.total(bytes(self._tail[:cut]) + window[:start])
+        return head, clean(window[start:]), dropped
 
 
 def _omitted_marker(head: str, dropped: int) -> str:
