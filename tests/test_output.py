@@ -415,6 +415,26 @@ def test_cleaned_size_is_the_size_of_the_cleaned_text(seed: int) -> None:
         assert cleaned_size(raw) == len(clean(raw).encode()), raw
 
 
+def test_retract_takes_back_text_only_where_it_ended() -> None:
+    capture = HeadTail(100, 100)
+    capture.write(b"working\r\nexit\r\n")
+    end = capture.total
+    capture.write(b"bye\r\n")
+    assert not capture.retract(b"exit\r\n", end - 1)
+    assert capture.retract(b"exit\r\n", end)
+    assert capture.text() == "working\nbye\n"
+
+
+def test_retract_in_the_tail_and_not_once_it_was_dropped() -> None:
+    capture = HeadTail(4, 20)
+    capture.write(b"0123456789exit\r\n")
+    end = capture.total
+    assert capture.retract(b"exit\r\n", end)
+    assert capture.text() == "0123456789"
+    capture.write(b"exit\r\n" + b"x" * 100)
+    assert not capture.retract(b"exit\r\n", end + 6)
+
+
 def test_negative_limits_are_rejected() -> None:
     with pytest.raises(ValueError):
         HeadTail(-1, 10)

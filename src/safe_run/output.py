@@ -291,6 +291,25 @@ class HeadTail:
             self._omitted.write(bytes(self._tail[:-keep]))
             del self._tail[:-keep]
 
+    def retract(self, text: bytes, end: int) -> bool:
+        """Take back `text` that ended at stream offset `end`, if it is still kept there whole.
+
+        For bytes found afterwards not to be the command's output (a shell's own word on exit).
+        """
+        tail_start = self._total - len(self._tail)
+        if self._tail and end - len(text) >= tail_start:
+            kept, stop = self._tail, end - tail_start
+        elif not self._tail:
+            kept, stop = self._head, end
+        else:
+            return False
+        if not text or stop > len(kept) or kept[stop - len(text) : stop] != text:
+            return False
+        del kept[stop - len(text) : stop]
+        self._total -= len(text)
+        self._split = None
+        return True
+
     @property
     def total(self) -> int:
         """Bytes written so far."""

@@ -25,11 +25,11 @@ from .kernel import KernelObserver
 from .output import HeadTail
 from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result
 from .screen import ScreenTail
-from .sequences import SequenceParser
+from .sequences import Osc, SequenceParser, decode_mark
 from .shells import bash, fish, posix, zsh
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
-from .tracker import CommandTracker, Finish, Send, Timers
+from .tracker import CommandTracker, Finish, Phase, Send, Timers
 
 if TYPE_CHECKING:
     from .live import Display
@@ -148,6 +148,8 @@ class Run:
             on_command_output=on_output,
         )
         self._parser = SequenceParser()
+        self._exit_word = launch.exit_word
+        self._exit_word_end: int | None = None
         self.terminal = Terminal.spawn(launch.argv, _shell_environment(env, launch.env), cwd, rows, cols)
         self.kernel = KernelObserver(self.terminal.fd, self.terminal.pid)
         self.tracker.start(clock())
@@ -167,7 +169,9 @@ class Run:
                 self._consume(chunk)
             if self.finish is None:
                 self._consume_tail()
-                self.finish = self.tracker.shell_exited(self.terminal.exit_status())
+                status = self.terminal.exit_status()
+                self.finish = self.tracker.shell_exited(status)
+                self._take_back_exit_word(self.finish, status)
         if self.finish is None and deadline is not None and self._clock() >= deadline:
             seen = self.kernel.observe() if self.kernel.available else None
             self._act(self.tracker.tick(self._clock(), seen))
@@ -250,6 +254,22 @@ class Run:
         now = self._clock()
         for item in self._parser.feed(chunk):
             self._act(self.tracker.feed(item, now))
+            if isinstance(item, Osc):
+                self._note_exit_word(item)
+
+    def _note_exit_word(self, osc: Osc) -> None:
+        """The shell announced that its own word on exit ends here (see `Launch.exit_word`)."""
+        mark = decode_mark(osc)
+        if (
+            mark is not None and mark.family == 633 and mark.kind == "X" and mark.args == (self.tracker.nonce,)
+            and self.tracker.phase is Phase.RUNNING
+        ):
+            self._exit_word_end = self.tracker.capture.total
+
+    def _take_back_exit_word(self, finish: Finish, status: int) -> None:
+        """Only a shell that exited by itself printed the word: one killed by a signal did not."""
+        if self._exit_word_end is not None and status < 128 and finish.reason is Reason.SHELL_EXITED:
+            self.tracker.capture.retract(self._exit_word, self._exit_word_end)
 
     def _consume_tail(self) -> None:
         now = self._clock()

@@ -6,13 +6,15 @@ from . import Launch, RunSetup, integration_script
 from .posix import header, lines
 
 RUN_LINE = b' __sr_start; builtin eval -- "$(< "$__sr_command_file")"\r'
+# An interactive bash prints this on stderr when the exit builtin runs (the terminal turns \n into \r\n).
+EXIT_WORD = b"exit\r\n"
 
 
 def launch(setup: RunSetup) -> Launch:
     script = setup.workdir / "integration.bash"
     script.write_text(header(setup) + integration_script("integration.bash"), encoding="utf-8")
     argv = [setup.shell_path, "--init-file", str(script), "-i"]
-    return Launch(argv, {}, lines(setup, RUN_LINE), integrated=True)
+    return Launch(argv, {}, lines(setup, RUN_LINE), integrated=True, exit_word=EXIT_WORD)
 
 
 def plain_launch(setup: RunSetup) -> Launch:
