@@ -9,6 +9,7 @@
 
 if [[ $__sr_had_zdotdir == 1 ]]; then
     ZDOTDIR=$__sr_user_zdotdir
+    if [[ ${__sr_export_zdotdir-1} == 1 ]]; then builtin export ZDOTDIR; else builtin typeset +x ZDOTDIR; fi
 else
     builtin unset ZDOTDIR
 fi

@@ -15,7 +15,7 @@ def launch(setup: RunSetup) -> Launch:
     zdotdir.mkdir(mode=0o700)
     user_zdotdir = os.environ.get("ZDOTDIR")
     preamble = header(setup) + (
-        f"__sr_user_zdotdir={quote(user_zdotdir or os.path.expanduser('~'))}\n"
+        f"__sr_user_zdotdir={quote(user_zdotdir or '')}\n"
         f"__sr_had_zdotdir={1 if user_zdotdir else 0}\n"
     )
     (zdotdir / ".zshenv").write_text(preamble + integration_script("integration-env.zsh"), encoding="utf-8")
