@@ -1,5 +1,5 @@
-# safe-run integration for bash, loaded with `bash --init-file`.
-# The header written above this line by safe-run defines:
+# safe-run integration for bash, loaded with `bash --init-file` after startup.bash.
+# The header at the top of this file, written by safe-run, defines:
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_command_file  the file holding the command text
 #   __sr_cwd           the directory the command runs in
@@ -7,18 +7,9 @@
 #   __sr_apply_env     a function exporting the caller's --env values
 # Everything here must work under `set -u` and must not disturb `$?`.
 
-if [ "$__sr_load_rc" = 1 ]; then
-    # --init-file replaces the usual start-up files, so load them as bash would.
-    if [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
-    if [ -r ~/.bashrc ]; then . ~/.bashrc; fi
-fi
-
 # The rc files may have changed these; the caller's choices win.
 __sr_apply_env
 builtin cd -- "$__sr_cwd" || builtin exit 125
-# One command in a throw-away shell: keep it out of the user's history.
-builtin set +o history
-builtin unset HISTFILE
 
 __sr_mark() {
     builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce"
