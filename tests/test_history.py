@@ -54,3 +54,13 @@ def test_dash_keeps_no_history(safe_run: SafeRun) -> None:
     before = sorted(safe_run.home.rglob("*"))
     assert safe_run("--", "echo hi").json["output"] == "hi\n"
     assert sorted(safe_run.home.rglob("*")) == before
+
+
+def test_doctor_leaves_every_history_untouched(safe_run: SafeRun) -> None:
+    paths = {}
+    for name, (rc, rc_text, history, before) in HISTORIES.items():
+        write(safe_run.home, rc, rc_text)
+        paths[write(safe_run.home, history, before)] = before.encode()
+    outcome = safe_run("doctor", "--format", "json", timeout=90)
+    assert outcome.json["ok"] is True, outcome.stdout
+    assert {path: path.read_bytes() for path in paths} == paths
