@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import re
 
-# Every C1 control is, by ECMA-48, the same as ESC followed by one 7-bit byte;
-# rewriting them that way (in their UTF-8 form) lets one grammar remove both.
-_C1 = re.compile(rb"\xc2([\x80-\x9f])")
+from . import escapes
+from .escapes import c1_as_esc
+
+__all__ = ["Chunks", "HeadTail", "c1_as_esc", "clean", "cleaned_size"]
 
 # Bytes that never print: checking for them on bytes is far cheaper than a
 # regex scan, so text without them skips the removal pass entirely.
@@ -51,11 +52,12 @@ _COLOUR_ONLY = re.compile(rb"\x1b\[[0-9;:]*m|\x1b\[0?K")
 
 # Line editing survives this pass: its effect depends on the cursor, which only
 # the line renderer knows. Everything else that does not print is removed.
-_NOISE = re.compile(
-    r"\x1b[\]PX^_][^\x07\x1b]*"  # OSC, DCS, SOS, PM, APC strings; the BEL or ST ending one goes below
-    r"|\x1b\[(?![012]?K|[0-9]*[@CDGPX`])[0-?]*[ -/]*[@-~]?"  # CSI, possibly cut short
-    r"|\x1b(?!\[)[ -/]*[0-~]?"  # charset selection and other short escapes
-    r"|[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"  # controls that draw nothing
+# A string's ending BEL goes with the silent controls, its ST with the other escapes.
+_NOISE = escapes.text(
+    escapes.STRING,
+    r"(?!\x1b\[(?:[012]?K|[0-9]*[@CDGPX`]))" + escapes.CSI,
+    r"(?!\x1b\[)" + escapes.ESCAPE,
+    escapes.SILENT_CONTROL,
 )
 # A line where the cursor leaves for another line, or jumps, cannot be replayed as one line:
 # its moves along the line are removed with the other moves, the text kept in order.
@@ -121,17 +123,6 @@ def _shown_as_it_is(raw: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return _C1_CHAR.search(raw) is None
-
-
-def c1_as_esc(raw: bytes) -> bytes:
-    """8-bit controls (in their UTF-8 form) rewritten as ESC and one byte, so one grammar fits both."""
-    if b"\xc2" not in raw:
-        return raw
-    return _C1.sub(_esc_equivalent, raw)
-
-
-def _esc_equivalent(match: re.Match[bytes]) -> bytes:
-    return bytes((0x1B, match[1][0] - 0x40))
 
 
 def _without_moves_along(match: re.Match[str]) -> str:
@@ -215,12 +206,6 @@ def _erase(cells: list[str], column: int, mode: str) -> None:
 # character or escape sequence cut by the tail's start can be recognised.
 _SEAM = 256
 
-# The same grammar on undecoded bytes, where the cut was made.
-_SEQUENCE = re.compile(
-    rb"(?:\x1b\[|\xc2\x9b)[0-?]*[ -/]*[@-~]?"
-    rb"|(?:\x1b[\]PX^_]|\xc2[\x90\x98\x9d-\x9f])(?:[^\x07\x1b\xc2]|\xc2(?![\x80-\x9f]))*"
-    rb"|\x1b[ -/]*[0-~]?"
-)
 
 
 # Omitted bytes are counted a line at a time, because cleaning a line needs all of it; a line
@@ -372,17 +357,7 @@ def _without_partial_char(data: bytes) -> bytes:
 
 def _cut_fragment_length(before: bytes, window: bytes) -> int:
     """Length of the fragment at the start of window that belongs to a sequence or character begun in before."""
-    return _sequence_overrun(before, window) or _char_overrun(before, window)
-
-
-def _sequence_overrun(before: bytes, window: bytes) -> int:
-    joined = before + window
-    overrun = 0
-    for sequence in _SEQUENCE.finditer(joined):
-        if sequence.start() >= len(before):
-            break
-        overrun = sequence.end() - len(before)
-    return max(0, overrun)
+    return escapes.overrun(before, window) or _char_overrun(before, window)
 
 
 def _char_overrun(before: bytes, window: bytes) -> int:
@@ -423,18 +398,8 @@ class Chunks:
 
 def _unfinished_length(data: bytes) -> int:
     """Bytes at the end of data that start a character or escape sequence not yet complete."""
-    last = None
-    for last in _SEQUENCE.finditer(data, max(0, len(data) - _SEAM)):
-        pass
-    if last is not None and last.end() == len(data) and _unfinished_sequence(last.group()):
-        return len(data) - last.start()
+    start = escapes.unfinished_start(data, _SEAM)
+    if start is not None:
+        return len(data) - start
     present, _ = _partial_char(data)
     return present
-
-
-def _unfinished_sequence(sequence: bytes) -> bool:
-    if sequence.startswith((b"\x1b[", b"\xc2\x9b")):
-        return len(sequence) == 2 or not 0x40 <= sequence[-1] <= 0x7E
-    if sequence.startswith(b"\x1b") and sequence[1:2] not in (b"]", b"P", b"X", b"^", b"_"):
-        return len(sequence) == 1 or not 0x30 <= sequence[-1] <= 0x7E
-    return True  # a string sequence (OSC, DCS, ...): its terminator is not part of the match

@@ -23,41 +23,24 @@ import re
 from dataclasses import dataclass
 from enum import Enum, auto
 
+from .escapes import RAW_C1_LOOKBEHIND, raw_c1
+
 MAX_OSC_BODY = 64 * 1024
 """Longest OSC body kept; longer ones are dropped whole so memory stays bounded."""
 
 _ESC = b"\x1b"
 
-# Byte sequences after which a byte in 0x90-0x9f continues well-formed UTF-8,
-# grouped by length because a look-behind must have a fixed width.
-_UTF8_PREFIXES = (
-    rb"[\xc2-\xdf\xe1-\xf3]",
-    rb"\xe0[\xa0-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]|\xed[\x80-\x9f]"
-    rb"|\xf0[\x90-\xbf]|[\xf1-\xf3][\x80-\xbf]|\xf4[\x80-\x8f]",
-    rb"\xf0[\x90-\xbf][\x80-\xbf]|[\xf1-\xf3][\x80-\xbf][\x80-\xbf]|\xf4[\x80-\x8f][\x80-\xbf]",
-)
-
-
-def _c1_control(byte: bytes) -> bytes:
-    """Match the 8-bit control `byte` only where it cannot be part of a UTF-8 character.
-
-    0x9c and 0x9d are both C1 controls (ST, OSC) and common UTF-8 continuation
-    bytes; only the up to three bytes before them tell the two apart.
-    """
-    return byte + b"".join(b"(?<!(?:" + prefix + b")" + byte + b")" for prefix in _UTF8_PREFIXES)
-
-
-_OSC_START = re.compile(rb"\x1b\]|" + _c1_control(b"\x9d"))
+_OSC_START = re.compile(rb"\x1b\]|" + raw_c1(b"\x9d"))
 # A lone ESC ends the OSC without being part of it (it aborts, as in xterm). ST may also come
 # as U+009C in UTF-8, which no character contains.
-_OSC_END = re.compile(rb"\x07|\x1b\\?|\xc2\x9c|" + _c1_control(b"\x9c"))
+_OSC_END = re.compile(rb"\x07|\x1b\\?|\xc2\x9c|" + raw_c1(b"\x9c"))
 # In an OSC begun by a raw 0x9d, any control but a terminator shows the 0x9d was not one.
-_OSC_8BIT_END = re.compile(rb"[\x00-\x1f\x7f]|\xc2\x9c|" + _c1_control(b"\x9c"))
+_OSC_8BIT_END = re.compile(rb"[\x00-\x1f\x7f]|\xc2\x9c|" + raw_c1(b"\x9c"))
 _EIGHT_BIT_INTRODUCER = b"\x9d"
 # A last byte whose meaning depends on the next: ESC (ST or abort?) and 0xc2 (U+009C, ST?).
 _HELD = (_ESC, b"\xc2")
 
-_LOOKBEHIND = 3
+_LOOKBEHIND = RAW_C1_LOOKBEHIND
 """Bytes of earlier input the UTF-8 look-behinds may need to see."""
 
 
