@@ -118,6 +118,7 @@ def test_zsh_zdotdir_from_zshenv_is_checked_as_loaded(safe_run: SafeRun) -> None
     outcome = safe_run("doctor", "--shell", "zsh", "--format", "json", timeout=60)
     entry = by_name(outcome.json)["zsh"]
     assert (outcome.returncode, entry["ok"], entry["rc_loaded"], entry["rc_missing"]) == (0, True, True, [])
+    assert str(zdotdir / ".zshrc") in entry["rc_files"] and str(safe_run.home / ".zshenv") in entry["rc_files"]
 
 
 def test_shell_option_restricts_the_check_to_one_shell(safe_run: SafeRun) -> None:

@@ -43,7 +43,8 @@ FISH_PROBE = "command readlink /proc/$fish_pid/exe 2>/dev/null; true"
 # The names the user's files define, one `name:` line each, where a shell can list them.
 NAMES_PROBES = {
     "bash": "builtin printf 'name:%s\\n' $(builtin compgen -A function -A alias -A export); ",
-    "zsh": "builtin printf 'name:%s\\n' ${(k)functions} ${(k)aliases} ${(k)parameters[(R)*export*]}; ",
+    "zsh": "builtin printf 'name:%s\\n' ${(k)functions} ${(k)aliases} ${(k)parameters[(R)*export*]}; "
+           "builtin printf 'zdotdir:%s\\n' \"${ZDOTDIR-}\"; ",
     "fish": "printf 'name:%s\\n' (functions -a -n) (set -xn); ",
 }
 # Before listing, the plain shell is kept out of the user's history (fish by --private).
@@ -180,14 +181,17 @@ def _key(path: str) -> tuple[str, str]:
 # ---- the start-up files a run loads --------------------------------------------------------------
 
 
-def rc_files(name: str, environ: Mapping[str, str], home: str) -> list[str]:
-    """The start-up files that exist and that a run of this shell loads (as safe-run starts it)."""
+def rc_files(name: str, environ: Mapping[str, str], home: str, zdotdir: str | None = None) -> list[str]:
+    """The start-up files that exist and that a run of this shell loads (as safe-run starts it).
+
+    zsh reads .zshrc from the ZDOTDIR that .zshenv leaves (`zdotdir`, as a run reported it), not
+    necessarily the one it started with."""
     if name == "bash":
         candidates = ["/etc/bash.bashrc", os.path.join(home, ".bashrc")]
     elif name == "zsh":
-        zdotdir = environ.get("ZDOTDIR") or home
-        candidates = ["/etc/zsh/zshenv", "/etc/zshenv", os.path.join(zdotdir, ".zshenv"),
-                      "/etc/zsh/zshrc", "/etc/zshrc", os.path.join(zdotdir, ".zshrc")]
+        first = environ.get("ZDOTDIR") or home
+        candidates = ["/etc/zsh/zshenv", "/etc/zshenv", os.path.join(first, ".zshenv"),
+                      "/etc/zsh/zshrc", "/etc/zshrc", os.path.join(zdotdir or first, ".zshrc")]
     elif name == "fish":
         config = os.path.join(environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "fish")
         candidates = [*sorted(glob("/etc/fish/conf.d/*.fish")), "/etc/fish/config.fish",
@@ -259,6 +263,14 @@ def missing_names(reference: frozenset[str] | None, result: Result) -> list[str]
     if reference is None or result.status is not Status.COMPLETED:
         return None
     return sorted(reference - defined_names(result.output) - SHELLS_OWN_NAMES)
+
+
+def reported_zdotdir(result: Result) -> str | None:
+    """The ZDOTDIR a zsh run ended up with, from the check command's `zdotdir:` line."""
+    for line in result.output.splitlines():
+        if line.startswith("zdotdir:"):
+            return line[len("zdotdir:"):] or None
+    return None
 
 
 def runs_as(result: Result) -> str | None:
@@ -482,7 +494,7 @@ def check(
             return missing_report(target), result
         results.append(result)
     with_rc, without_rc = results
-    paths = rc_files(target.name, environ, home)
+    paths = rc_files(target.name, environ, home, reported_zdotdir(with_rc))
     exec_lines = find_exec_lines(read_texts(paths)) if not gets_best(with_rc, best_strategy(target.name)) else []
     reference = (plain or plain_names)(target, environ) if target.name in NAMES_PROBES else None
     return judge(target, with_rc, without_rc, paths, exec_lines, home, reference), None
