@@ -39,6 +39,7 @@ __all__ = ["Chunks", "HeadTail", "c1_as_esc", "clean", "cleaned_size"]
 # Bytes that never print: checking for them on bytes is far cheaper than a
 # regex scan, so text without them skips the removal pass entirely.
 _DRAWS_NOTHING = bytes([*range(0x08), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_DRAWS_NOTHING_OR_MOVES = _DRAWS_NOTHING + b"\r\x08"
 
 # A C1 string introducer in UTF-8 (DCS, SOS, OSC, PM, APC), its body of printable
 # characters, and its end if it has one: BEL or ST in any form.
@@ -104,13 +105,10 @@ def cleaned_size(raw: bytes) -> int:
     """
     plain = _COLOUR_ONLY.sub(b"", raw) if b"\x1b" in raw else raw
     crlf = plain.count(b"\r\n")
-    if (
-        plain.count(b"\r") == crlf
-        and b"\x08" not in plain
-        and len(plain.translate(None, _DRAWS_NOTHING)) == len(plain)
-        and _shown_as_it_is(plain)
-    ):
-        return len(plain) - crlf
+    # Nothing but the CR of each CRLF may go: no other control, no overprinting.
+    shown = len(plain.translate(None, _DRAWS_NOTHING_OR_MOVES))
+    if shown == len(plain) - crlf and _shown_as_it_is(plain):
+        return shown
     return len(clean(raw).encode("utf-8"))
 
 
