@@ -19,7 +19,8 @@ from safe_run.runner import RunRequest
 SHELL_KEYS = {
     "name", "path", "installed", "default", "integration_available", "integration", "integration_no_rc",
     "best_strategy", "strategy", "strategy_no_rc", "status", "status_no_rc", "completion_reason",
-    "startup_s", "startup_no_rc_s", "rc_breaks_integration", "rc_files", "runs_as", "downgrades",
+    "startup_s", "startup_no_rc_s", "rc_breaks_integration", "rc_files", "rc_loaded", "rc_missing", "runs_as",
+    "downgrades",
     "ok", "problem", "advice", "notes",
 }
 BEST = {"bash": "rich", "zsh": "rich", "fish": "rich", "dash": "none", "sh": "none"}
@@ -99,6 +100,27 @@ def test_bashrc_that_execs_another_shell_breaks_integration(safe_run: SafeRun) -
     assert "1 problem found (bash)" in pretty.stdout
 
 
+def test_rc_file_that_does_not_load_under_safe_run_is_reported(safe_run: SafeRun) -> None:
+    (safe_run.home / ".bashrc").write_text('[ -n "${__sr_nonce-}" ] && return\nalias rc_alias=true\n')
+    outcome = safe_run("doctor", "--shell", "bash", "--format", "json", timeout=60)
+    entry = by_name(outcome.json)["bash"]
+    assert outcome.returncode == 1
+    assert (entry["ok"], entry["integration"], entry["rc_loaded"], entry["rc_missing"]) == (
+        False, True, False, ["rc_alias"])
+    assert "rc_alias" in entry["problem"]
+
+
+def test_zsh_zdotdir_from_zshenv_is_checked_as_loaded(safe_run: SafeRun) -> None:
+    zdotdir = safe_run.home / ".config" / "zsh"
+    zdotdir.mkdir(parents=True)
+    (safe_run.home / ".zshenv").write_text("export ZDOTDIR=$HOME/.config/zsh\n")
+    (zdotdir / ".zshrc").write_text("alias from_zdotdir=true\nexport FROM_ZDOTDIR=yes\n")
+    outcome = safe_run("doctor", "--shell", "zsh", "--format", "json", timeout=60)
+    entry = by_name(outcome.json)["zsh"]
+    assert (outcome.returncode, entry["ok"], entry["rc_loaded"], entry["rc_missing"]) == (0, True, True, [])
+    assert str(zdotdir / ".zshrc") in entry["rc_files"] and str(safe_run.home / ".zshenv") in entry["rc_files"]
+
+
 def test_shell_option_restricts_the_check_to_one_shell(safe_run: SafeRun) -> None:
     path = shell_path("dash")
     report = safe_run("doctor", "--shell", path, "--format", "json").json
@@ -175,6 +197,19 @@ def test_judge_clean_rich_shell() -> None:
     assert (report.problem, report.advice, report.notes) == (None, None, [])
     assert report.runs_as == "/usr/bin/bash"
     assert doctor.exit_code([report]) == 0
+
+
+def test_judge_names_that_plain_start_up_defines_and_the_run_lacks() -> None:
+    with_rc = result(output="name:PATH\nname:greet\n/usr/bin/bash\n")
+    reference = frozenset({"PATH", "greet", "rc_only", "__fish_on_interactive"})
+    report = doctor.judge(BASH, with_rc, result(), [f"{HOME}/.bashrc"], home=HOME, reference=reference)
+    assert (report.ok, report.rc_loaded, report.rc_missing) == (False, False, ["rc_only"])
+    assert report.integration is True and report.problem is not None and "rc_only" in report.problem
+    assert "~/.bashrc" in (report.advice or "")
+    loaded = doctor.judge(BASH, with_rc, result(), reference=frozenset({"PATH"}))
+    assert (loaded.ok, loaded.rc_loaded, loaded.rc_missing) == (True, True, [])
+    unknown = doctor.judge(BASH, with_rc, result())
+    assert (unknown.ok, unknown.rc_loaded) == (True, None)
 
 
 def test_judge_shell_without_integration_is_fine_with_none() -> None:
@@ -317,10 +352,12 @@ def test_check_runs_with_and_without_rc_files_and_stops_when_interrupted() -> No
         requests.append(request)
         return result(output="/usr/bin/bash\n")
 
-    report, interrupted = doctor.check(BASH, fake_execute, {}, HOME)
-    assert interrupted is None and report.ok
+    report, interrupted = doctor.check(BASH, fake_execute, {}, HOME, plain=lambda target, environ: frozenset())
+    assert interrupted is None and report.ok and report.rc_loaded is True
+    probe = doctor.probe("bash")
+    assert probe.endswith(doctor.POSIX_PROBE)
     assert [(r.shell, r.load_rc, r.command) for r in requests] == [
-        ("/usr/bin/bash", True, doctor.POSIX_PROBE), ("/usr/bin/bash", False, doctor.POSIX_PROBE)]
+        ("/usr/bin/bash", True, probe), ("/usr/bin/bash", False, probe)]
     assert all(r.timers.timeout is not None for r in requests)
 
     stopped = Result(Status.INTERRUPTED, None, None, Reason.INTERRUPTED, "", None, signal="SIGINT")

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from safe_run.output import Chunks, HeadTail, clean
+from safe_run.output import Chunks, HeadTail, clean, cleaned_size
 
 
 def marker(dropped: int) -> str:
@@ -53,6 +53,41 @@ def test_truncated_sequence_at_end_is_removed(raw: bytes) -> None:
 
 def test_cursor_movement_and_screen_redraw_are_stripped_in_order() -> None:
     assert clean(b"\x1b[H\x1b[2Jtop\x1b[2A\x1b[10Cnext\x1b[3;4Hlast") == "topnextlast"
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        (b"abcdef\x1b[3Dxy", "abcxyf"),
+        (b"abcdef\x1b[2Dx\x1b[0Dy", "abcdyf"),
+        (b"> \r\x1b[12Canswer", "> " + " " * 10 + "answer"),
+        (b"ab\x1b[3Cc", "ab   c"),
+        (b"ab\x1b[3C\n", "ab\n"),
+        (b"abcdef\r\x1b[2C\x1b[2@XY", "abXYcdef"),
+        (b"abcdef\r\x1b[2C\x1b[2P", "abef"),
+        (b"abcdef\r\x1b[2C\x1b[3X", "ab   f"),
+        (b"abcdef\x1b[3G!", "ab!def"),
+        (b"abcdef\r\x1b[1C\x1b[K!", "a!"),
+    ],
+)
+def test_moves_and_edits_along_the_line_are_replayed(raw: bytes, shown: str) -> None:
+    assert clean(raw) == shown
+
+
+def test_fish_read_prompt_redrawn_over_its_answer() -> None:
+    # What fish 3 sends for `read -P 'name> ' x` answered with "bob".
+    raw = b"\x1b[30m\x1b(B\x1b[m\rname> \x1b[K\r\x1b[6Cbob\r\x1b[9C\r\n\x1b[30m\x1b(B\x1b[mgot bob\r\n"
+    assert clean(raw) == "name> bob\ngot bob\n"
+
+
+def test_moves_along_a_line_that_left_for_another_line_are_only_removed() -> None:
+    assert clean(b"top\x1b[2A\x1b[10Cnext\nabcdef\x1b[3Dxy\n") == "topnext\nabcxyf\n"
+
+
+def test_hostile_counts_stay_within_a_margin() -> None:
+    assert len(clean(b"a\x1b[99999999Cb")) <= 4098
+    assert len(clean(b"ab" + b"\r\x1b[9999@" * 1000)) <= 4098
+    assert clean(b"ab\x1b[" + b"9" * 6000 + b"D!") == "!b"
 
 
 # clean: line endings and overprinting
@@ -135,6 +170,15 @@ def test_other_control_characters_are_removed() -> None:
 
 def test_c1_controls_are_removed() -> None:
     assert clean("a\u0085b\u0084c\u0080d".encode()) == "abcd"
+
+
+def test_stray_c1_string_introducer_shows_and_keeps_what_follows() -> None:
+    assert clean("a\u009db\nc\n\u009d0;t\u009cd".encode()) == "a\ufffdb\nc\nd"
+    assert clean("a\u0090q\x07b\u009fx\x1b[31mc".encode()) == "ab\ufffdxc"
+
+
+def test_stray_raw_c1_bytes_show_as_replacement_characters() -> None:
+    assert clean(b"a\x9db\nc\x9b31md\n") == "a\ufffdb\nc\ufffd31md\n"
 
 
 def test_tabs_are_kept() -> None:
@@ -241,20 +285,20 @@ def test_tail_only() -> None:
 def test_head_cut_inside_utf8_character() -> None:
     capture = HeadTail(3, 3)
     capture.write("ab€".encode() + b"-" * 10 + b"xyz")
-    assert capture.text() == "ab\n" + marker(len("ab€".encode()) + 10 - 3) + "xyz"
+    assert capture.text() == "ab\n" + marker(len("€".encode()) + 10) + "xyz"
 
 
 def test_tail_cut_inside_utf8_character() -> None:
     capture = HeadTail(3, 5)
     capture.write(b"abc" + b"-" * 10 + "€z".encode() + b"end")
-    assert capture.text() == "abc\n" + marker(10 + 4 - 5 + 3) + "zend"
+    assert capture.text() == "abc\n" + marker(10 + len("€".encode())) + "zend"
 
 
 @pytest.mark.parametrize("tail", [5, 6, 7])
 def test_tail_cut_inside_four_byte_character_after_long_gap(tail: int) -> None:
     capture = HeadTail(2, tail)
     capture.write(b"ab" + b"." * 5000 + "🚀🚀".encode())
-    assert capture.text() == "ab\n" + marker(5000 + 8 - tail) + "🚀"
+    assert capture.text() == "ab\n" + marker(5000 + len("🚀".encode())) + "🚀"
 
 
 def test_stray_continuation_bytes_at_tail_start_are_not_hidden() -> None:
@@ -266,13 +310,13 @@ def test_stray_continuation_bytes_at_tail_start_are_not_hidden() -> None:
 def test_head_cut_inside_colour_sequence() -> None:
     capture = HeadTail(5, 3)
     capture.write(b"ab\x1b[31mred\x1b[0m------end")
-    assert capture.text() == "ab\n" + marker(len(b"1mred\x1b[0m------")) + "end"
+    assert capture.text() == "ab\n" + marker(len("red------")) + "end"
 
 
 def test_tail_cut_inside_colour_sequence_after_long_gap() -> None:
     capture = HeadTail(3, 9)
     capture.write(b"abc" + b"-" * 5000 + b"\x1b[31mred\x1b[0m")
-    assert capture.text() == "abc\n" + marker(5000 + 5 + 3 + 4 - 9) + "red"
+    assert capture.text() == "abc\n" + marker(5000) + "red"
 
 
 @pytest.mark.parametrize("cut", range(1, 5))
@@ -281,26 +325,26 @@ def test_tail_cut_at_every_point_of_colour_sequence(cut: int) -> None:
     data = prefix + b"\x1b[31mred"
     capture = HeadTail(3, len(data) - len(prefix) - cut)
     capture.write(data)
-    assert capture.text() == "abc\n" + marker(20 + cut) + "red"
+    assert capture.text() == "abc\n" + marker(20) + "red"
 
 
-def test_same_colour_sequence_cut_at_both_edges() -> None:
+def test_same_colour_sequence_cut_at_both_edges_drops_nothing_shown() -> None:
     capture = HeadTail(3, 5)
     capture.write(b"ab\x1b[31mred")
-    assert capture.text() == "ab\n" + marker(2) + "red"
+    assert (capture.text(), capture.dropped) == ("abred", 0)
 
 
 def test_tail_cut_inside_eight_bit_csi() -> None:
     data = b"abc" + b"-" * 10 + b"\xc2\x9b31mred"
     capture = HeadTail(3, len(b"\x9b31mred"))
     capture.write(data)
-    assert capture.text() == "abc\n" + marker(11) + "red"
+    assert capture.text() == "abc\n" + marker(10) + "red"
 
 
 def test_tail_cut_inside_osc_string() -> None:
     capture = HeadTail(3, 12)
     capture.write(b"abc" + b"-" * 50 + b"\x1b]0;a long title\x07shown")
-    assert capture.text() == "abc\n" + marker(50 + 4 + 12 + 1 + 5 - 12) + "shown"
+    assert capture.text() == "abc\n" + marker(50) + "shown"
 
 
 def test_tail_starting_with_whole_sequence() -> None:
@@ -312,7 +356,7 @@ def test_tail_starting_with_whole_sequence() -> None:
 def test_tail_starting_with_digits_after_complete_sequence_keeps_them() -> None:
     capture = HeadTail(3, 4)
     capture.write(b"abc" + b"-" * 10 + b"\x1b[31m31mx")
-    assert capture.text() == "abc\n" + marker(15) + "31mx"
+    assert capture.text() == "abc\n" + marker(10) + "31mx"
 
 
 def mixed_output(rng: random.Random, size: int) -> bytes:
@@ -332,9 +376,63 @@ def test_many_small_writes_match_one_big_write(seed: int) -> None:
     whole.write(data)
     pieces = HeadTail(head, tail)
     write_in_chunks(pieces, data, [rng.randrange(0, 40) for _ in range(400)])
-    assert (pieces.total, pieces.dropped) == (whole.total, whole.dropped) == (len(data), len(data) - head - tail)
+    assert (pieces.total, pieces.dropped) == (whole.total, whole.dropped)
+    assert pieces.total == len(data) and 0 < whole.dropped < len(data) - head - tail
     assert pieces.text() == whole.text()
     assert whole.text().count(marker(whole.dropped)) == 1
+
+
+def test_dropped_counts_the_text_that_was_not_shown() -> None:
+    data = b"".join(b"%d\r\n" % n for n in range(1, 5001))
+    text = clean(data)
+    capture = HeadTail(512, 512)
+    write_in_chunks(capture, data, [4096] * 10)
+    shown = capture.text()
+    head, tail = shown.split(marker(capture.dropped))
+    assert len(head) + capture.dropped + len(tail) in (len(text), len(text) + 1)  # + the marker's own newline
+    assert text.startswith(head.rstrip("\n")) and text.endswith(tail)
+
+
+def test_dropped_text_is_counted_in_utf8_bytes_without_escapes() -> None:
+    capture = HeadTail(2, 2)
+    capture.write(b"ab" + "\x1b[1mé\x1b[0m\r\n".encode() * 100 + b"yz")
+    assert capture.dropped == len("é\n".encode()) * 100
+
+
+def test_long_overprinted_line_is_counted_by_its_last_frame() -> None:
+    capture = HeadTail(2, 2)
+    capture.write(b"ab" + b"".join(b"\r%5d%%" % n for n in range(10000)) + b"\ryz")
+    assert capture.dropped < 10 * 1000
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cleaned_size_is_the_size_of_the_cleaned_text(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = [b"plain\r\n", b"\x1b[32mok\x1b[0m\r\n", "é✓".encode(), b"  0%\r100%\n", b"ab\bc", b"\r\x1b[K",
+              b"\x1b[1K", "\u009dx".encode(), b"\xff", b"\x1b[3D", b"\x1b[0K"]
+    for _ in range(500):
+        raw = b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
+        assert cleaned_size(raw) == len(clean(raw).encode()), raw
+
+
+def test_retract_takes_back_text_only_where_it_ended() -> None:
+    capture = HeadTail(100, 100)
+    capture.write(b"working\r\nexit\r\n")
+    end = capture.total
+    capture.write(b"bye\r\n")
+    assert not capture.retract(b"exit\r\n", end - 1)
+    assert capture.retract(b"exit\r\n", end)
+    assert capture.text() == "working\nbye\n"
+
+
+def test_retract_in_the_tail_and_not_once_it_was_dropped() -> None:
+    capture = HeadTail(4, 20)
+    capture.write(b"0123456789exit\r\n")
+    end = capture.total
+    assert capture.retract(b"exit\r\n", end)
+    assert capture.text() == "0123456789"
+    capture.write(b"exit\r\n" + b"x" * 100)
+    assert not capture.retract(b"exit\r\n", end + 6)
 
 
 def test_negative_limits_are_rejected() -> None:
@@ -347,7 +445,7 @@ def test_negative_limits_are_rejected() -> None:
 def test_tail_cut_inside_eight_bit_string_terminator() -> None:
     capture = HeadTail(3, 6)
     capture.write(b"abc" + b"-" * 10 + "\u009d0;t\u009c".encode() + b"shown")
-    assert capture.text() == "abc\n" + marker(10 + 2 + 3 + 1) + "shown"
+    assert capture.text() == "abc\n" + marker(10) + "shown"
 
 
 # ---- Chunks: the output since the last take, for callers who follow along -------------------------

@@ -104,10 +104,39 @@ def test_9c_and_9d_continuing_an_utf8_prefix_are_not_controls(prefix: bytes) -> 
 
 
 def test_esc_aborts_an_osc_and_then_counts_as_the_start_of_what_follows() -> None:
-    stream = b"\x1b]0;ti\x1b[31mred\x1b]0;a\x1b]633;B\x07\x9d0;b\x1b\x1b]633;C\x07"
+    stream = b"\x1b]0;ti\x1b[31mred\x1b]0;a\x1b]633;B\x07\x1b]0;b\x1b\x1b]633;C\x07"
     expected = [Osc(b"0;ti"), b"\x1b[31mred", Osc(b"0;a"), Osc(b"633;B"), Osc(b"0;b"), b"\x1b", Osc(b"633;C")]
     assert parse(stream) == expected
     assert parse(*(stream[i : i + 1] for i in range(len(stream)))) == expected
+
+
+def test_stray_8_bit_introducer_is_output_with_everything_after_it() -> None:
+    stream = b"a\x9db\r\nc\r\n\x1b]633;D;0;n\x07"
+    expected = [b"a\x9db\r\nc\r\n", Osc(b"633;D;0;n")]
+    assert parse(stream) == expected
+    assert parse(*(stream[i : i + 1] for i in range(len(stream)))) == expected
+
+
+@pytest.mark.parametrize(
+    "after", [b"0;b\x1b[0m", b"0;b\x1bx", b"0;b\x1b", b"0;b", b"0;b\x00c", b"0;b\tc\x07"]
+)
+def test_8_bit_osc_aborted_cut_or_with_controls_in_its_body_is_output(after: bytes) -> None:
+    assert parse(b"x\x9d" + after) == [b"x\x9d" + after]
+    assert parse(b"x\x9d", after) == [b"x\x9d" + after]
+
+
+@pytest.mark.parametrize("terminator", [b"\x07", b"\x9c", b"\x1b\\", "\u009c".encode()])
+def test_complete_8_bit_osc_is_taken_out_with_any_terminator(terminator: bytes) -> None:
+    stream = b"x\x9d0;t\xc3\xa9" + terminator + b"y"
+    assert parse(stream) == [b"x", Osc("0;té".encode()), b"y"]
+    assert parse(*(stream[i : i + 1] for i in range(len(stream)))) == [b"x", Osc("0;té".encode()), b"y"]
+
+
+def test_8_bit_osc_over_the_limit_is_output() -> None:
+    body = b"A" * (MAX_OSC_BODY + 10)
+    stream = b"x\x9d" + body + b"\x07y"
+    chunks = [stream[i : i + 4096] for i in range(0, len(stream), 4096)]
+    assert parse(stream) == parse(*chunks) == [stream]
 
 
 def test_body_up_to_the_limit_is_kept() -> None:

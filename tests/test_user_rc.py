@@ -76,6 +76,23 @@ def test_zsh_user_zdotdir_is_honoured_and_restored(safe_run: SafeRun) -> None:
     assert outcome.json["output"] == f"from zdotdir\n{zdotdir}\n"
 
 
+ZDOTDIR_PROBE = 'echo "[${FROM_ZDOTDIR-}][${ZDOTDIR-unset}][${(t)ZDOTDIR}]"'
+
+
+@pytest.mark.parametrize("export", ["export ", ""])
+@pytest.mark.parametrize("strategy", ["auto", "rich", "basic", "none"])
+def test_zsh_zdotdir_set_in_zshenv_loads_as_plain_zsh_does(safe_run: SafeRun, export: str, strategy: str) -> None:
+    zdotdir = safe_run.home / ".config" / "zsh"
+    zdotdir.mkdir(parents=True)
+    (safe_run.home / ".zshenv").write_text(f"{export}ZDOTDIR=$HOME/.config/zsh\n")
+    (zdotdir / ".zshrc").write_text("FROM_ZDOTDIR=yes\n")
+    sr = with_shell(safe_run, "zsh")
+    kind = "scalar-export" if export else "scalar"
+    result = sr("--strategy", strategy, "--", ZDOTDIR_PROBE).json
+    assert (result["output"], result["strategy"]) == (f"[yes][{zdotdir}][{kind}]\n", strategy.replace("auto", "rich"))
+    assert sr("--strategy", strategy, "--no-rc", "--", ZDOTDIR_PROBE).json["output"] == "[][unset][]\n"
+
+
 def test_zsh_without_zdotdir_leaves_none_behind(safe_run: SafeRun) -> None:
     result = with_shell(safe_run, "zsh")("--", 'echo "[${ZDOTDIR-unset}]"').json
     assert result["output"] == "[unset]\n"

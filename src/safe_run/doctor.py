@@ -7,19 +7,26 @@ The checks use the real machinery, not a copy of it: a trivial command goes thro
 downgrades and why, the duration, the error of a shell that would not start. Everything after
 the runs (the verdict, the advice, the JSON and the pretty report) is pure and takes its inputs
 as arguments, so it is tested without a terminal.
+
+Integration starting says nothing about whether the user's files loaded as they should, so the
+same command also lists the names they define (functions, aliases, exported variables), and the
+shell run plainly (`SHELL -i -c`, no safe-run between) lists them too: a name that plain start-up
+defines and a run lacks means a file was not loaded, or not the way the user's shell loads it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from glob import escape, glob
 
 from . import shells
 from .result import SCHEMA_VERSION, Result, Status, Strategy
-from .runner import INTEGRATED, RunRequest
+from .runner import CALLER_TERMINAL_VARS, INTEGRATED, TERM, RunRequest
 from .tracker import Timers
 
 # The shells looked for on PATH, in report order; $SHELL and the passwd shell are added to them.
@@ -33,6 +40,22 @@ CHECK_TIMERS = Timers(timeout=20.0)
 # so that a shell replaced by an rc file's `exec` is named. It always exits 0.
 POSIX_PROBE = "command readlink /proc/$$/exe 2>/dev/null; true"
 FISH_PROBE = "command readlink /proc/$fish_pid/exe 2>/dev/null; true"
+# The names the user's files define, one `name:` line each, where a shell can list them.
+NAMES_PROBES = {
+    "bash": "builtin printf 'name:%s\\n' $(builtin compgen -A function -A alias -A export); ",
+    "zsh": "builtin printf 'name:%s\\n' ${(k)functions} ${(k)aliases} ${(k)parameters[(R)*export*]}; "
+           "builtin printf 'zdotdir:%s\\n' \"${ZDOTDIR-}\"; ",
+    "fish": "printf 'name:%s\\n' (functions -a -n) (set -xn); ",
+}
+# Before listing, the plain shell is kept out of the user's history (fish by --private).
+_HISTORY_OFF = {"bash": "builtin set +o history; builtin unset HISTFILE; ", "zsh": "builtin unset HISTFILE; "}
+# The plain start-up is given this long; a shell that takes longer is not compared.
+PLAIN_TIMEOUT_S = 10.0
+NAME_LINE = "name:"
+# Names a shell defines itself and drops once its first prompt is drawn (fish), or defines only
+# when the user has no start-up files (zsh's new-user menu): a run shows a prompt and has files.
+SHELLS_OWN_NAMES = frozenset({"__fish_on_interactive", "zsh-newuser-install"})
+MAX_MISSING_NAMES = 10
 
 # `exec PROGRAM` in a start-up file (not `exec >file` or `exec 2>&1`, which only redirect).
 EXEC_LINE = re.compile(
@@ -83,6 +106,8 @@ class ShellReport:
     startup_no_rc_s: float | None = None
     rc_breaks_integration: bool = False
     rc_files: list[str] = field(default_factory=list)
+    rc_loaded: bool | None = None
+    rc_missing: list[str] = field(default_factory=list)
     runs_as: str | None = None
     downgrades: list[dict[str, object]] = field(default_factory=list)
     ok: bool = True
@@ -156,14 +181,17 @@ def _key(path: str) -> tuple[str, str]:
 # ---- the start-up files a run loads --------------------------------------------------------------
 
 
-def rc_files(name: str, environ: Mapping[str, str], home: str) -> list[str]:
-    """The start-up files that exist and that a run of this shell loads (as safe-run starts it)."""
+def rc_files(name: str, environ: Mapping[str, str], home: str, zdotdir: str | None = None) -> list[str]:
+    """The start-up files that exist and that a run of this shell loads (as safe-run starts it).
+
+    zsh reads .zshrc from the ZDOTDIR that .zshenv leaves (`zdotdir`, as a run reported it), not
+    necessarily the one it started with."""
     if name == "bash":
         candidates = ["/etc/bash.bashrc", os.path.join(home, ".bashrc")]
     elif name == "zsh":
-        zdotdir = environ.get("ZDOTDIR") or home
-        candidates = ["/etc/zsh/zshenv", "/etc/zshenv", os.path.join(zdotdir, ".zshenv"),
-                      "/etc/zsh/zshrc", "/etc/zshrc", os.path.join(zdotdir, ".zshrc")]
+        first = environ.get("ZDOTDIR") or home
+        candidates = ["/etc/zsh/zshenv", "/etc/zshenv", os.path.join(first, ".zshenv"),
+                      "/etc/zsh/zshrc", "/etc/zshrc", os.path.join(zdotdir or first, ".zshrc")]
     elif name == "fish":
         config = os.path.join(environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "fish")
         candidates = [*sorted(glob("/etc/fish/conf.d/*.fish")), "/etc/fish/config.fish",
@@ -220,6 +248,31 @@ def gets_best(result: Result, best: Strategy) -> bool:
     )
 
 
+def probe(name: str) -> str:
+    """The check command for this shell: the names its files define, then the program running it."""
+    return NAMES_PROBES.get(name, "") + (FISH_PROBE if name == "fish" else POSIX_PROBE)
+
+
+def defined_names(output: str) -> frozenset[str]:
+    """The names listed by the check command's `name:` lines."""
+    return frozenset(line[len(NAME_LINE):].strip() for line in output.splitlines() if line.startswith(NAME_LINE))
+
+
+def missing_names(reference: frozenset[str] | None, result: Result) -> list[str] | None:
+    """Names plain start-up defines and the run lacks; None when there is nothing to compare."""
+    if reference is None or result.status is not Status.COMPLETED:
+        return None
+    return sorted(reference - defined_names(result.output) - SHELLS_OWN_NAMES)
+
+
+def reported_zdotdir(result: Result) -> str | None:
+    """The ZDOTDIR a zsh run ended up with, from the check command's `zdotdir:` line."""
+    for line in result.output.splitlines():
+        if line.startswith("zdotdir:"):
+            return line[len("zdotdir:"):] or None
+    return None
+
+
 def runs_as(result: Result) -> str | None:
     """The program that ran the check command, from its own output (None if it could not tell)."""
     for line in reversed(result.output.splitlines()):
@@ -236,8 +289,13 @@ def judge(
     rc_paths: Sequence[str] = (),
     exec_lines: Sequence[ExecLine] = (),
     home: str = "",
+    reference: frozenset[str] | None = None,
 ) -> ShellReport:
-    """Two runs of the trivial command (with and without the start-up files) into a verdict."""
+    """Two runs of the trivial command (with and without the start-up files) into a verdict.
+
+    `reference` is the names the shell's own start-up defines (None when unknown): a run that
+    gets its best strategy but lacks some of them did not load the user's files as the shell does.
+    """
     assert target.path is not None
     best = best_strategy(target.name)
     available = target.name in INTEGRATED
@@ -265,8 +323,15 @@ def judge(
         downgrades=[d.to_dict() for d in with_rc.downgrades],
         ok=good_rc,
     )
+    missing = missing_names(reference, with_rc)
+    if missing is not None:
+        report.rc_loaded = not missing
+        report.rc_missing = missing[:MAX_MISSING_NAMES]
     if not good_rc:
         report.problem, report.advice = _explain(target, best, with_rc, without_rc, report, exec_lines, home)
+    elif missing:
+        report.ok = False
+        report.problem, report.advice = _not_loaded(target, missing, report.rc_files, home)
     report.notes = _notes(target, good_rc, good_no_rc, with_rc, without_rc)
     return report
 
@@ -356,6 +421,18 @@ def _explain(
     return problem, advice
 
 
+def _not_loaded(target: Target, missing: Sequence[str], rc_paths: Sequence[str], home: str) -> tuple[str, str]:
+    files = ", ".join(tilde(p, home) for p in rc_paths) or "your start-up files"
+    shown = ", ".join(missing[:MAX_MISSING_NAMES]) + (", ..." if len(missing) > MAX_MISSING_NAMES else "")
+    problem = (f"your start-up files did not load in safe-run's {target.name} as they do in plain "
+               f"`{target.name} -i`: {len(missing)} name{'s' if len(missing) > 1 else ''} they define "
+               f"{'are' if len(missing) > 1 else 'is'} missing ({shown})")
+    advice = (f"Commands that use them fail or act differently under safe-run. Look in {files} for a test "
+              "that tells safe-run's shell apart (its __sr_ variables, ZDOTDIR), and report it with the "
+              f"output of `safe-run --format json --shell {target.path} -- true`.")
+    return problem, advice
+
+
 def _not_the_rc_files(
     name: str, path: str, best: Strategy, with_rc: Result, without_rc: Result
 ) -> tuple[str, str]:
@@ -402,12 +479,14 @@ def check(
     execute: Callable[[RunRequest], Result],
     environ: Mapping[str, str],
     home: str,
+    plain: Callable[[Target, Mapping[str, str]], frozenset[str] | None] | None = None,
 ) -> tuple[ShellReport, Result | None]:
-    """Run the trivial command with and without the start-up files and judge the pair. The second
-    item is a result that interrupted the check (SIGINT, SIGTERM, SIGHUP to safe-run), else None."""
+    """Run the trivial command with and without the start-up files and judge the pair, with the
+    names `plain` start-up defines (`plain_names` unless given). The second item is a result that
+    interrupted the check (SIGINT, SIGTERM, SIGHUP to safe-run), else None."""
     if target.path is None or target.missing is not None:
         return missing_report(target), None
-    command = FISH_PROBE if target.name == "fish" else POSIX_PROBE
+    command = probe(target.name)
     results = []
     for load_rc in (True, False):
         result = execute(RunRequest(command=command, shell=target.path, load_rc=load_rc, timers=CHECK_TIMERS))
@@ -415,9 +494,33 @@ def check(
             return missing_report(target), result
         results.append(result)
     with_rc, without_rc = results
-    paths = rc_files(target.name, environ, home)
+    paths = rc_files(target.name, environ, home, reported_zdotdir(with_rc))
     exec_lines = find_exec_lines(read_texts(paths)) if not gets_best(with_rc, best_strategy(target.name)) else []
-    return judge(target, with_rc, without_rc, paths, exec_lines, home), None
+    reference = (plain or plain_names)(target, environ) if target.name in NAMES_PROBES else None
+    return judge(target, with_rc, without_rc, paths, exec_lines, home, reference), None
+
+
+def plain_names(target: Target, environ: Mapping[str, str]) -> frozenset[str] | None:
+    """The names the user's files define when the shell starts them itself (`SHELL -i -c`), in the
+    environment a run gets; None when it does not list them in time."""
+    assert target.path is not None
+    argv = [target.path, "-i", "-c", _HISTORY_OFF.get(target.name, "") + probe(target.name)]
+    if target.name == "fish":
+        argv.insert(1, "--private")
+    env = {k: v for k, v in environ.items() if k not in CALLER_TERMINAL_VARS} | {"TERM": TERM}
+    try:
+        with subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              env=env, start_new_session=True) as proc:
+            try:
+                out, _ = proc.communicate(timeout=PLAIN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                return None
+    except OSError:
+        return None
+    names = defined_names(out.decode("utf-8", "replace"))
+    return names or None
 
 
 def report_dict(reports: Sequence[ShellReport]) -> dict[str, object]:

@@ -3,52 +3,92 @@
 A person, an agent reading JSON and a CI log all want the output as the
 terminal finally showed it, not the byte stream that drew it: colours and
 other escape sequences are noise, and a progress bar redrawn with carriage
-returns should leave only its last frame. Only single-line overprinting is
-replayed (carriage return, backspace, erase-in-line), because that is what
-progress output uses; cursor movement between lines and full-screen redraws
-would need a whole terminal emulator, so their sequences are simply removed
-and the text around them is kept in the order it was written.
+returns should leave only its last frame. Editing within the current line is
+replayed as a line editor's model of it (carriage return, backspace, cursor
+forward, back and to a column, erase in line, insert, delete and erase
+characters), because that is what progress output, prompts and line editors
+use; cursor movement between lines and full-screen redraws would need a whole
+terminal emulator, so their sequences are simply removed and the text around
+them is kept in the order it was written.
+
+C1 controls come in two forms. As UTF-8 characters (U+0080-U+009F) they are
+unambiguous and read as their 7-bit equivalents, ESC and one byte. As raw
+bytes they are malformed UTF-8, which a UTF-8 terminal shows as a replacement
+character, and so are they here (the 8-bit OSC, which shell integration may
+use, is taken out earlier by the sequence parser, when complete). A string
+control (OSC, DCS, SOS, PM, APC) begun by a C1 character is removed only when
+it is complete, ended by BEL or ST with no other control inside; otherwise its
+introducer shows as a replacement character and what follows it is kept: an
+introducer with no end must not swallow the rest of the output.
 
 Output can be arbitrarily large, so it is captured with bounded memory: the
-start and the end are kept, the middle is counted and reported as omitted.
+start and the end are kept, the middle is counted and reported as omitted. It
+is counted in the units of the text it would have added (bytes of cleaned
+UTF-8), never in raw terminal bytes, so a reader can compare it with the text.
 """
 
 from __future__ import annotations
 
 import re
 
-# Every C1 control is, by ECMA-48, the same as ESC followed by one 7-bit byte;
-# rewriting them that way (in their UTF-8 form) lets one grammar remove both.
-_C1 = re.compile(rb"\xc2([\x80-\x9f])")
+from . import escapes
+from .escapes import c1_as_esc
+
+__all__ = ["Chunks", "HeadTail", "c1_as_esc", "clean", "cleaned_size"]
 
 # Bytes that never print: checking for them on bytes is far cheaper than a
 # regex scan, so text without them skips the removal pass entirely.
 _DRAWS_NOTHING = bytes([*range(0x08), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_DRAWS_NOTHING_OR_MOVES = _DRAWS_NOTHING + b"\r\x08"
 
-# Erase-in-line survives this pass: its effect depends on the cursor, which
-# only the line renderer knows. Everything else that does not print is removed.
-_NOISE = re.compile(
-    r"\x1b[\]PX^_][^\x07\x1b]*"  # OSC, DCS, SOS, PM, APC strings; the BEL or ST ending one goes below
-    r"|\x1b\[(?![012]?K)[0-?]*[ -/]*[@-~]?"  # CSI, possibly cut short
-    r"|\x1b(?!\[)[ -/]*[0-~]?"  # charset selection and other short escapes
-    r"|[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"  # controls that draw nothing
+# A C1 string introducer in UTF-8 (DCS, SOS, OSC, PM, APC), its body of printable
+# characters, and its end if it has one: BEL or ST in any form.
+_C1_STRING = re.compile(
+    rb"\xc2[\x90\x98\x9d-\x9f]((?:[\x20-\x7e\x80-\xc1\xc3-\xff]|\xc2[\xa0-\xbf])*)(\x07|\xc2\x9c|\x1b\\)?"
 )
+_REPLACEMENT = "\ufffd".encode()
+_C1_CHAR = re.compile(rb"\xc2[\x80-\x9f]")
+# Escapes that change nothing shown on a line that is never overprinted: colours, erase to end.
+_COLOUR_ONLY = re.compile(rb"\x1b\[[0-9;:]*m|\x1b\[0?K")
+
+# Line editing survives this pass: its effect depends on the cursor, which only
+# the line renderer knows. Everything else that does not print is removed.
+# A string's ending BEL goes with the silent controls, its ST with the other escapes.
+_NOISE = escapes.text(
+    escapes.STRING,
+    r"(?!\x1b\[(?:[012]?K|[0-9]*[@CDGPX`]))" + escapes.CSI,
+    r"(?!\x1b\[)" + escapes.ESCAPE,
+    escapes.SILENT_CONTROL,
+)
+# A line where the cursor leaves for another line, or jumps, cannot be replayed as one line:
+# its moves along the line are removed with the other moves, the text kept in order.
+_LEAVES_LINE = re.compile(r"\x1b\[[0-9;?]*[ABEFHfdLMSTsu]|\x1b[78DEM]")
+_LEFT_LINE = re.compile(r"(?m)^[^\n]*(?:\x1b\[[0-9;?]*[ABEFHfdLMSTsu]|\x1b[78DEM])[^\n]*")
+_MOVE_ALONG = re.compile(r"\x1b\[[0-9]*[@CDGPX`]")
 # A character, backspace, character shows only the second wherever the cursor
 # is, so overstrike (as man pages print bold) needs no per-character replay.
 _OVERSTRUCK = re.compile(r"[^\n\r\x08\x1b]\x08(?=[^\n\r\x08\x1b])")
 _OVERPRINT = re.compile(r"[\r\x08\x1b]")
-_LINE_CONTROL = re.compile(r"(\r|\x08|\x1b\[[012]?K)")
+_LINE_CONTROL = re.compile(r"(\r|\x08|\x1b\[[012]?K|\x1b\[[0-9]*[@CDGPX`])")
 
 # NUL never reaches the renderer (the noise pass removes it), so it can stand
 # for a cell that was erased rather than printed.
 _ERASED = "\x00"
 
+# The line model has no right margin, but hostile counts must not make it allocate without
+# bound: moves and insertions stop at this column, or at the line's end if that is further.
+_MARGIN = 4096
+
 
 def clean(raw: bytes) -> str:
     """Text as the terminal would show it, always valid for JSON whatever the bytes were."""
-    raw = c1_as_esc(raw.replace(b"\r\n", b"\n"))
+    raw = raw.replace(b"\r\n", b"\n")
+    if b"\xc2" in raw:
+        raw = c1_as_esc(_C1_STRING.sub(_c1_string, raw))
     text = raw.decode("utf-8", errors="replace")
     if len(raw.translate(None, _DRAWS_NOTHING)) < len(raw):
+        if _LEAVES_LINE.search(text):
+            text = _LEFT_LINE.sub(_without_moves_along, text)
         text = _NOISE.sub("", text)
     if "\x08" in text:
         text = _OVERSTRUCK.sub("", text)
@@ -57,15 +97,39 @@ def clean(raw: bytes) -> str:
     return text
 
 
-def c1_as_esc(raw: bytes) -> bytes:
-    """8-bit controls (in their UTF-8 form) rewritten as ESC and one byte, so one grammar fits both."""
-    if b"\xc2" not in raw:
-        return raw
-    return _C1.sub(_esc_equivalent, raw)
+def cleaned_size(raw: bytes) -> int:
+    """Bytes of UTF-8 that `clean(raw)` gives, counted without cleaning where that is safe.
+
+    Text whose only escapes are colours (and erasing after a cursor that is always at the end
+    of the line) loses just those: the common case, counted at the speed of a few byte scans.
+    """
+    plain = _COLOUR_ONLY.sub(b"", raw) if b"\x1b" in raw else raw
+    crlf = plain.count(b"\r\n")
+    # Nothing but the CR of each CRLF may go: no other control, no overprinting.
+    shown = len(plain.translate(None, _DRAWS_NOTHING_OR_MOVES))
+    if shown == len(plain) - crlf and _shown_as_it_is(plain):
+        return shown
+    return len(clean(raw).encode("utf-8"))
 
 
-def _esc_equivalent(match: re.Match[bytes]) -> bytes:
-    return bytes((0x1B, match[1][0] - 0x40))
+def _shown_as_it_is(raw: bytes) -> bool:
+    """Valid UTF-8 without C1 controls: decoding it changes nothing."""
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return _C1_CHAR.search(raw) is None
+
+
+def _without_moves_along(match: re.Match[str]) -> str:
+    return _MOVE_ALONG.sub("", match[0])
+
+
+def _c1_string(match: re.Match[bytes]) -> bytes:
+    """A complete string control goes; an unfinished one leaves a visible mark and its text."""
+    return b"" if match[2] else _REPLACEMENT + match[1]
 
 
 def _render_overprinted(text: str) -> str:
@@ -84,11 +148,13 @@ def _render_overprinted(text: str) -> str:
 
 
 def _render_line(line: str) -> str:
-    """Replay overprinting within one line; a tab counts as one column, as does every character."""
+    """Replay editing within one line; a tab counts as one column, as does every character."""
     cells: list[str] = []
     column = 0
     for index, part in enumerate(_LINE_CONTROL.split(line)):
         if index % 2 == 0:
+            if column > len(cells):
+                cells += _ERASED * (column - len(cells))
             cells[column : column + len(part)] = part
             column += len(part)
         elif part == "\r":
@@ -96,8 +162,32 @@ def _render_line(line: str) -> str:
         elif part == "\x08":
             column = max(0, column - 1)
         else:
-            _erase(cells, column, part[2:-1])
+            column = _edit(cells, column, part[-1], part[2:-1])
     return "".join(cells).rstrip(_ERASED).replace(_ERASED, " ")
+
+
+def _edit(cells: list[str], column: int, final: str, parameter: str) -> int:
+    """One CSI that edits the line or moves along it; the cursor's column after it."""
+    if final == "K":
+        _erase(cells, column, parameter)
+        return column
+    # 0 means 1, as for a terminal; a number too long to read is past the margin anyway.
+    count = _MARGIN if len(parameter) > 4 else min(max(1, int(parameter or 1)), _MARGIN)
+    margin = max(_MARGIN, len(cells))
+    if final == "C":
+        return min(column + count, margin)
+    if final == "D":
+        return max(0, column - count)
+    if final in "G`":
+        return min(count - 1, margin)
+    if final == "@" and column < len(cells):
+        cells[column:column] = _ERASED * count
+        del cells[margin:]
+    elif final == "P":
+        del cells[column : column + count]
+    elif final == "X":
+        cells[column : column + count] = _ERASED * len(cells[column : column + count])
+    return column
 
 
 def _erase(cells: list[str], column: int, mode: str) -> None:
@@ -114,12 +204,35 @@ def _erase(cells: list[str], column: int, mode: str) -> None:
 # character or escape sequence cut by the tail's start can be recognised.
 _SEAM = 256
 
-# The same grammar on undecoded bytes, where the cut was made.
-_SEQUENCE = re.compile(
-    rb"(?:\x1b\[|\xc2\x9b)[0-?]*[ -/]*[@-~]?"
-    rb"|(?:\x1b[\]PX^_]|\xc2[\x90\x98\x9d-\x9f])(?:[^\x07\x1b\xc2]|\xc2(?![\x80-\x9f]))*"
-    rb"|\x1b[ -/]*[0-~]?"
-)
+
+
+# Omitted bytes are counted a line at a time, because cleaning a line needs all of it; a line
+# longer than this is counted in pieces, which can only miscount what it overprints.
+_LONGEST_COUNTED_LINE = 64 * 1024
+
+
+class _OmittedSize:
+    """How much cleaned text the bytes dropped between head and tail would have added."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._line = b""  # the start of a line whose end has not been dropped yet
+
+    def write(self, data: bytes) -> None:
+        end = data.rfind(b"\n") + 1
+        if end:
+            self.size += cleaned_size(self._line + data[:end])
+            self._line = data[end:]
+        else:
+            self._line += data
+        if len(self._line) > _LONGEST_COUNTED_LINE:
+            cut = len(self._line) - _unfinished_length(self._line)
+            self.size += cleaned_size(self._line[:cut])
+            self._line = self._line[cut:]
+
+    def total(self, rest: bytes) -> int:
+        """The size so far, with `rest` (the last dropped bytes, not yet written) added."""
+        return self.size + cleaned_size(self._line + rest)
 
 
 class HeadTail:
@@ -138,6 +251,8 @@ class HeadTail:
         self._head = bytearray()
         self._tail = bytearray()
         self._total = 0
+        self._omitted = _OmittedSize()
+        self._split: tuple[int, str, str, int] | None = None  # (total, head, tail, dropped) as last worked out
 
     def write(self, data: bytes) -> None:
         """Take the next bytes of the stream; the tail is trimmed only once it doubles, so cost stays linear."""
@@ -147,13 +262,36 @@ class HeadTail:
         if room > 0:
             self._head += view[:room]
             view = view[room:]
+            if len(self._head) == self._head_limit:  # a character or sequence it cuts is not shown
+                self._omitted.write(bytes(self._head[len(self._head) - _unfinished_length(bytes(self._head)) :]))
         keep = self._tail_limit + _SEAM
         if len(view) >= keep:
+            self._omitted.write(bytes(self._tail) + view[:-keep])
             self._tail[:] = view[-keep:]
             return
         self._tail += view
         if len(self._tail) > 2 * keep:
+            self._omitted.write(bytes(self._tail[:-keep]))
             del self._tail[:-keep]
+
+    def retract(self, text: bytes, end: int) -> bool:
+        """Take back `text` that ended at stream offset `end`, if it is still kept there whole.
+
+        For bytes found afterwards not to be the command's output (a shell's own word on exit).
+        """
+        tail_start = self._total - len(self._tail)
+        if self._tail and end - len(text) >= tail_start:
+            kept, stop = self._tail, end - tail_start
+        elif not self._tail:
+            kept, stop = self._head, end
+        else:
+            return False
+        if not text or stop > len(kept) or kept[stop - len(text) : stop] != text:
+            return False
+        del kept[stop - len(text) : stop]
+        self._total -= len(text)
+        self._split = None
+        return True
 
     @property
     def total(self) -> int:
@@ -162,8 +300,8 @@ class HeadTail:
 
     @property
     def dropped(self) -> int:
-        """Bytes between the kept head and the kept tail."""
-        return max(0, self._total - self._head_limit - self._tail_limit)
+        """Bytes of cleaned text (UTF-8) that the bytes between the kept head and tail would have shown."""
+        return self._parts()[2]
 
     def text(self) -> str:
         """The cleaned output, with one marker line standing for whatever was dropped.
@@ -172,14 +310,25 @@ class HeadTail:
         escape sequence cut by either edge is left out whole, so the edges
         never show replacement characters or escape fragments.
         """
-        if not self.dropped:
-            return clean(bytes(self._head + self._tail))
+        head, tail, dropped = self._parts()
+        return head + _omitted_marker(head, dropped) + tail if dropped else head + tail
+
+    def _parts(self) -> tuple[str, str, int]:
+        """Cleaned head and tail and the size of what lies between; worked out once per state."""
+        if self._split is None or self._split[0] != self._total:
+            self._split = (self._total, *self._cut())
+        return self._split[1:]
+
+    def _cut(self) -> tuple[str, str, int]:
+        if self._total <= self._head_limit + self._tail_limit:
+            return clean(bytes(self._head + self._tail)), "", 0
         cut = len(self._tail) - self._tail_limit
         window = bytes(self._tail[cut:])
         before = (bytes(self._head[-_SEAM:]) + bytes(self._tail[max(0, cut - _SEAM) : cut]))[-_SEAM:]
+        start = _cut_fragment_length(before, window)
         head = clean(_without_partial_char(bytes(self._head)))
-        tail = clean(window[_cut_fragment_length(before, window) :])
-        return head + _omitted_marker(head, self.dropped) + tail
+        dropped = self._omitted.total(bytes(self._tail[:cut]) + window[:start])
+        return head, clean(window[start:]), dropped
 
 
 def _omitted_marker(head: str, dropped: int) -> str:
@@ -206,17 +355,7 @@ def _without_partial_char(data: bytes) -> bytes:
 
 def _cut_fragment_length(before: bytes, window: bytes) -> int:
     """Length of the fragment at the start of window that belongs to a sequence or character begun in before."""
-    return _sequence_overrun(before, window) or _char_overrun(before, window)
-
-
-def _sequence_overrun(before: bytes, window: bytes) -> int:
-    joined = before + window
-    overrun = 0
-    for sequence in _SEQUENCE.finditer(joined):
-        if sequence.start() >= len(before):
-            break
-        overrun = sequence.end() - len(before)
-    return max(0, overrun)
+    return escapes.overrun(before, window) or _char_overrun(before, window)
 
 
 def _char_overrun(before: bytes, window: bytes) -> int:
@@ -257,18 +396,8 @@ class Chunks:
 
 def _unfinished_length(data: bytes) -> int:
     """Bytes at the end of data that start a character or escape sequence not yet complete."""
-    last = None
-    for last in _SEQUENCE.finditer(data, max(0, len(data) - _SEAM)):
-        pass
-    if last is not None and last.end() == len(data) and _unfinished_sequence(last.group()):
-        return len(data) - last.start()
+    start = escapes.unfinished_start(data, _SEAM)
+    if start is not None:
+        return len(data) - start
     present, _ = _partial_char(data)
     return present
-
-
-def _unfinished_sequence(sequence: bytes) -> bool:
-    if sequence.startswith((b"\x1b[", b"\xc2\x9b")):
-        return len(sequence) == 2 or not 0x40 <= sequence[-1] <= 0x7E
-    if sequence.startswith(b"\x1b") and sequence[1:2] not in (b"]", b"P", b"X", b"^", b"_"):
-        return len(sequence) == 1 or not 0x30 <= sequence[-1] <= 0x7E
-    return True  # a string sequence (OSC, DCS, ...): its terminator is not part of the match

@@ -105,7 +105,7 @@ class Result:
     shell: ShellInfo | None
     output: str = ""
     output_truncated: bool = False
-    output_dropped_bytes: int = 0
+    output_dropped_bytes: int = 0  # bytes of cleaned UTF-8 text, the units of `output`
     duration_s: float = 0.0
     message: str | None = None
     downgrades: tuple[Downgrade, ...] = field(default_factory=tuple)

@@ -23,11 +23,11 @@ from .kernel import MARKER_VAR, KernelObserver
 from .output import HeadTail
 from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result
 from .screen import ScreenTail
-from .sequences import SequenceParser
+from .sequences import Osc, SequenceParser, decode_mark
 from .shells import bash, fish, posix, zsh
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
-from .tracker import CommandTracker, Finish, Send, Timers
+from .tracker import CommandTracker, Finish, Phase, Send, Timers
 from .workdir import private_workdir
 
 if TYPE_CHECKING:
@@ -136,6 +136,8 @@ class Run:
         )
         self._parser = SequenceParser()
         self._status_file = posix.status_file(setup)
+        self._exit_word = launch.exit_word
+        self._exit_word_end: int | None = None
         marker = secrets.token_hex(8)  # finds what the command started in other sessions
         shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
         self.terminal = Terminal.spawn(launch.argv, shell_env, cwd, rows, cols)
@@ -157,7 +159,9 @@ class Run:
                 self._consume(chunk)
             if self.finish is None:
                 self._consume_tail()
-                self.finish = self.tracker.shell_exited(self.terminal.exit_status())
+                status = self.terminal.exit_status()
+                self.finish = self.tracker.shell_exited(status)
+                self._take_back_exit_word(self.finish, status)
         if self.finish is None and deadline is not None and self._clock() >= deadline:
             self._read_status_file()
             seen = self.kernel.observe() if self.kernel.available else None
@@ -251,6 +255,22 @@ class Run:
         now = self._clock()
         for item in self._parser.feed(chunk):
             self._act(self.tracker.feed(item, now))
+            if isinstance(item, Osc):
+                self._note_exit_word(item)
+
+    def _note_exit_word(self, osc: Osc) -> None:
+        """The shell announced that its own word on exit ends here (see `Launch.exit_word`)."""
+        mark = decode_mark(osc)
+        if (
+            mark is not None and mark.family == 633 and mark.kind == "X" and mark.args == (self.tracker.nonce,)
+            and self.tracker.phase is Phase.RUNNING
+        ):
+            self._exit_word_end = self.tracker.capture.total
+
+    def _take_back_exit_word(self, finish: Finish, status: int) -> None:
+        """Only a shell that exited by itself printed the word: one killed by a signal did not."""
+        if self._exit_word_end is not None and status < 128 and finish.reason is Reason.SHELL_EXITED:
+            self.tracker.capture.retract(self._exit_word, self._exit_word_end)
 
     def _consume_tail(self) -> None:
         now = self._clock()

@@ -23,6 +23,8 @@ import re
 
 import pyte
 
+from . import escapes
+
 # Modes 1049, 1047 and 47 switch to the alternate screen and back; several
 # private modes may be set by one sequence, so the number can sit among others.
 _SWITCH = re.compile(rb"\x1b\[\?(?:\d*;)*(?:1049|1047|47)(?:;\d*)*([hl])")
@@ -38,11 +40,8 @@ _MOVES = re.compile(rb"\x1b\[(?![\d;:]*m|\?[\d;]*[hl])|\x1b[78cDEM]|[\x0b\x0c]")
 # What draws nothing on a line that moves no cursor: strings (OSC and kin),
 # CSI and other escapes (possibly cut short at the end), and silent controls.
 # Carriage return, backspace and tab stay: they move the cursor on the line.
-_SILENT = re.compile(
-    r"\x1b[\]P_^X][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b\[[0-?]*[ -/]*[@-~]?"
-    r"|\x1b[ -/]*[0-~]?"
-    r"|[\x00-\x07\x0a-\x0c\x0e-\x1f\x7f]"
+_SILENT = escapes.text(
+    escapes.STRING + escapes.STRING_END + "?", escapes.CSI, escapes.ESCAPE, r"[\x00-\x07\x0a-\x0c\x0e-\x1f\x7f]"
 )
 _LINE_MOTION = re.compile(r"([\r\x08\t])")
 _TAB_STOP = 8

@@ -4,6 +4,15 @@ Shell integration reports prompt and command boundaries through OSC sequences
 (families 133 and 633), interleaved with whatever the command prints.  PTY reads
 end at arbitrary points, so the parser carries just enough state across reads to
 recognise a sequence cut in two, and otherwise hands the bytes back untouched.
+
+The 8-bit introducer (a raw 0x9d byte) is ambiguous in a UTF-8 stream: it is also a UTF-8
+continuation byte, and a stray one turns up in binary or legacy-encoded output. So it begins an
+OSC only where it cannot belong to a character, and the OSC counts only once it is complete: a
+body of printable bytes ended by BEL or ST. Until then its bytes are held, and when the body
+meets any other control, outgrows MAX_OSC_BODY, is aborted by ESC or is cut by the end of the
+stream, they are handed back as output: a stray byte never swallows what follows it. The 7-bit
+form (ESC ]) cannot be mistaken for text and keeps a terminal's reading: an ESC aborts it, and
+an overlong body is dropped.
 It sits on every byte of a command's output, so each read is scanned by C-level
 regex searches rather than inspected byte by byte.
 """
@@ -14,35 +23,24 @@ import re
 from dataclasses import dataclass
 from enum import Enum, auto
 
+from .escapes import RAW_C1_LOOKBEHIND, raw_c1
+
 MAX_OSC_BODY = 64 * 1024
 """Longest OSC body kept; longer ones are dropped whole so memory stays bounded."""
 
 _ESC = b"\x1b"
 
-# Byte sequences after which a byte in 0x90-0x9f continues well-formed UTF-8,
-# grouped by length because a look-behind must have a fixed width.
-_UTF8_PREFIXES = (
-    rb"[\xc2-\xdf\xe1-\xf3]",
-    rb"\xe0[\xa0-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]|\xed[\x80-\x9f]"
-    rb"|\xf0[\x90-\xbf]|[\xf1-\xf3][\x80-\xbf]|\xf4[\x80-\x8f]",
-    rb"\xf0[\x90-\xbf][\x80-\xbf]|[\xf1-\xf3][\x80-\xbf][\x80-\xbf]|\xf4[\x80-\x8f][\x80-\xbf]",
-)
+_OSC_START = re.compile(rb"\x1b\]|" + raw_c1(b"\x9d"))
+# A lone ESC ends the OSC without being part of it (it aborts, as in xterm). ST may also come
+# as U+009C in UTF-8, which no character contains.
+_OSC_END = re.compile(rb"\x07|\x1b\\?|\xc2\x9c|" + raw_c1(b"\x9c"))
+# In an OSC begun by a raw 0x9d, any control but a terminator shows the 0x9d was not one.
+_OSC_8BIT_END = re.compile(rb"[\x00-\x1f\x7f]|\xc2\x9c|" + raw_c1(b"\x9c"))
+_EIGHT_BIT_INTRODUCER = b"\x9d"
+# A last byte whose meaning depends on the next: ESC (ST or abort?) and 0xc2 (U+009C, ST?).
+_HELD = (_ESC, b"\xc2")
 
-
-def _c1_control(byte: bytes) -> bytes:
-    """Match the 8-bit control `byte` only where it cannot be part of a UTF-8 character.
-
-    0x9c and 0x9d are both C1 controls (ST, OSC) and common UTF-8 continuation
-    bytes; only the up to three bytes before them tell the two apart.
-    """
-    return byte + b"".join(b"(?<!(?:" + prefix + b")" + byte + b")" for prefix in _UTF8_PREFIXES)
-
-
-_OSC_START = re.compile(rb"\x1b\]|" + _c1_control(b"\x9d"))
-# A lone ESC ends the OSC without being part of it (it aborts, as in xterm).
-_OSC_END = re.compile(rb"\x07|\x1b\\?|" + _c1_control(b"\x9c"))
-
-_LOOKBEHIND = 3
+_LOOKBEHIND = RAW_C1_LOOKBEHIND
 """Bytes of earlier input the UTF-8 look-behinds may need to see."""
 
 
@@ -95,6 +93,7 @@ def _find_introducer(buf: bytes, pos: int, end: int) -> tuple[int, int] | None:
 class _State(Enum):
     GROUND = auto()
     OSC = auto()
+    OSC_8BIT = auto()  # inside an OSC begun by a raw 0x9d, not yet known to be one
     DISCARD = auto()  # inside an OSC whose body outgrew MAX_OSC_BODY
 
 
@@ -104,24 +103,27 @@ class SequenceParser:
     Items do not depend on where the stream was cut into reads, except that
     adjacent output bytes may come as one item or several.  An OSC whose body is
     longer than MAX_OSC_BODY yields no item at all: a cut-down body could be
-    mistaken for a different, valid sequence.
+    mistaken for a different, valid sequence. An OSC begun by a raw 0x9d yields an
+    item only when complete; otherwise its bytes come back as output.
     """
 
     def __init__(self) -> None:
         self._state = _State.GROUND
         self._body = bytearray()
         self._context = b""  # the last bytes seen before _pending, for the UTF-8 look-behinds
-        self._pending = b""  # a trailing ESC, whose meaning depends on the byte after it
+        self._pending = b""  # a trailing ESC or 0xc2, whose meaning depends on the byte after it
 
     def feed(self, data: bytes) -> list[bytes | Osc]:
-        """Consume the next read; return what it completes, holding back only a trailing ESC."""
+        """Consume the next read; return what it completes, holding back only a trailing ESC or 0xc2."""
         buf = self._context + self._pending + data
         pos = len(self._context)
-        end = len(buf) - 1 if buf.endswith(_ESC) else len(buf)
+        end = len(buf) - 1 if buf.endswith(_HELD) else len(buf)
         items: list[bytes | Osc] = []
         while pos < end:
             if self._state is _State.GROUND:
                 pos = self._scan_output(buf, pos, end, items)
+            elif self._state is _State.OSC_8BIT:
+                pos = self._scan_8bit_osc(buf, pos, end, items)
             else:
                 pos = self._scan_osc(buf, pos, end, items)
         self._context = buf[max(0, end - _LOOKBEHIND) : end]
@@ -131,7 +133,9 @@ class SequenceParser:
     def flush(self) -> list[bytes | Osc]:
         """End the stream: an unterminated OSC ends as if aborted, a held-back ESC is output."""
         items: list[bytes | Osc] = []
-        if self._state is not _State.GROUND:
+        if self._state is _State.OSC_8BIT:
+            self._give_back(items)
+        elif self._state is not _State.GROUND:
             self._end_osc(items)
         if self._pending:
             items.append(self._pending)
@@ -145,8 +149,34 @@ class SequenceParser:
             items.append(buf[pos:stop])
         if introducer is None:
             return end
-        self._state = _State.OSC
+        eight_bit = introducer[1] - introducer[0] == 1
+        self._state = _State.OSC_8BIT if eight_bit else _State.OSC
         return introducer[1]
+
+    def _scan_8bit_osc(self, buf: bytes, pos: int, end: int, items: list[bytes | Osc]) -> int:
+        match = _OSC_8BIT_END.search(buf, pos, end)
+        stop = end if match is None else match.start()
+        if len(self._body) + stop - pos > MAX_OSC_BODY:
+            self._give_back(items)
+            return pos
+        self._body += memoryview(buf)[pos:stop]
+        if match is None:
+            return end
+        terminator = match.group()
+        if terminator == _ESC and buf[stop + 1 : stop + 2] == b"\\":
+            terminator = b"\x1b\\"
+        elif terminator not in (b"\x07", b"\x9c", b"\xc2\x9c"):
+            self._give_back(items)
+            return stop
+        self._state = _State.OSC
+        self._end_osc(items)
+        return stop + len(terminator)
+
+    def _give_back(self, items: list[bytes | Osc]) -> None:
+        """What looked like the start of an 8-bit OSC was not one: it is output, as it came."""
+        items.append(_EIGHT_BIT_INTRODUCER + bytes(self._body))
+        self._body = bytearray()
+        self._state = _State.GROUND
 
     def _scan_osc(self, buf: bytes, pos: int, end: int, items: list[bytes | Osc]) -> int:
         match = _OSC_END.search(buf, pos, end)

@@ -43,6 +43,9 @@ class Launch:
     env: dict[str, str]
     lines: Lines
     integrated: bool
+    # What the shell itself prints when the command exits it, announced right after by an X mark
+    # so that it can be taken back out of the command's output.
+    exit_word: bytes = b""
 
 
 def resolve_shell(requested: str | None, environ: dict[str, str]) -> str:

@@ -1,5 +1,5 @@
-# safe-run integration for bash, loaded with `bash --init-file`.
-# The header written above this line by safe-run defines:
+# safe-run integration for bash, loaded with `bash --init-file` after startup.bash.
+# The header at the top of this file, written by safe-run, defines:
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_command_file  the file holding the command text
 #   __sr_cwd           the directory the command runs in
@@ -7,24 +7,36 @@
 #   __sr_apply_env     a function exporting the caller's --env values
 # Everything here must work under `set -u` and must not disturb `$?`.
 
-if [ "$__sr_load_rc" = 1 ]; then
-    # --init-file replaces the usual start-up files, so load them as bash would.
-    if [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
-    if [ -r ~/.bashrc ]; then . ~/.bashrc; fi
-fi
-
 # The rc files may have changed these; the caller's choices win.
 __sr_apply_env
 builtin cd -- "$__sr_cwd" || builtin exit 125
-# One command in a throw-away shell: keep it out of the user's history.
-builtin set +o history
-builtin unset HISTFILE
 
 __sr_mark() {
     builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce"
 }
 
 __sr_running=
+
+# `exit` in an interactive bash prints the word "exit" on stderr before the shell goes: the
+# shell's word, not the command's. The EXIT trap runs right after it and sends X, so safe-run
+# takes exactly that word back out of the end of the output. The other ways out that run the
+# trap print no word: errexit (so no X while `set -e` is on) and a fatal signal (then $? is
+# 128 or more; an `exit 128` or higher keeps its word). An EXIT trap from the user's files still
+# runs, after ours; one the command sets replaces ours, and then the word stays.
+__sr_exit_trap=
+__sr_read_exit_trap() {
+    builtin eval "builtin set -- $(builtin trap -p EXIT)"
+    __sr_exit_trap=${3-}
+}
+__sr_read_exit_trap
+__sr_on_exit() {
+    builtin local __sr_status=$?
+    if [[ $- != *e* && $__sr_status -lt 128 ]]; then
+        __sr_mark X
+    fi
+    builtin return "$__sr_status"
+}
+builtin trap '__sr_on_exit; builtin eval -- "$__sr_exit_trap"' EXIT
 
 # Typed by safe-run right before the command: C marks where its output begins.
 __sr_start() {

@@ -1,4 +1,4 @@
-# safe-run integration for zsh: becomes $ZDOTDIR/.zshrc in a private directory.
+# safe-run integration for zsh: the rest of $ZDOTDIR/.zshrc in a private directory, after startup.zsh.
 # Its .zshenv (integration-env.zsh plus the header) has defined:
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_command_file  the file holding the command text
@@ -7,20 +7,9 @@
 #   __sr_apply_env     a function exporting the caller's --env values
 # Everything here must work under `set -u` (NO_UNSET) and must not disturb `$?`.
 
-if [[ $__sr_had_zdotdir == 1 ]]; then
-    ZDOTDIR=$__sr_user_zdotdir
-else
-    builtin unset ZDOTDIR
-fi
-if [[ $__sr_load_rc == 1 ]]; then
-    [[ -r ${ZDOTDIR:-$HOME}/.zshrc ]] && builtin source ${ZDOTDIR:-$HOME}/.zshrc
-fi
-
 # The rc files may have changed these; the caller's choices win.
 __sr_apply_env
 builtin cd -q -- $__sr_cwd || builtin exit 125
-# One command in a throw-away shell: keep it out of the user's history.
-builtin unset HISTFILE
 
 __sr_mark() {
     builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from . import Launch, RunSetup, integration_script
 from .posix import header, lines, quote
@@ -11,18 +12,26 @@ RUN_LINE = b' __sr_start; builtin eval "$(<$__sr_command_file)"\r'
 
 
 def launch(setup: RunSetup) -> Launch:
-    zdotdir = setup.workdir / "zdotdir"
-    zdotdir.mkdir(mode=0o700)
-    user_zdotdir = os.environ.get("ZDOTDIR")
-    preamble = header(setup) + (
-        f"__sr_user_zdotdir={quote(user_zdotdir or os.path.expanduser('~'))}\n"
-        f"__sr_had_zdotdir={1 if user_zdotdir else 0}\n"
-    )
-    (zdotdir / ".zshenv").write_text(preamble + integration_script("integration-env.zsh"), encoding="utf-8")
-    (zdotdir / ".zshrc").write_text(integration_script("integration.zsh"), encoding="utf-8")
+    zdotdir = _private_zdotdir(setup, header(setup), integration_script("integration.zsh"))
     return Launch([setup.shell_path, "-i"], {"ZDOTDIR": str(zdotdir)}, lines(setup, RUN_LINE), integrated=True)
 
 
 def plain_launch(setup: RunSetup) -> Launch:
-    argv = [setup.shell_path, "-i"] if setup.load_rc else [setup.shell_path, "-f", "-i"]
-    return Launch(argv, {}, lines(setup, b""), integrated=False)
+    """zsh as `zsh -i` (or `zsh -f -i`) starts, with no integration, kept out of history."""
+    preamble = f"__sr_load_rc={1 if setup.load_rc else 0}\n"
+    zdotdir = _private_zdotdir(setup, preamble, "builtin unset -m '__sr_*'\n")
+    return Launch([setup.shell_path, "-i"], {"ZDOTDIR": str(zdotdir)}, lines(setup, b""), integrated=False)
+
+
+def _private_zdotdir(setup: RunSetup, preamble: str, rest_of_zshrc: str) -> Path:
+    """.zshenv and .zshrc that load the user's own files as plain zsh would, then `rest_of_zshrc`."""
+    zdotdir = setup.workdir / "zdotdir"
+    zdotdir.mkdir(mode=0o700)
+    user_zdotdir = os.environ.get("ZDOTDIR")
+    zshenv = preamble + (
+        f"__sr_user_zdotdir={quote(user_zdotdir or '')}\n"
+        f"__sr_had_zdotdir={1 if user_zdotdir else 0}\n"
+    )
+    (zdotdir / ".zshenv").write_text(zshenv + integration_script("integration-env.zsh"), encoding="utf-8")
+    (zdotdir / ".zshrc").write_text(integration_script("startup.zsh") + rest_of_zshrc, encoding="utf-8")
+    return zdotdir

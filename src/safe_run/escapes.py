@@ -1,0 +1,113 @@
+"""The grammar of terminal escape sequences, written once for every module that reads them.
+
+ECMA-48 as terminals read it. ESC begins a sequence: `ESC [` a CSI (parameter bytes 0x30-0x3F,
+intermediate bytes 0x20-0x2F, one final byte 0x40-0x7E); `ESC ]`, `ESC P`, `ESC X`, `ESC ^` and
+`ESC _` a control string (OSC, DCS, SOS, PM, APC) whose body runs to BEL or ST (`ESC \\`), and
+which any other ESC aborts; any other ESC takes intermediate bytes and one final byte (0x30-0x7E).
+Every C1 control is the same as ESC and one byte (0x9B is `ESC [`). In UTF-8 C1 controls are the
+characters U+0080-U+009F, unambiguous; as raw bytes they are also UTF-8 continuation bytes, so a
+raw one is a control only where no character can contain it (`raw_c1`).
+
+Reads end anywhere, so every pattern also matches a sequence cut short at the end of the data;
+`unfinished_start` says whether the data ends inside one. The patterns are regex source in ASCII
+so that one text builds both the str patterns of the cleaner (`text`) and the bytes patterns of
+the parser and the capture (`binary`).
+"""
+
+from __future__ import annotations
+
+import re
+
+STRING = r"\x1b[\]PX^_][^\x07\x1b]*"
+"""A control string up to, not including, its end; also one cut short or aborted."""
+
+STRING_END = r"(?:\x07|\x1b\\)"
+"""What ends a control string in 7-bit form: BEL or ST."""
+
+CSI = r"\x1b\[[0-?]*[ -/]*[@-~]?"
+"""A CSI, its final byte missing when cut short."""
+
+ESCAPE = r"\x1b[ -/]*[0-~]?"
+"""An escape that is neither a CSI nor a string (charset selection, keypad modes, resets)."""
+
+SILENT_CONTROL = r"[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"
+"""C0 controls that draw nothing and move no cursor: all but BS, TAB, LF, CR and ESC."""
+
+# The same grammar on undecoded bytes, with the C1 forms in UTF-8 (U+009B is CSI; U+0090, U+0098
+# and U+009D-U+009F begin strings; a string's body stops at any C1 character).
+_SEQUENCE = re.compile(
+    rb"(?:\x1b\[|\xc2\x9b)[0-?]*[ -/]*[@-~]?"
+    rb"|(?:\x1b[\]PX^_]|\xc2[\x90\x98\x9d-\x9f])(?:[^\x07\x1b\xc2]|\xc2(?![\x80-\x9f]))*"
+    rb"|\x1b[ -/]*[0-~]?"
+)
+_C1_UTF8 = re.compile(rb"\xc2([\x80-\x9f])")
+
+# Byte sequences after which a byte in 0x80-0x9f continues well-formed UTF-8, grouped by length
+# because a look-behind must have a fixed width.
+_UTF8_PREFIXES = (
+    rb"[\xc2-\xdf\xe1-\xf3]",
+    rb"\xe0[\xa0-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]|\xed[\x80-\x9f]"
+    rb"|\xf0[\x90-\xbf]|[\xf1-\xf3][\x80-\xbf]|\xf4[\x80-\x8f]",
+    rb"\xf0[\x90-\xbf][\x80-\xbf]|[\xf1-\xf3][\x80-\xbf][\x80-\xbf]|\xf4[\x80-\x8f][\x80-\xbf]",
+)
+
+RAW_C1_LOOKBEHIND = 3
+"""Bytes before a raw C1 byte that `raw_c1` needs to see."""
+
+
+def text(*alternatives: str) -> re.Pattern[str]:
+    """One pattern matching any of the alternatives, for decoded text."""
+    return re.compile("|".join(alternatives))
+
+
+def binary(*alternatives: str) -> re.Pattern[bytes]:
+    """One pattern matching any of the alternatives, for bytes."""
+    return re.compile("|".join(alternatives).encode("latin-1"))
+
+
+def raw_c1(byte: bytes) -> bytes:
+    """Pattern source matching the raw 8-bit control `byte` only where it cannot be part of a UTF-8
+    character: 0x9c and 0x9d are C1 controls (ST, OSC) and common continuation bytes alike, and
+    only the up to three bytes before them tell the two apart."""
+    return byte + b"".join(b"(?<!(?:" + prefix + b")" + byte + b")" for prefix in _UTF8_PREFIXES)
+
+
+def c1_as_esc(raw: bytes) -> bytes:
+    """C1 controls in their UTF-8 form rewritten as ESC and one byte, so one grammar fits both."""
+    if b"\xc2" not in raw:
+        return raw
+    return _C1_UTF8.sub(_esc_equivalent, raw)
+
+
+def _esc_equivalent(match: re.Match[bytes]) -> bytes:
+    return bytes((0x1B, match[1][0] - 0x40))
+
+
+def unfinished_start(data: bytes, lookback: int) -> int | None:
+    """Where a sequence begins that the end of `data` leaves unfinished, looking at most `lookback`
+    bytes back; None when the data ends outside any sequence."""
+    last = None
+    for last in _SEQUENCE.finditer(data, max(0, len(data) - lookback)):
+        pass
+    if last is not None and last.end() == len(data) and _unfinished(last.group()):
+        return last.start()
+    return None
+
+
+def overrun(before: bytes, after: bytes) -> int:
+    """How many bytes at the start of `after` belong to a sequence that began in `before`."""
+    joined = before + after
+    length = 0
+    for sequence in _SEQUENCE.finditer(joined):
+        if sequence.start() >= len(before):
+            break
+        length = sequence.end() - len(before)
+    return max(0, length)
+
+
+def _unfinished(sequence: bytes) -> bool:
+    if sequence.startswith((b"\x1b[", b"\xc2\x9b")):
+        return len(sequence) == 2 or not 0x40 <= sequence[-1] <= 0x7E
+    if sequence.startswith(b"\x1b") and sequence[1:2] not in (b"]", b"P", b"X", b"^", b"_"):
+        return len(sequence) == 1 or not 0x30 <= sequence[-1] <= 0x7E
+    return True  # a string: its terminator is not part of the match
