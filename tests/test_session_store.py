@@ -65,11 +65,16 @@ def test_results_are_kept_for_the_retention_time_then_swept(tmp_path: Path) -> N
     assert store(root, offset=RETENTION_S + 5).all() == []
 
 
-def test_a_session_without_holder_or_result_is_swept_once_past_its_setup(tmp_path: Path) -> None:
+def test_a_session_whose_holder_died_says_so_until_it_expires(tmp_path: Path) -> None:
     root = tmp_path / "s"
     session = store(root).create("sleep 100")
-    assert store(root, offset=1).all() == [session], "a young session may still be starting"
-    assert store(root, offset=SETUP_GRACE_S + 1).all() == []
+    assert store(root, offset=1).all() == [session] and session.load_result() is None, "it may still be starting"
+    assert store(root, offset=SETUP_GRACE_S + 1).all() == [session]
+    died = session.load_result()
+    assert died is not None and died.status is Status.ERROR and died.command == "sleep 100"
+    assert died.message == (
+        f"session {session.id} ended without a result: its holder died (killed or crashed) while the command ran")
+    assert store(root, offset=RETENTION_S + 5).all() == []
 
 
 def test_a_live_holder_keeps_its_session(tmp_path: Path) -> None:
@@ -88,7 +93,7 @@ def test_a_long_socket_path_still_works(tmp_path: Path) -> None:
     assert len(os.fsencode(session.socket_path)) > 108
     listener = session.listen()
     try:
-        conn = session.connect()
+        conn = session.connect(timeout=1.0)
         assert conn is not None
         conn.close()
     finally:
