@@ -59,11 +59,16 @@ def _request(session: Session, request: dict[str, object]) -> Result:
         try:
             return _answer(session, conn, request, deadline)
         except TimeoutError:
-            raise _unresponsive(session) from None
+            raise _unresponsive(session, request) from None
+
+
+def _bound(request: dict[str, object]) -> float:
+    """How long one call may take in all: the wait it asks for and the margin."""
+    return wire.wait_of(request) + ANSWER_MARGIN_S
 
 
 def _deadline(request: dict[str, object]) -> float:
-    return time.monotonic() + wire.wait_of(request) + ANSWER_MARGIN_S
+    return time.monotonic() + _bound(request)
 
 
 def _send(session: Session, request: dict[str, object], deadline: float) -> socket.socket | None:
@@ -71,7 +76,7 @@ def _send(session: Session, request: dict[str, object], deadline: float) -> sock
     try:
         conn = session.connect(max(0.001, deadline - time.monotonic()))
     except TimeoutError:
-        raise _unresponsive(session) from None
+        raise _unresponsive(session, request) from None
     if conn is None:
         return None
     try:
@@ -79,7 +84,7 @@ def _send(session: Session, request: dict[str, object], deadline: float) -> sock
         conn.sendall(wire.encode(request))
     except TimeoutError:
         conn.close()
-        raise _unresponsive(session) from None
+        raise _unresponsive(session, request) from None
     except OSError:
         conn.close()  # the holder is closing: what it left says how the command ended
         return None
@@ -112,15 +117,15 @@ def _left_result(session: Session) -> Result:
     return session.load_result() or session.bury()
 
 
-def _unresponsive(session: Session) -> SessionError:
-    return SessionError(_unresponsive_message(session), ExitStatus.UNRESPONSIVE)
+def _unresponsive(session: Session, request: dict[str, object]) -> SessionError:
+    return SessionError(_unresponsive_message(session, _bound(request)), ExitStatus.UNRESPONSIVE)
 
 
-def _unresponsive_message(session: Session) -> str:
+def _unresponsive_message(session: Session, bound: float) -> str:
     pid, state = session.holder_state()
-    prefix = f"session {session.id} did not answer within its time limit (the wait asked for + {ANSWER_MARGIN_S:g} s)"
+    prefix = f"session {session.id} did not answer within {bound:g} s"
     if pid is None:
-        return f"{prefix}; it was not asked to wait further"
+        return f"{prefix}; nothing was done"
     if state == "T":
         return f"{prefix}: its holder process {pid} is stopped (SIGSTOP?); `kill -CONT {pid}` resumes it"
     return f"{prefix}: its holder process {pid} is busy or stuck; ask again, or end it with `kill {pid}`"
@@ -136,13 +141,13 @@ def _ask_interruptibly(session: Session, request: dict[str, object]) -> Result:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise _unresponsive(session)
+                    raise _unresponsive(session, request)
                 ready, _, _ = select.select([conn, wake_fd], [], [], remaining)
                 if conn in ready:
                     try:
                         return _answer(session, conn, request, deadline)
                     except TimeoutError:
-                        raise _unresponsive(session) from None
+                        raise _unresponsive(session, request) from None
                 if signals:
                     return _request(session, {"op": "interrupt", "signal": signal.Signals(signals[0]).name})
 

@@ -29,7 +29,7 @@ from ..terminal import TerminalError
 from . import wire
 from .orphans import process
 from .store import Session
-from .typist import RETRY_S, Look, Typist, look_from
+from .typist import Look, Typist, look_from
 
 # A caller that does not send its request, or take its answer, within this is dropped.
 CALLER_TIMEOUT_S = 5.0
@@ -161,8 +161,8 @@ class Holder:
     def _wait_time(self) -> float | None:
         deadlines = [w.deadline for w in self.waiters if w.deadline is not None]
         deadlines += [box.deadline for box in self.inboxes.values() if box.deadline is not None]
-        if self.outboxes or (self.typist is not None and self.typist.busy):
-            deadlines.append(self._clock() + RETRY_S)
+        # Answers not yet taken and text not yet typed need no deadline of their own: the run looks
+        # at the kernel several times a second, and every turn of the loop retries them.
         return max(0.0, min(deadlines) - self._clock()) if deadlines else None
 
     def _serve_callers(self, run: Run | None, timeout: float = 0.0, accept: bool = True) -> None:
@@ -205,7 +205,7 @@ class Holder:
         if b"\n" in inbox.data and inbox.deadline is not None:
             inbox.deadline = None
             request = wire.decode(bytes(inbox.data).partition(b"\n")[0])
-            if request is None:
+            if request is None or _hung_up(conn):  # a caller that gave up waiting is not acted for
                 self._drop(conn)
             else:
                 self._handle(conn, request, run)
@@ -282,6 +282,15 @@ class Holder:
         self.inboxes.pop(conn, None)
         self.outboxes.pop(conn, None)
         conn.close()
+
+
+def _hung_up(conn: socket.socket) -> bool:
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 def _look(run: Run) -> Look:
