@@ -73,6 +73,20 @@ def wait_until_gone(pids: list[int], within: float = 5.0) -> list[int]:
     return [pid for pid in pids if alive(pid)]
 
 
+def raw_caller(directory: Path, blocking: bool = True) -> socket.socket:
+    """A connection to the holder that is not safe-run's (the path may be too long for an address)."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.setblocking(blocking)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        conn.connect(f"/proc/self/fd/{fd}/socket")
+    except BlockingIOError:
+        pass  # the holder's queue of callers is full: this one waits in it
+    finally:
+        os.close(fd)
+    return conn
+
+
 def one_line(outcome: Outcome) -> str:
     lines = outcome.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in outcome.stderr, outcome.stderr
@@ -146,22 +160,18 @@ def test_a_killed_holder_says_its_holder_died_and_its_leftovers_are_ended(sessio
 
 @pytest.mark.slow
 def test_a_flooded_holder_still_answers_every_call(sessions: SafeRun) -> None:
-    session_id, directory = begin(sessions, "sleep 60")
+    session_id, directory = begin(sessions, "sleep 1; seq 1 200000; sleep 60")
     shell = shell_session(directory)
+    time.sleep(2)  # a megabyte of output to answer with: more than a socket holds
+    greedy = raw_caller(directory)
+    greedy.sendall(b'{"op": "poll"}\n')  # and never reads its answer
     flood = call(sessions, "send", session_id, "x" * 90 * 1024, "--queue")
     assert flood.returncode == 75 and flood.json["status"] == "running"
     assert flood.json["message"].startswith(
         f"nothing was typed: {90 * 1024 + 1} bytes is more than the 65536 a session holds for its command at a time. "
     )
-    idle = []
-    for _ in range(100):  # callers that connect and never ask: dropped after a while, never waited for
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.setblocking(False)
-        try:
-            conn.connect(str(directory / "socket"))
-        except OSError:
-            pass
-        idle.append(conn)
+    # callers that connect and never ask: dropped after a while, never waited for
+    idle = [raw_caller(directory, blocking=False) for _ in range(100)]
     try:
         for args, wait in ((("poll", session_id), 0.0), (("send", session_id, "hi", "--wait", "0"), 0.0)):
             outcome = call(sessions, *args, wait=wait)
@@ -169,7 +179,7 @@ def test_a_flooded_holder_still_answers_every_call(sessions: SafeRun) -> None:
         listing = call(sessions, "sessions")
         assert listing.returncode == 0 and len(listing.json["sessions"]) == 1
     finally:
-        for conn in idle:
+        for conn in [greedy, *idle]:
             conn.close()
     stopped = call(sessions, "stop", session_id)
     assert stopped.returncode == 130 and stopped.json["status"] == "interrupted"
