@@ -92,7 +92,8 @@ class Terminal:
         """Type `data`, waiting at most `timeout` seconds for room; how many bytes went in.
 
         A command that does not read its terminal fills it up, and then nothing more goes in:
-        the caller decides what to do with the rest (0 means do not wait at all).
+        the caller decides what to do with the rest (0 means do not wait at all). Once every
+        holder of the slave side is gone, nothing goes in either.
         """
         deadline = time.monotonic() + timeout
         written = 0
@@ -104,6 +105,10 @@ class Terminal:
                     continue
                 except BlockingIOError:
                     pass
+                except OSError as exc:
+                    if exc.errno == errno.EIO:
+                        break
+                    raise
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not select.select([], [self.fd], [], remaining)[1]:
                     break

@@ -145,8 +145,12 @@ class Session:
             return None
         return conn
 
-    def holder_listens(self, timeout: float = 1.0) -> bool:
-        """Whether a holder still has the socket open: one that takes no caller in time counts."""
+    def holder_listens(self, timeout: float = 0.1) -> bool:
+        """Whether a holder still has the socket open.
+
+        A dead holder's socket refuses at once; one that cannot take a caller in time (its queue is
+        full: it is stopped or stuck) is there.
+        """
         try:
             conn = self.connect(timeout)
         except TimeoutError:

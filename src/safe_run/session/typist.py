@@ -87,7 +87,7 @@ class Typist:
     pending: bytearray = field(default_factory=bytearray)  # accepted, not yet taken by the terminal
     queued: list[bytes] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what became of queued text, for the next answer
-    _looked_at: float = float("-inf")
+    _looked_at: float = field(default=float("-inf"), init=False)
 
     @property
     def busy(self) -> bool:
