@@ -212,10 +212,12 @@ def test_text_for_a_busy_command_is_refused_and_never_runs_as_a_shell_command(
 @pytest.mark.slow
 def test_queued_text_is_typed_when_the_command_reads(sessions: SafeRun) -> None:
     session_id, directory = begin(sessions, "sleep 1; read -r line; echo \"got $line\"", yield_after=0.3)
+    shell = shell_session(directory)
     call(sessions, "send", session_id, "hello", "--queue", "--wait", "0")
     final = call(sessions, "poll", session_id, "--wait", "20", wait=20)
     assert final.returncode == 0 and final.json["output"].endswith("got hello\n")
     assert final.json["message"] == "typed the queued 'hello' and Enter"
+    assert_nothing_left(sessions, directory, shell)
 
 
 @pytest.mark.slow
