@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable
 
@@ -11,18 +12,18 @@ import click
 
 from ..report import emit, format_option, wants_json
 from ..result import SCHEMA_VERSION, exit_status
-from ..session import SessionError
 from ..session.keys import NAMED, key_text
 from ..session.wire import MAX_WAIT_S
 
 def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Tab completion offers this user's session ids."""
-    from ..session.store import SessionStore
+    """Tab completion offers this user's session ids; it only looks (no sweep, nothing printed)."""
+    from ..session.store import SESSION_ID, sessions_root
 
     try:
-        return [session.id for session in SessionStore.open().all() if session.id.startswith(incomplete)]
-    except SessionError:
+        names = os.listdir(sessions_root(os.environ))
+    except OSError:
         return []
+    return sorted(name for name in names if SESSION_ID.match(name) and name.startswith(incomplete))
 
 
 def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:

@@ -104,9 +104,8 @@ class Session:
             return None  # being created, or its holder died before writing it: the sweep decides
         except (OSError, ValueError) as exc:
             return f"its record {self.meta_path} cannot be read ({_reason(exc)})"
-        if not isinstance(meta, dict) or not isinstance(meta.get("started"), (int, float)) or isinstance(
-            meta.get("started"), bool
-        ):
+        started = meta.get("started") if isinstance(meta, dict) else None
+        if isinstance(started, bool) or not isinstance(started, (int, float)):
             return f"its record {self.meta_path} is not a JSON object with a start time"
         if not isinstance(meta.get("command", ""), str):
             return f"its record {self.meta_path} has no command text"
