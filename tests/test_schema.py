@@ -24,6 +24,7 @@ from jsonschema.validators import validator_for
 
 from conftest import Outcome, SafeRun, shell_path
 from safe_run.result import Downgrade, Killed, Reason, ShellInfo, Status, Strategy, error_result
+from safe_run.session.client import UNRESPONSIVE
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "schema" / "result.schema.json"
@@ -103,7 +104,7 @@ def test_the_enums_are_the_python_enums(schema: Json) -> None:
 
 def test_every_enum_and_constant_elsewhere_names_a_real_value(schema: Json) -> None:
     """The if/then rules name statuses too; a typo there would silently make a rule never apply."""
-    known = set(values(Status)) | set(values(Strategy)) | set(values(Reason))
+    known = set(values(Status)) | set(values(Strategy)) | set(values(Reason)) | {UNRESPONSIVE}
     named = [v for node in walk(schema) for v in [*node.get("enum", []), node.get("const")] if isinstance(v, str)]
     assert named
     assert set(named) <= known

@@ -11,6 +11,7 @@ import pytest
 from safe_run.result import ExitStatus, Reason, Result, Status
 from safe_run.session.keys import key_text
 from safe_run.session import SessionError
+from safe_run.session.orphans import Process, left_behind, parse_process
 from safe_run.session.store import RETENTION_S, SETUP_GRACE_S, SessionStore, sessions_root
 
 
@@ -65,11 +66,16 @@ def test_results_are_kept_for_the_retention_time_then_swept(tmp_path: Path) -> N
     assert store(root, offset=RETENTION_S + 5).all() == []
 
 
-def test_a_session_without_holder_or_result_is_swept_once_past_its_setup(tmp_path: Path) -> None:
+def test_a_session_whose_holder_died_says_so_until_it_expires(tmp_path: Path) -> None:
     root = tmp_path / "s"
     session = store(root).create("sleep 100")
-    assert store(root, offset=1).all() == [session], "a young session may still be starting"
-    assert store(root, offset=SETUP_GRACE_S + 1).all() == []
+    assert store(root, offset=1).all() == [session] and session.load_result() is None, "it may still be starting"
+    assert store(root, offset=SETUP_GRACE_S + 1).all() == [session]
+    died = session.load_result()
+    assert died is not None and died.status is Status.ERROR and died.command == "sleep 100"
+    assert died.message == (
+        f"session {session.id} ended without a result: its holder died (killed or crashed) while the command ran")
+    assert store(root, offset=RETENTION_S + 5).all() == []
 
 
 def test_a_live_holder_keeps_its_session(tmp_path: Path) -> None:
@@ -88,7 +94,7 @@ def test_a_long_socket_path_still_works(tmp_path: Path) -> None:
     assert len(os.fsencode(session.socket_path)) > 108
     listener = session.listen()
     try:
-        conn = session.connect()
+        conn = session.connect(timeout=1.0)
         assert conn is not None
         conn.close()
     finally:
@@ -115,3 +121,50 @@ def test_key_names(name: str, typed: str) -> None:
 def test_unknown_keys_are_refused(name: str) -> None:
     with pytest.raises(ValueError, match="unknown key"):
         key_text(name)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("{not json", "cannot be read (not JSON)"),
+        ("[1, 2]", "is not a JSON object with a start time"),
+        ('{"command": "x", "started": "yesterday"}', "is not a JSON object with a start time"),
+        ('{"command": 3, "started": 1.0}', "has no command text"),
+    ],
+)
+def test_a_malformed_record_is_skipped_and_reported_once(tmp_path: Path, text: str, problem: str) -> None:
+    root = tmp_path / "s"
+    reports: list[str] = []
+    sound = SessionStore(root, report=reports.append).create("echo fine")
+    broken = SessionStore(root, report=reports.append).create("echo broken")
+    broken.meta_path.write_text(text)
+    assert SessionStore(root, report=reports.append).all() == [sound]
+    assert SessionStore(root, report=reports.append).all() == [sound]
+    assert reports == [
+        f"skipped session {broken.id}: its record {broken.meta_path} {problem}; it is removed after 10 minutes"
+    ]
+    with pytest.raises(SessionError) as caught:
+        SessionStore(root, report=reports.append).get(broken.id)
+    assert str(caught.value) == f"session {broken.id} cannot be used: its record {broken.meta_path} {problem}"
+    assert caught.value.status == ExitStatus.FAILURE
+    store(root, offset=RETENTION_S + 5)
+    assert not broken.path.exists()
+
+
+STAT = "{pid} (sleep 9) {state} 1 {pgrp} {session} 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 {start} 0 0"
+
+
+def test_a_process_is_read_from_its_stat_line() -> None:
+    assert parse_process(STAT.format(pid=7, state="S", pgrp=7, session=5, start=900)) == Process(7, "sleep 9", 5, 900)
+    assert parse_process(STAT.format(pid=7, state="Z", pgrp=7, session=5, start=900)) is None
+    assert parse_process("garbage") is None
+
+
+def test_what_a_dead_holder_left_is_its_shells_session_started_no_earlier() -> None:
+    processes = [
+        Process(10, "bash", 10, 1000),  # the shell itself, if it is still there
+        Process(11, "sleep", 10, 1005),  # a job that ignored the hang-up
+        Process(12, "old", 10, 999),  # older than the shell: not the command's, whatever its session says
+        Process(13, "other", 20, 1005),  # another session
+    ]
+    assert [p.pid for p in left_behind(processes, shell_pid=10, shell_start=1000)] == [10, 11]

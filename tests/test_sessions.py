@@ -187,22 +187,6 @@ def test_unknown_ids_are_a_clear_error(sessions: SafeRun, verb: str, session_id:
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in outcome.stderr
 
 
-def test_a_crashed_holder_is_reported_once_and_cleaned_up(sessions: SafeRun) -> None:
-    started = start(sessions, "sleep 300", yield_after=0.3).json
-    session_id = started["session_id"]
-    directory = session_dir(sessions) / session_id
-    holder = int(json.loads((directory / "meta.json").read_text())["holder_pid"])
-    os.kill(holder, signal.SIGKILL)
-    deadline = time.monotonic() + 5
-    while alive(holder) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    outcome = sessions("poll", session_id, "--format", "json")
-    assert outcome.returncode == 125 and "holder process died" in outcome.json["message"]
-    assert not directory.exists()
-    assert sessions.leftovers() == [], "the holder's private files lived in the session directory"
-    assert sessions("poll", session_id).returncode == 123
-
-
 def test_send_to_a_finished_session_says_nothing_was_typed(sessions: SafeRun) -> None:
     started = start(sessions, "sleep 0.5; echo over", yield_after=0.2).json
     sessions("poll", started["session_id"], "--wait", "30")

@@ -60,6 +60,7 @@ class ExitStatus(IntEnum):
 
     USAGE = 2  # also a syntax error: the command as given cannot run
     PENDING = 75  # the command still runs in a session (running, or input_required with a session id)
+    UNRESPONSIVE = 122  # a session's holder did not answer in time (stopped with SIGSTOP, or stuck)
     NO_SESSION = 123  # poll, send or stop named a session that does not exist (any more)
     STOPPED = 124  # stopped before it finished: --timeout, a timer fallback, waiting for input, or a stopped process
     FAILURE = 125  # safe-run itself could not run the command

@@ -174,11 +174,17 @@ class Run:
         if self.finish is None:
             self.finish = self.tracker.interrupted(self.signal_name)
 
-    def answer(self, data: bytes) -> None:
-        """Type into the command, as the person at a terminal would."""
-        if self.finish is None:
-            self.terminal.write(data)
+    def answer(self, data: bytes) -> int:
+        """Type into the command, as the person at a terminal would; how much the terminal took.
+
+        Never waits: a terminal whose input is full takes nothing, and the caller keeps the rest.
+        """
+        if self.finish is not None:
+            return 0
+        taken = self.terminal.write(data, timeout=0.0)
+        if taken:
             self.tracker.answered(self._clock())
+        return taken
 
     def stop(self) -> None:
         """End the command at its owner's request (the same escalation as a timeout)."""

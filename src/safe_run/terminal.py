@@ -21,6 +21,8 @@ from .spawn import SpawnError, spawn
 READ_SIZE = 65536
 # How long a hung-up shell gets to exit (and hang up its own jobs) before it is killed.
 HANGUP_GRACE_S = 1.0
+# How long a write waits for a terminal whose input is full (a command that does not read).
+WRITE_TIMEOUT_S = 1.0
 
 
 class TerminalError(Exception):
@@ -80,12 +82,33 @@ class Terminal:
             chunks.append(chunk)
         return chunks
 
-    def write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            select.select([], [self.fd], [])
-            written = os.write(self.fd, view)
-            view = view[written:]
+    def write(self, data: bytes, timeout: float = WRITE_TIMEOUT_S) -> int:
+        """Type `data`, waiting at most `timeout` seconds for room; how many bytes went in.
+
+        A command that does not read its terminal fills it up, and then nothing more goes in:
+        the caller decides what to do with the rest (0 means do not wait at all). Once every
+        holder of the slave side is gone, nothing goes in either.
+        """
+        deadline = time.monotonic() + timeout
+        written = 0
+        os.set_blocking(self.fd, False)
+        try:
+            while written < len(data):
+                try:
+                    written += os.write(self.fd, data[written:])
+                    continue
+                except BlockingIOError:
+                    pass
+                except OSError as exc:
+                    if exc.errno == errno.EIO:
+                        break
+                    raise
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([], [self.fd], [], remaining)[1]:
+                    break
+        finally:
+            os.set_blocking(self.fd, True)
+        return written
 
     def exit_status(self) -> int:
         """The shell's status the way a shell reports it: 128+N when killed by signal N."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 import time
 from collections.abc import Callable
 
@@ -11,22 +13,29 @@ import click
 from ..report import emit, format_option, wants_json
 from ..result import SCHEMA_VERSION, exit_status
 from ..session.keys import NAMED, key_text
-from ..session import SessionError
+from ..session.wire import MAX_WAIT_S
 
 def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Tab completion offers this user's session ids."""
-    from ..session.store import SessionStore
+    """Tab completion offers this user's session ids; it only looks (no sweep, nothing printed)."""
+    from ..session.store import SESSION_ID, sessions_root
 
     try:
-        return [session.id for session in SessionStore.open().all() if session.id.startswith(incomplete)]
-    except SessionError:
+        names = os.listdir(sessions_root(os.environ))
+    except OSError:
         return []
+    return sorted(name for name in names if SESSION_ID.match(name) and name.startswith(incomplete))
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number of seconds")
+    return value
 
 
 def _wait_option(default: float | None, help_text: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
     return click.option(
-        "--wait", type=click.FloatRange(min=0), default=default, metavar="SECONDS", show_default=default is not None,
-        help=help_text,
+        "--wait", type=click.FloatRange(min=0, max=MAX_WAIT_S), default=default, metavar="SECONDS",
+        show_default=default is not None, callback=_finite, help=help_text,
     )
 
 
@@ -43,6 +52,14 @@ def poll_command(session_id: str, wait: float | None, output_format: str) -> int
     return exit_status(result)
 
 
+def _is_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str:
     try:
         return "".join(key_text(value) for value in values)
@@ -55,21 +72,27 @@ def _keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -
 @click.argument("text", required=False)
 @click.option("--no-enter", is_flag=True, help="Do not press Enter after TEXT.")
 @click.option(
+    "--queue", is_flag=True,
+    help="If the command is not reading its terminal now, type TEXT when it next does (thrown away if it ends first).",
+)
+@click.option(
     "--key", "keys", multiple=True, callback=_keys, metavar="KEY",
     help=f"Press a key after TEXT (repeatable): ctrl-<letter>, {', '.join(sorted(NAMED))}.",
 )
 @_wait_option(1.0, "Then wait up to this long for the command to end or ask for input again.")
 @format_option
 def send_command(
-    session_id: str, text: str | None, no_enter: bool, keys: str, wait: float, output_format: str
+    session_id: str, text: str | None, no_enter: bool, queue: bool, keys: str, wait: float, output_format: str
 ) -> int:
-    """Type TEXT (and Enter) into session ID's command, and answer like poll --wait."""
+    """Type TEXT (and Enter) into session ID's command, if it is reading its terminal; answer like poll --wait."""
     if text is None and not keys:
         raise click.UsageError("nothing to send: give TEXT, --key, or both")
+    if text is not None and not _is_text(text):
+        raise click.UsageError("TEXT is not valid UTF-8: send text, or --key for control characters")
     from ..session.client import ask
 
-    typed = (text or "") + ("" if no_enter or text is None else "\r") + keys
-    result = ask(session_id, {"op": "send", "text": typed, "wait": wait})
+    typed = "" if text is None else text + ("" if no_enter else "\r")
+    result = ask(session_id, {"op": "send", "text": typed, "keys": keys, "queue": queue, "wait": wait})
     emit(result, output_format)
     return exit_status(result)
 

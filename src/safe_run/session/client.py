@@ -1,8 +1,11 @@
 """The caller's side of a session: start one, ask its holder, or read what it left.
 
-A holder that has gone away is not an error by itself: a finished command's holder leaves its
-result in the session directory and exits. Only a holder gone without a result is reported, once,
-and its leftovers are removed.
+Every call has a bound: connecting, sending the request and reading the answer all end by the
+wait the caller asked for plus ANSWER_MARGIN_S. A holder that does not answer by then (stopped
+with SIGSTOP, or stuck) is reported as unresponsive, with its own exit status, and never waited
+for further. A holder that has gone away is not an error by itself: a finished command's holder
+leaves its result in the session directory and exits. A holder gone without a result died: its
+session gets an error result saying so, for as long as results are kept.
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ from __future__ import annotations
 import select
 import signal
 import socket
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from ..result import ExitStatus, Result
@@ -18,46 +24,75 @@ from . import SessionError, wire
 from .holder import NOT_TYPED, detach, with_note
 from .store import Session, SessionStore
 
+# How long a holder gets to answer beyond the wait asked for: stopping a command (Ctrl-C, SIGTERM,
+# SIGKILL, the sweep of its jobs, the hang-up) takes it up to about 3 s.
+ANSWER_MARGIN_S = 5.0
+# `sessions` asks this many holders at once, so that stuck ones cost one margin, not one each.
+LISTING_PARALLEL = 16
+UNRESPONSIVE = "unresponsive"
 
-def start_session(request: RunRequest, yield_after: float) -> Result:
+Report = Callable[[str], None]
+
+
+def start_session(request: RunRequest, yield_after: float, report: Report | None = None) -> Result:
     """Run the command in a new session; answer at its end or after `yield_after` seconds.
 
     A signal to this caller while it waits (Ctrl-C) stops the command, as in a foreground run.
     """
-    store = SessionStore.open()
+    store = SessionStore.open(report=report)
     session = store.create(request.command)
     detach(session, replace(request, hold_on_input=True))
     return _ask_interruptibly(session, {"op": "poll", "wait": yield_after, "first": True})
 
 
-def ask(session_id: str, request: dict[str, object]) -> Result:
+def ask(session_id: str, request: dict[str, object], report: Report | None = None) -> Result:
     """One request to a session's holder, or the result it left once its command ended."""
-    return _request(SessionStore.open().get(session_id), request)
+    return _request(SessionStore.open(report=report).get(session_id), request)
 
 
 def _request(session: Session, request: dict[str, object]) -> Result:
-    conn = _send(session, request)
+    deadline = _deadline(request)
+    conn = _send(session, request, deadline)
     if conn is None:
         return _unanswered(session, request)
     with conn:
-        return _answer(session, conn, request)
+        try:
+            return _answer(session, conn, request, deadline)
+        except TimeoutError:
+            raise _unresponsive(session, request) from None
 
 
-def _send(session: Session, request: dict[str, object]) -> socket.socket | None:
+def _bound(request: dict[str, object]) -> float:
+    """How long one call may take in all: the wait it asks for and the margin."""
+    return wire.wait_of(request) + ANSWER_MARGIN_S
+
+
+def _deadline(request: dict[str, object]) -> float:
+    return time.monotonic() + _bound(request)
+
+
+def _send(session: Session, request: dict[str, object], deadline: float) -> socket.socket | None:
     """A connection that carries the request, or None when no holder takes it any more."""
-    conn = session.connect()
+    try:
+        conn = session.connect(max(0.001, deadline - time.monotonic()))
+    except TimeoutError:
+        raise _unresponsive(session, request) from None
     if conn is None:
         return None
     try:
+        conn.settimeout(max(0.001, deadline - time.monotonic()))
         conn.sendall(wire.encode(request))
+    except TimeoutError:
+        conn.close()
+        raise _unresponsive(session, request) from None
     except OSError:
         conn.close()  # the holder is closing: what it left says how the command ended
         return None
     return conn
 
 
-def _answer(session: Session, conn: socket.socket, request: dict[str, object]) -> Result:
-    answer = wire.receive(conn)
+def _answer(session: Session, conn: socket.socket, request: dict[str, object], deadline: float) -> Result:
+    answer = wire.receive(conn, deadline)
     return Result.from_dict(answer) if answer is not None else _unanswered(session, request)
 
 
@@ -68,47 +103,86 @@ def _unanswered(session: Session, request: dict[str, object]) -> Result:
 
 
 def _left_result(session: Session) -> Result:
-    """The result a finished holder saved; a holder gone without one crashed."""
+    """The result a finished holder saved; a holder gone without one died, and that is recorded."""
     result = session.load_result()
-    if result is None and "holder_pid" not in session.meta():
+    if result is not None:
+        return result
+    if "holder_pid" not in session.meta():
         raise SessionError(f"session {session.id} is still starting; ask again in a moment", ExitStatus.FAILURE)
-    if result is None:
-        session.remove()
-        raise SessionError(f"session {session.id} ended without a result: its holder process died", ExitStatus.FAILURE)
-    return result
+    if session.holder_listens():
+        raise SessionError(
+            f"session {session.id}: its holder hung up without answering (too many callers at once?); ask again",
+            ExitStatus.UNRESPONSIVE,
+        )
+    return session.load_result() or session.bury()
+
+
+def _unresponsive(session: Session, request: dict[str, object]) -> SessionError:
+    return SessionError(_unresponsive_message(session, _bound(request)), ExitStatus.UNRESPONSIVE)
+
+
+def _unresponsive_message(session: Session, bound: float) -> str:
+    pid, state = session.holder_state()
+    prefix = f"session {session.id} did not answer within {bound:g} s"
+    if pid is None:
+        return f"{prefix}; nothing was done"
+    if state == "T":
+        return f"{prefix}: its holder process {pid} is stopped (SIGSTOP?); `kill -CONT {pid}` resumes it"
+    return f"{prefix}: its holder process {pid} is busy or stuck; ask again, or end it with `kill {pid}`"
 
 
 def _ask_interruptibly(session: Session, request: dict[str, object]) -> Result:
+    deadline = _deadline(request)
     with signals_to_fd() as (wake_fd, signals):
-        conn = _send(session, request)
+        conn = _send(session, request, deadline)
         if conn is None:
             return _unanswered(session, request)
         with conn:
             while True:
-                ready, _, _ = select.select([conn, wake_fd], [], [])
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise _unresponsive(session, request)
+                ready, _, _ = select.select([conn, wake_fd], [], [], remaining)
                 if conn in ready:
-                    return _answer(session, conn, request)
+                    try:
+                        return _answer(session, conn, request, deadline)
+                    except TimeoutError:
+                        raise _unresponsive(session, request) from None
                 if signals:
                     return _request(session, {"op": "interrupt", "signal": signal.Signals(signals[0]).name})
 
 
-def listing(now: float) -> list[dict[str, object]]:
-    """Every session of this user: id, command, status (asked of live holders), exit code, age."""
+def listing(now: float, report: Report | None = None) -> list[dict[str, object]]:
+    """Every session of this user: id, command, status (asked of live holders at once), exit code, age.
+
+    A holder that does not answer in time is listed as unresponsive; one that died, as an error.
+    """
+    sessions = SessionStore.open(report=report).all()
+    with ThreadPoolExecutor(max_workers=LISTING_PARALLEL) as pool:
+        statuses = list(pool.map(_status, sessions))
     rows = []
-    for session in SessionStore.open().all():
-        meta = session.meta()
-        result = session.load_result()
-        if result is None:
-            try:
-                result = _request(session, {"op": "status"})
-            except SessionError:
-                continue  # its holder died just now; the store has removed it
-        started = meta.get("started")
+    for session, status in zip(sessions, statuses):
+        if status is None:
+            continue
+        started = session.started
         rows.append({
             "session_id": session.id,
-            "command": meta.get("command", ""),
-            "status": result.status.value,
-            "exit_code": result.exit_code,
-            "age_s": round(now - started, 1) if isinstance(started, (int, float)) else None,
+            "command": session.meta().get("command", ""),
+            "status": status if isinstance(status, str) else status.status.value,
+            "exit_code": None if isinstance(status, str) else status.exit_code,
+            "age_s": round(now - started, 1) if started else None,
         })
     return rows
+
+
+def _status(session: Session) -> Result | str | None:
+    """Where a session stands; None for one that went away while it was asked."""
+    result = session.load_result()
+    if result is not None:
+        return result
+    try:
+        return _request(session, {"op": "status"})
+    except SessionError as exc:
+        if exc.status == ExitStatus.UNRESPONSIVE:
+            return UNRESPONSIVE
+        return None

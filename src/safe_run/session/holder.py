@@ -29,12 +29,16 @@ from ..shells import ShellNotFound
 from ..terminal import TerminalError
 from ..workdir import private_workdir
 from . import wire
+from .orphans import process
 from .store import Session
+from .typist import Look, Typist, look_from
 
-# A caller that does not read its answer within this is dropped, never waited for.
-ANSWER_TIMEOUT_S = 5.0
+# A caller that does not send its request, or take its answer, within this is dropped.
+CALLER_TIMEOUT_S = 5.0
 # How long a command that ended at once waits for the caller that started it to ask.
 FIRST_CALLER_WAIT_S = 5.0
+# Callers served at once; more wait in the socket's queue, which the kernel bounds.
+MAX_CALLERS = 64
 NOT_TYPED = "nothing was typed: the command had already ended"
 
 
@@ -48,8 +52,28 @@ class Waiter:
     note: str | None = None
 
 
+@dataclass
+class Inbox:
+    """What a caller sent so far, and until when it may take to send its request (None: it did)."""
+
+    data: bytearray
+    deadline: float | None
+
+
+@dataclass
+class Outbox:
+    """An answer the caller has not taken yet, all of it or the rest."""
+
+    data: bytes
+    deadline: float
+
+
 class Holder:
-    """Serves one session from the start of its command until its result is saved."""
+    """Serves one session from the start of its command until its result is saved.
+
+    Nothing here waits on anyone: callers are read and answered without blocking (one that takes
+    too long is dropped), and text goes into the terminal only as far as it is taken at once.
+    """
 
     def __init__(
         self, session: Session, listener: socket.socket, request: RunRequest, clock: Callable[[], float] = time.monotonic
@@ -60,8 +84,10 @@ class Holder:
         self._clock = clock
         self.chunks = Chunks(request.max_output)
         self.final: Result | None = None
+        self.typist: Typist | None = None
         self.waiters: list[Waiter] = []
-        self.inboxes: dict[socket.socket, bytearray] = {}
+        self.inboxes: dict[socket.socket, Inbox] = {}
+        self.outboxes: dict[socket.socket, Outbox] = {}
         self.handed_out = False  # a caller was given the session id, so the session must outlive the command
         self.first_answered = False
 
@@ -69,11 +95,14 @@ class Holder:
         with private_workdir(self.session.path) as workdir, signals_to_fd() as (wake_fd, signals):
             run = self._start(workdir)
             if run is not None:
+                self._record_shell(run)
+                typist = Typist(look=lambda: _look(run), write=run.answer, clock=self._clock)
+                self.typist = typist
                 try:
                     self._follow(run, wake_fd, signals)
                 finally:
                     run.close()
-                self.final = run.result()
+                self.final = with_note(run.result(), typist.discard())
         self._finish()
 
     def _start(self, workdir: Path) -> Run | None:
@@ -85,12 +114,21 @@ class Holder:
             self.final = error_result(self.request.command, str(exc))
         return None
 
+    def _record_shell(self, run: Run) -> None:
+        """What a later call needs to end the command's leftovers if this process is killed."""
+        shell = process(run.terminal.pid)
+        if shell is not None:
+            self.session.write_shell(shell.pid, shell.start)
+
     def _follow(self, run: Run, wake_fd: int, signals: list[int]) -> None:
-        while run.step(self._wait_time(), (wake_fd, self.listener.fileno(), *self._fds())) is None:
+        assert self.typist is not None
+        while run.step(self._wait_time(), (wake_fd, *self._fds())) is None:
             if signals:
                 run.interrupt(signals.pop(0))
             self._serve_callers(run)
+            self.typist.tick()
             self._answer_due(run)
+            self._deliver()
 
     def _finish(self) -> None:
         """Save the result, answer everyone, and go; a session nobody was told of goes too."""
@@ -101,9 +139,13 @@ class Holder:
         while True:
             for waiter in list(self.waiters):
                 self._answer(waiter, with_note(final, waiter.note))
-            if self.first_answered or self.handed_out or self._clock() >= give_up:
+            self._deliver()
+            expecting = not (self.first_answered or self.handed_out) and self._clock() < give_up
+            if not expecting and not self.outboxes:
                 break
-            self._serve_callers(None, give_up - self._clock())
+            deadlines = [give_up] if expecting else []
+            deadlines += [box.deadline for box in self.outboxes.values()]
+            self._serve_callers(None, max(0.0, min(deadlines) - self._clock()), accept=expecting)
         self.listener.close()
         self.session.socket_path.unlink(missing_ok=True)
         if not self.handed_out:
@@ -112,19 +154,32 @@ class Holder:
     # ---- callers ------------------------------------------------------------------------------
 
     def _fds(self) -> list[int]:
-        return [conn.fileno() for conn in self.inboxes]
+        listening = [self.listener.fileno()] if self._room() else []
+        return listening + [conn.fileno() for conn in self.inboxes]
+
+    def _room(self) -> bool:
+        return len(self.inboxes) + len(self.outboxes) < MAX_CALLERS
 
     def _wait_time(self) -> float | None:
         deadlines = [w.deadline for w in self.waiters if w.deadline is not None]
+        deadlines += [box.deadline for box in self.inboxes.values() if box.deadline is not None]
+        # Answers not yet taken and text not yet typed need no deadline of their own: the run looks
+        # at the kernel several times a second, and every turn of the loop retries them.
         return max(0.0, min(deadlines) - self._clock()) if deadlines else None
 
-    def _serve_callers(self, run: Run | None, timeout: float = 0.0) -> None:
-        readable, _, _ = select.select([self.listener, *self.inboxes], [], [], timeout)
+    def _serve_callers(self, run: Run | None, timeout: float = 0.0, accept: bool = True) -> None:
+        listening = [self.listener] if accept and self._room() else []
+        writing = list(self.outboxes)
+        readable, _, _ = select.select([*listening, *self.inboxes], writing, [], timeout)
         for sock in readable:
             if sock is self.listener:
                 self._accept()
-            else:
+            elif sock in self.inboxes:
                 self._read(sock, run)
+        now = self._clock()
+        for conn, box in list(self.inboxes.items()):
+            if box.deadline is not None and now >= box.deadline:
+                self._drop(conn)  # connected and sent no request in time
 
     def _accept(self) -> None:
         try:
@@ -135,21 +190,24 @@ class Holder:
             conn.close()
             return
         conn.setblocking(False)
-        self.inboxes[conn] = bytearray()
+        self.inboxes[conn] = Inbox(bytearray(), self._clock() + CALLER_TIMEOUT_S)
 
     def _read(self, conn: socket.socket, run: Run | None) -> None:
         try:
             data = conn.recv(1 << 16)
+        except BlockingIOError:
+            return
         except OSError:
             data = b""
         inbox = self.inboxes[conn]
-        if not data or len(inbox) + len(data) > wire.MAX_MESSAGE:
+        if not data or len(inbox.data) + len(data) > wire.MAX_MESSAGE:
             self._drop(conn)  # the caller went away (a poll interrupted): its output stays for the next
             return
-        inbox += data
-        if b"\n" in inbox and not any(w.conn is conn for w in self.waiters):
-            request = wire.decode(bytes(inbox).partition(b"\n")[0])
-            if request is None:
+        inbox.data += data
+        if b"\n" in inbox.data and inbox.deadline is not None:
+            inbox.deadline = None
+            request = wire.decode(bytes(inbox.data).partition(b"\n")[0])
+            if request is None or _hung_up(conn):  # a caller that gave up waiting is not acted for
                 self._drop(conn)
             else:
                 self._handle(conn, request, run)
@@ -157,18 +215,17 @@ class Holder:
     def _handle(self, conn: socket.socket, request: dict[str, object], run: Run | None) -> None:
         op = request.get("op")
         now = self._clock()
-        wait = request.get("wait")
-        deadline = now + float(wait) if isinstance(wait, (int, float)) and wait > 0 else now
-        if run is None or run.finish is not None:
-            note = NOT_TYPED if op == "send" else None
-            self.waiters.append(Waiter(conn, None, first=bool(request.get("first")), note=note))
-            if run is None:
-                return
+        deadline = now + wire.wait_of(request)
+        first = bool(request.get("first"))
+        if run is None or run.finish is not None or self.typist is None:
+            self.waiters.append(Waiter(conn, None, first=first, note=NOT_TYPED if op == "send" else None))
         elif op == "poll":
-            self.waiters.append(Waiter(conn, deadline, first=bool(request.get("first"))))
+            self.waiters.append(Waiter(conn, deadline, first=first))
         elif op == "send":
-            run.answer(str(request.get("text", "")).encode("utf-8"))
-            self.waiters.append(Waiter(conn, deadline))
+            outcome = self.typist.send(
+                wire.text_of(request, "text"), wire.text_of(request, "keys"), bool(request.get("queue"))
+            )
+            self.waiters.append(Waiter(conn, deadline if outcome.typed else now, note=outcome.note))
         elif op == "stop":
             run.stop()
             self.waiters.append(Waiter(conn, None))
@@ -185,7 +242,7 @@ class Holder:
         waiting = run.tracker.waiting is not None
         for waiter in list(self.waiters):
             if waiter.deadline is not None and (waiting or now >= waiter.deadline):
-                self._answer(waiter, self._progress(run))
+                self._answer(waiter, with_note(self._progress(run), waiter.note))
 
     def _progress(self, run: Run, take_output: bool = True) -> Result:
         """Where the command stands, with the output since the last answer and what to do next."""
@@ -194,23 +251,54 @@ class Holder:
             text, dropped = self.chunks.take()
             result = replace(result, output=text, output_truncated=dropped > 0, output_dropped_bytes=dropped)
             self.handed_out = True
-        return replace(result, message=_next_steps(result, self.session.id))
+        result = replace(result, message=_next_steps(result, self.session.id))
+        if take_output and self.typist is not None:
+            result = with_note(result, self.typist.take_notes())
+        return result
 
     def _answer(self, waiter: Waiter, result: Result) -> None:
+        """Hand the answer over as far as the caller takes it now; the rest goes out from the loop."""
         self.first_answered = self.first_answered or waiter.first
         conn = waiter.conn
-        try:
-            conn.setblocking(True)
-            conn.settimeout(ANSWER_TIMEOUT_S)
-            conn.sendall(wire.encode(result.to_dict()))
-        except OSError:
-            pass
-        self._drop(conn)
+        self.waiters = [w for w in self.waiters if w.conn is not conn]
+        self.inboxes.pop(conn, None)
+        self.outboxes[conn] = Outbox(wire.encode(result.to_dict()), self._clock() + CALLER_TIMEOUT_S)
+        self._deliver()
+
+    def _deliver(self) -> None:
+        now = self._clock()
+        for conn, box in list(self.outboxes.items()):
+            try:
+                sent = conn.send(box.data)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                self._drop(conn)
+                continue
+            box.data = box.data[sent:]
+            if not box.data or now >= box.deadline:
+                self._drop(conn)  # answered, or the caller does not read: it is not waited for
 
     def _drop(self, conn: socket.socket) -> None:
         self.waiters = [w for w in self.waiters if w.conn is not conn]
         self.inboxes.pop(conn, None)
+        self.outboxes.pop(conn, None)
         conn.close()
+
+
+def _hung_up(conn: socket.socket) -> bool:
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def _look(run: Run) -> Look:
+    """Whether the command reads its terminal now, from the kernel, else from the run's input wait."""
+    seen = run.kernel.observe() if run.kernel.available else None
+    return look_from(seen, run.tracker.waiting is not None)
 
 
 def _next_steps(result: Result, session_id: str) -> str:

@@ -2,7 +2,9 @@
 
 A session directory holds `meta.json` (what runs, since when), `socket` (the holder's, while the
 command runs) and `result.json` (once it ended). Nothing else is trusted to say whether a holder is
-alive: a socket that refuses connections belongs to a holder that died.
+alive: a socket that refuses connections belongs to a holder that died. Such a session gets an
+`error` result saying so, kept as long as any other result, and what its command left running is
+ended. A session whose `meta.json` is not one of ours is skipped, and said so once.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ import secrets
 import shutil
 import socket
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..result import ExitStatus, Result
+from ..kernel import parse_stat
+from ..result import ExitStatus, Killed, Result, error_result
 from . import SessionError
+from .orphans import end_left_behind
 
 SESSION_ID = re.compile(r"[0-9a-f]{24}\Z")
 # How long a finished session keeps its result for `poll`, counted from the end of the command.
@@ -30,6 +35,10 @@ RETENTION_S = 600.0
 SETUP_GRACE_S = 30.0
 # sockaddr_un holds 108 bytes; longer paths are reached through /proc/self/fd.
 SOCKET_PATH_MAX = 100
+# Left in a session directory whose record was reported as malformed, so that it is said once.
+SKIPPED_MARK = ".skipped"
+# What a dead holder's session keeps: its record, its result, and the holder's own error log.
+KEPT_FILES = frozenset({"meta.json", "result.json", "holder.log"})
 
 
 def sessions_root(env: Mapping[str, str]) -> Path:
@@ -82,9 +91,30 @@ class Session:
 
     def meta(self) -> dict[str, object]:
         try:
-            return json.loads(self.meta_path.read_text(encoding="utf-8"))
+            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
+        return meta if isinstance(meta, dict) else {}
+
+    def problem(self) -> str | None:
+        """Why the session's record cannot be one safe-run wrote, or None when it can."""
+        try:
+            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None  # being created, or its holder died before writing it: the sweep decides
+        except (OSError, ValueError) as exc:
+            return f"its record {self.meta_path} cannot be read ({_reason(exc)})"
+        started = meta.get("started") if isinstance(meta, dict) else None
+        if isinstance(started, bool) or not isinstance(started, (int, float)):
+            return f"its record {self.meta_path} is not a JSON object with a start time"
+        if not isinstance(meta.get("command", ""), str):
+            return f"its record {self.meta_path} has no command text"
+        return None
+
+    @property
+    def started(self) -> float:
+        started = self.meta().get("started")
+        return float(started) if isinstance(started, (int, float)) else 0.0
 
     def save_result(self, result: Result) -> None:
         _write_atomically(self.result_path, result.to_json())
@@ -95,16 +125,90 @@ class Session:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def connect(self) -> socket.socket | None:
-        """A connection to the holder, or None when no holder listens any more."""
+    def connect(self, timeout: float) -> socket.socket | None:
+        """A connection to the holder, or None when no holder listens any more.
+
+        Raises TimeoutError when a holder is there but takes no new caller within `timeout`
+        (stopped, or stuck with its queue of callers full).
+        """
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(timeout)
         try:
             with _short_socket_path(self.socket_path) as address:
                 conn.connect(address)
+        except TimeoutError:
+            conn.close()
+            raise
         except OSError:
             conn.close()
             return None
         return conn
+
+    def holder_listens(self, timeout: float = 0.1) -> bool:
+        """Whether a holder still has the socket open.
+
+        A dead holder's socket refuses at once; one that cannot take a caller in time (its queue is
+        full: it is stopped or stuck) is there.
+        """
+        try:
+            conn = self.connect(timeout)
+        except TimeoutError:
+            return True
+        if conn is None:
+            return False
+        conn.close()
+        return True
+
+    def holder_state(self) -> tuple[int | None, str | None]:
+        """The holder's pid and its process state (R, S, T when stopped...), as far as /proc says."""
+        pid = self.meta().get("holder_pid")
+        if not isinstance(pid, int):
+            return None, None
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+                return pid, parse_stat(handle.read(4096)).state
+        except (OSError, ValueError):
+            return pid, None
+
+    def bury(self) -> Result:
+        """Record that the holder died without a result, end what its command left, and say so.
+
+        The record stays as long as any result does, so every later call gets the same answer.
+        """
+        meta = self.meta()
+        killed = self._end_left_behind()
+        for entry in self.path.iterdir():
+            if entry.name not in KEPT_FILES:
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+        pid = meta.get("holder_pid")
+        process = f"process {pid}, " if isinstance(pid, int) else ""
+        message = f"session {self.id} ended without a result: its holder died ({process}killed or crashed) while the command ran"
+        if killed:
+            message += "; ended what the command left running: " + ", ".join(f"{k.command} ({k.pid})" for k in killed)
+        log = self.path / "holder.log"
+        if log.exists() and log.stat().st_size > 0:
+            message += f"; the holder's own errors are in {log}"
+        result = replace(error_result(str(meta.get("command", "")), message), killed=tuple(killed))
+        self.save_result(result)
+        return result
+
+    def write_shell(self, pid: int, start: int) -> None:
+        """The holder's shell, which leads the session of all the command starts (a file of its own:
+        the caller may still be writing `meta.json`)."""
+        _write_atomically(self.path / "shell.json", json.dumps({"pid": pid, "start": start}))
+
+    def _end_left_behind(self) -> list[Killed]:
+        try:
+            shell = json.loads((self.path / "shell.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        pid, start = (shell.get("pid"), shell.get("start")) if isinstance(shell, dict) else (None, None)
+        if not isinstance(pid, int) or not isinstance(start, int):
+            return []
+        return end_left_behind(pid, start)
 
     def listen(self) -> socket.socket:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -120,14 +224,17 @@ class Session:
 class SessionStore:
     """All of one user's sessions; every use first clears what has expired or crashed."""
 
-    def __init__(self, root: Path, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, root: Path, clock: Callable[[], float] = time.time, report: Callable[[str], None] | None = None
+    ) -> None:
         self.root = private_directory(root)
         self._clock = clock
+        self._report = report or _to_stderr
         self.sweep()
 
     @classmethod
-    def open(cls, env: Mapping[str, str] | None = None) -> SessionStore:
-        return cls(sessions_root(os.environ if env is None else env))
+    def open(cls, env: Mapping[str, str] | None = None, report: Callable[[str], None] | None = None) -> SessionStore:
+        return cls(sessions_root(os.environ if env is None else env), report=report)
 
     def create(self, command: str) -> Session:
         session_id = secrets.token_hex(12)
@@ -144,18 +251,41 @@ class SessionStore:
             raise SessionError(
                 f"no session {session_id}: it never existed, or it ended more than {RETENTION_S / 60:g} minutes ago"
             )
+        problem = session.problem()
+        if problem is not None:
+            raise SessionError(f"session {session_id} cannot be used: {problem}", ExitStatus.FAILURE)
         return session
 
     def all(self) -> list[Session]:
+        """Every session with a sound record, oldest first; one that has none is skipped."""
         found = [Session(p.name, p) for p in self.root.iterdir() if SESSION_ID.match(p.name) and p.is_dir()]
-        return sorted(found, key=lambda s: float(s.meta().get("started", 0.0)))  # type: ignore[arg-type]
+        return sorted((s for s in found if self._sound(s)), key=lambda s: s.started)
 
     def sweep(self) -> None:
-        """Remove results kept long enough, and sessions whose holder died without one."""
+        """Remove results kept long enough; give sessions whose holder died a result saying so."""
         now = self._clock()
         for session in self.all():
-            if _expired(session, now) or _crashed(session, now):
+            if _expired(session, now):
                 session.remove()
+            elif _crashed(session, now):
+                session.bury()
+        for path in self.root.glob(f"*/{SKIPPED_MARK}"):
+            if _older_than(path, now, RETENTION_S):
+                shutil.rmtree(path.parent, ignore_errors=True)
+
+    def _sound(self, session: Session) -> bool:
+        """Whether a session's record can be trusted; a bad one is reported the first time it is seen."""
+        problem = session.problem()
+        if problem is None:
+            return True
+        mark = session.path / SKIPPED_MARK
+        if not mark.exists():
+            self._report(f"skipped session {session.id}: {problem}; it is removed after {RETENTION_S / 60:g} minutes")
+            try:
+                mark.touch()
+            except OSError:
+                pass
+        return False
 
 
 def _expired(session: Session, now: float) -> bool:
@@ -166,23 +296,28 @@ def _expired(session: Session, now: float) -> bool:
 
 
 def _crashed(session: Session, now: float) -> bool:
-    started = session.meta().get("started")
-    if not isinstance(started, (int, float)):
-        try:
-            started = session.path.stat().st_mtime
-        except FileNotFoundError:
-            return False
-    if now - started < SETUP_GRACE_S or session.result_path.exists():
+    if now - session.started < SETUP_GRACE_S or session.result_path.exists():
         return False
-    conn = session.connect()
-    if conn is None:
-        return True
-    conn.close()
-    return False
+    return not session.holder_listens()
+
+
+def _older_than(path: Path, now: float, age: float) -> bool:
+    try:
+        return now - path.stat().st_mtime > age
+    except FileNotFoundError:
+        return False
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else "not JSON"
+
+
+def _to_stderr(message: str) -> None:
+    print(f"safe-run: {message}", file=sys.stderr)
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with open(fd, "w", encoding="utf-8") as handle:
         handle.write(text)

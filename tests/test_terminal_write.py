@@ -1,0 +1,33 @@
+"""Typing into a terminal never waits longer than asked, even when nothing reads it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from safe_run.terminal import Terminal
+
+
+@pytest.fixture
+def busy() -> Iterator[Terminal]:
+    """A terminal whose program never reads (sleep), with echo on, as a shell's would be."""
+    sleep = shutil.which("sleep")
+    if sleep is None:
+        pytest.skip("no sleep")
+    terminal = Terminal.spawn([sleep, "30"], dict(os.environ), os.getcwd(), 24, 80)
+    yield terminal
+    terminal.close(hang_up=False)
+
+
+def test_a_terminal_nobody_reads_takes_what_fits_and_no_more(busy: Terminal) -> None:
+    flood = b"x" * (90 * 1024) + b"\r"
+    taken = busy.write(flood, timeout=0.0)
+    assert 0 < taken < len(flood), "a full terminal takes part, and write returns instead of waiting"
+    assert busy.write(b"more", timeout=0.0) == 0
+
+
+def test_a_terminal_with_room_takes_it_all(busy: Terminal) -> None:
+    assert busy.write(b"hello\r") == len(b"hello\r")
