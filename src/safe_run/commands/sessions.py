@@ -8,10 +8,11 @@ from collections.abc import Callable
 
 import click
 
-from ..report import emit, format_option, wants_json
+from ..report import emit, format_option, wants_json, write_json_line
 from ..result import SCHEMA_VERSION, exit_status
 from ..session.keys import NAMED, key_text
 from ..session import SessionError
+from .params import SECONDS
 
 def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Tab completion offers this user's session ids."""
@@ -25,7 +26,7 @@ def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -
 
 def _wait_option(default: float | None, help_text: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
     return click.option(
-        "--wait", type=click.FloatRange(min=0), default=default, metavar="SECONDS", show_default=default is not None,
+        "--wait", type=SECONDS, default=default, metavar="SECONDS", show_default=default is not None,
         help=help_text,
     )
 
@@ -94,7 +95,7 @@ def sessions_command(output_format: str) -> int:
 
     rows = listing(time.time())
     if wants_json(output_format):
-        click.echo(json.dumps({"schema_version": SCHEMA_VERSION, "sessions": rows}, ensure_ascii=False))
+        write_json_line(json.dumps({"schema_version": SCHEMA_VERSION, "sessions": rows}, ensure_ascii=False))
     else:
         from ..render import render_sessions
 
