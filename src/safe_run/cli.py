@@ -1,79 +1,36 @@
-"""The command line: verbs, parsing, and the one way out.
+"""The command line's one way out, and what the process needs before it can answer at all.
 
-`safe-run [OPTIONS] [--] COMMAND...` runs a command; a first word that names a verb (`poll`,
-`send`, `stop`, `sessions`, `doctor`, `run`) runs that verb instead, so a program with such a name
-runs as `safe-run -- poll`. This is the only module that exits: every way out goes through `main`,
-which turns usage mistakes into one-line messages with status 2 and anything unexpected into
-status 125, never a traceback.
+This is the only module that exits: every way out goes through `main`, which turns usage mistakes
+into one-line messages with status 2 and anything unexpected into status 125, never a traceback.
+The verbs themselves are in `commands`.
 
-Before any of that, `main` makes the process fit to answer: UTF-8 mode (argument bytes are read as
-UTF-8 whatever the locale), descriptors 0-2 occupied (so that nothing safe-run opens takes the
-place of a closed one), and stop-signal handlers that give an answer from the first moment.
+Before anything else, `main` makes the process fit to answer: UTF-8 mode (argument bytes are read
+as UTF-8 whatever the locale), descriptors 0-2 occupied (so that nothing safe-run opens takes the
+place of a closed one), and stop-signal handlers that give an answer from the first moment. That
+is why this module imports nothing heavy at the top: the handlers are in place before click,
+the verbs and the run machinery are loaded, which takes most of the start-up time.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
-
-import click
-
-from . import __version__
-from .commands.doctor import doctor_command
-from .commands.run import run_command
-from .commands.sessions import poll_command, send_command, sessions_command, stop_command
 from .interrupts import Interrupted, StopSignals
-from .report import FORMATS, AnswerLost, json_line, wants_json, write_json_line
-from .session import SessionError
-from .result import ExitStatus, Result, error_result, not_started
+
+# Not from typing, which alone takes a tenth of the import time; type checkers know the name.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+    import click
+
+    from .report import AnswerLost
+    from .result import Result
 
 RUN = "run"
 # Words that mean the group itself rather than a command to run.
 GROUP_OPTIONS = ("-h", "--help", "--version")
-
-
-class SafeRunGroup(click.Group):
-    """The verbs; any other first word is the start of a command to run."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if self._starts_a_run(ctx, args):
-            args = [RUN, *args]
-        return super().parse_args(ctx, args)
-
-    def _starts_a_run(self, ctx: click.Context, args: list[str]) -> bool:
-        if not args:
-            # Completing the first word offers the verbs; running nothing is the run verb's error.
-            return not ctx.resilient_parsing
-        return args[0] not in self.commands and args[0] not in GROUP_OPTIONS
-
-    def shell_complete(self, ctx: click.Context, incomplete: str) -> list:
-        """An option as the first word is one of the run verb's options."""
-        if incomplete.startswith("-"):
-            return self.commands[RUN].shell_complete(ctx, incomplete)
-        return super().shell_complete(ctx, incomplete)
-
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The run verb's help (it is what people use most), then the other verbs."""
-        run = self.commands[RUN]
-        run_ctx = click.Context(run, info_name=ctx.info_name, **run.context_settings)
-        run.format_usage(run_ctx, formatter)
-        formatter.write_usage(ctx.command_path, "VERB [ARGS]...", prefix="       ")
-        run.format_help_text(run_ctx, formatter)
-        run.format_options(run_ctx, formatter)
-        with formatter.section("Verbs (a program with one of these names runs as `safe-run -- NAME`)"):
-            formatter.write_dl([(name, command.get_short_help_str(60)) for name, command in self.commands.items()])
-        run.format_epilog(run_ctx, formatter)
-
-
-@click.group(cls=SafeRunGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="safe-run")
-def cli() -> None:
-    """Run a command through your shell in a pseudo-terminal and report how it ended."""
-
-
-for _command in (run_command, poll_command, send_command, stop_command, sessions_command, doctor_command):
-    cli.add_command(_command)
+VERBS = (RUN, "poll", "send", "stop", "sessions", "doctor")
 
 
 def _format_from_argv(argv: list[str]) -> str:
@@ -92,7 +49,7 @@ def _is_run(args: list[str]) -> bool:
     """Whether the arguments start a run (rather than name a verb or ask for help or the version)."""
     if not args:
         return True
-    return args[0] == RUN or (args[0] not in cli.commands and args[0] not in GROUP_OPTIONS)
+    return args[0] == RUN or (args[0] not in VERBS and args[0] not in GROUP_OPTIONS)
 
 
 def _help_hint(exc: click.UsageError) -> str:
@@ -105,6 +62,11 @@ def _help_hint(exc: click.UsageError) -> str:
 
 def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -> int:
     """One line on stderr, and the error as JSON on stdout when JSON was asked for."""
+    import click
+
+    from .report import FORMATS, wants_json
+    from .result import error_result
+
     click.echo(f"safe-run: {message}" + (f" (try '{hint}')" if hint else ""), err=True)
     output_format = _format_from_argv(argv)
     output_format = output_format if output_format in FORMATS else "auto"
@@ -115,6 +77,8 @@ def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -
 
 def _answer_quietly(result: Result, output_format: str) -> None:
     """The JSON answer of a failure, when stdout takes it; stderr already has the line."""
+    from .report import AnswerLost, json_line, write_json_line
+
     try:
         write_json_line(json_line(result, output_format), result)
     except AnswerLost:
@@ -125,10 +89,13 @@ def _interrupted(exc: Interrupted, argv: list[str]) -> int:
     """A stop signal before anything ran: a run answers `interrupted` (nothing ran); a verb just stops."""
     status = 128 + exc.signum
     if not _is_run(argv):
-        click.echo(f"safe-run: interrupted by {exc.name}", err=True)
+        _say(f"interrupted by {exc.name}")
         return status
+    from .report import FORMATS, wants_json
+    from .result import not_started
+
     result = not_started(None, exc.name)
-    click.echo(f"safe-run: {result.message}", err=True)
+    _say(result.message or "")
     output_format = _format_from_argv(argv)
     if wants_json(output_format if output_format in FORMATS else "auto"):
         _answer_quietly(result, output_format)
@@ -137,6 +104,8 @@ def _interrupted(exc: Interrupted, argv: list[str]) -> int:
 
 def _lost(exc: AnswerLost) -> int:
     """The answer could not be written to stdout: say on stderr what it was, and exit like SIGPIPE."""
+    from .result import ExitStatus
+
     what = ""
     if exc.result is not None:
         result = exc.result
@@ -144,8 +113,17 @@ def _lost(exc: AnswerLost) -> int:
         what += f", exit code {result.exit_code}" if result.exit_code is not None else ""
         what += f", session {result.session_id} goes on" if result.session_id else ""
     _silence_stdout()
-    click.echo(f"safe-run: {exc.reason}; the answer was lost{what}", err=True)
+    _say(f"{exc.reason}; the answer was lost{what}")
     return ExitStatus.NO_READER
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if there is anyone to read it."""
+    try:
+        sys.stderr.write(f"safe-run: {line}\n")
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def _silence_stdout() -> None:
@@ -221,9 +199,16 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 
 def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
+    import click
+
+    from .commands import cli
+    from .report import AnswerLost
+    from .result import ExitStatus
+    from .session import SessionError
+
     if not stdout_open:
         signals.keep()
-        click.echo("safe-run: standard output is closed: there is nowhere to write the answer; nothing ran", err=True)
+        _say("standard output is closed: there is nowhere to write the answer; nothing ran")
         return ExitStatus.NO_READER
     problem = _first_non_utf8(args)
     if problem is not None:
