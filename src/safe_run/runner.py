@@ -286,7 +286,7 @@ def execute(
             workdir = stack.enter_context(private_workdir())
         except OSError as exc:
             where = os.environ.get("TMPDIR") or tempfile.gettempdir()
-            return error_result(request.command, f"cannot create a private directory in {where}: {exc.strerror}")
+            return error_result(request.command, f"cannot create a private directory in {where}: {exc.strerror or exc}")
         if pending:
             return not_started(request.command, signal.Signals(pending[0]).name)
         try:
@@ -295,9 +295,9 @@ def execute(
             return error_result(request.command, str(exc))
         except CommandRefused as refused:
             return refused.result
-        except OSError as exc:
-            where = f" ({exc.filename})" if exc.filename else ""
-            return error_result(request.command, f"could not prepare the run{where}: {exc.strerror or exc}")
+        except OSError as exc:  # the private directory's file system is full, or refuses writes
+            message = f"cannot prepare the run in {workdir.parent}: {exc.strerror or exc}"
+            return error_result(request.command, message)
         try:
             if display is None:
                 _follow(run, wake_fd, pending)
