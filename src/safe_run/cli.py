@@ -62,12 +62,10 @@ def _help_hint(exc: click.UsageError) -> str:
 
 def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -> int:
     """One line on stderr, and the error as JSON on stdout when JSON was asked for."""
-    import click
-
     from .report import FORMATS, wants_json
     from .result import error_result
 
-    click.echo(f"safe-run: {message}" + (f" (try '{hint}')" if hint else ""), err=True)
+    _say(message + (f" (try '{hint}')" if hint else ""))
     output_format = _format_from_argv(argv)
     output_format = output_format if output_format in FORMATS else "auto"
     if wants_json(output_format):
@@ -118,7 +116,7 @@ def _lost(exc: AnswerLost) -> int:
 
 
 def _say(line: str) -> None:
-    """One line on stderr, if there is anyone to read it."""
+    """One line on stderr, if it takes it (closed, full or gone, there is no one left to tell)."""
     try:
         sys.stderr.write(f"safe-run: {line}\n")
         sys.stderr.flush()

@@ -81,11 +81,20 @@ def emit(result: Result, output_format: str) -> None:
     if wants_json(output_format):
         write_json_line(json_line(result, output_format), result)
         if result.message and result.status is Status.ERROR:
-            click.echo(f"safe-run: {result.message}", err=True)
+            _warn(f"safe-run: {result.message}")
         return
     from .render import render_pretty
 
     render_pretty(result)
+
+
+def _warn(line: str) -> None:
+    """A line on stderr that may be lost (stderr closed, full or gone) but never fails the answer."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def annotate(result: Result) -> None:
@@ -96,11 +105,7 @@ def annotate(result: Result) -> None:
 
     line = github_annotation(result)
     if line is not None:
-        try:
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
+        _warn(line)
 
 
 def _format_option(choices: tuple[str, ...], help_text: str):  # type: ignore[no-untyped-def]

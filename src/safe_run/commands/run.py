@@ -274,4 +274,6 @@ def _in_session(request: RunRequest, bound: float, arrived: list[int]) -> Result
             result = ask(result.session_id, {"op": "interrupt", "signal": signal.Signals(arrived[0]).name})
     except SessionError as exc:  # the sessions directory cannot be used: nothing started
         return error_result(request.command, str(exc))
+    except OSError as exc:  # no process or no room for the session's holder
+        return error_result(request.command, f"cannot start a session for the command: {exc.strerror or exc}")
     return result
