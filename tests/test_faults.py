@@ -223,11 +223,14 @@ def test_a_current_directory_that_was_removed(caller: Caller, tmp_path: Path) ->
     assert_usage_error(call, "the current directory no longer exists; give --cwd DIR")
 
 
+@pytest.mark.parametrize("output_format", ["json", "jsonl"])
 @pytest.mark.parametrize("env", [{"LC_ALL": "C", "PYTHONUTF8": "0"}, {"PYTHONIOENCODING": "ascii"}])
-def test_non_ascii_under_an_ascii_locale(caller: Caller, env: dict[str, str]) -> None:
-    call = caller("--", "echo hé", env=env)
+def test_non_ascii_under_an_ascii_locale(caller: Caller, env: dict[str, str], output_format: str) -> None:
+    call = caller("--format", output_format, "--", "echo hé", env=env)
     assert call.returncode == 0 and call.stderr == ""
-    assert call.json["status"] == "completed" and call.json["output"] == "hé\n" and call.json["command"] == "echo hé"
+    last = json.loads(call.stdout.splitlines()[-1])
+    result = last["result"] if output_format == "jsonl" else last
+    assert result["status"] == "completed" and result["output"] == "hé\n" and result["command"] == "echo hé"
 
 
 # ---- 2. faults during a run keep the result --------------------------------------------------

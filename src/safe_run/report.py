@@ -43,6 +43,15 @@ def _stdout_is_terminal() -> bool:
         return False
 
 
+def utf8_stdout() -> None:
+    """Make stdout's text layer UTF-8, for JSON lines written by others (jsonl events) as they come."""
+    try:
+        if sys.stdout is not None and (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
+            sys.stdout.reconfigure(encoding="utf-8", errors="replace")  # type: ignore[union-attr]
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
 def write_json_line(text: str, result: Result | None = None) -> None:
     """One line of JSON on stdout, as UTF-8 whatever the locale or PYTHONIOENCODING says.
 

@@ -11,7 +11,7 @@ from typing import BinaryIO
 import click
 
 from ..interrupts import StopSignals
-from ..report import annotate, emit, resolve_format, run_format_option
+from ..report import annotate, emit, resolve_format, run_format_option, utf8_stdout
 from ..result import Result, error_result, exit_status, not_started
 from ..runner import RunRequest, execute
 from ..session import SessionError
@@ -250,6 +250,8 @@ def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int
         emit(result, shown)
         return result
     display = None
+    if shown == "jsonl":
+        utf8_stdout()  # JSON is UTF-8, whatever PYTHONIOENCODING says
     if shown != "json":
         from ..live import make_display
 
