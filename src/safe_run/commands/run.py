@@ -105,11 +105,11 @@ def yield_after_for(
         return None
     if requested is not None:
         return requested or None
+    if timeout is not None or shown != "json":
+        return None
     from ..live import is_ci
 
-    if timeout is not None or shown != "json" or is_ci(environ):
-        return None
-    return default_yield_after(environ)
+    return None if is_ci(environ) else default_yield_after(environ)
 
 
 @click.command(
