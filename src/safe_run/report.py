@@ -90,14 +90,14 @@ def emit(result: Result, output_format: str) -> None:
     if wants_json(output_format):
         write_json_line(json_line(result, output_format), result)
         if result.message and result.status is Status.ERROR:
-            _warn(f"safe-run: {result.message}")
+            warn(f"safe-run: {result.message}")
         return
     from .render import render_pretty
 
     render_pretty(result)
 
 
-def _warn(line: str) -> None:
+def warn(line: str) -> None:
     """A line on stderr that may be lost (stderr closed, full or gone) but never fails the answer."""
     try:
         sys.stderr.write(line + "\n")
@@ -114,7 +114,7 @@ def annotate(result: Result) -> None:
 
     line = github_annotation(result)
     if line is not None:
-        _warn(line)
+        warn(line)
 
 
 def _format_option(choices: tuple[str, ...], help_text: str):  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from typing import BinaryIO
 import click
 
 from ..interrupts import StopSignals
-from ..report import annotate, emit, resolve_format, run_format_option, utf8_stdout
+from ..report import AnswerLost, annotate, emit, resolve_format, run_format_option, utf8_stdout, warn
 from ..result import Result, error_result, exit_status, not_started
 from ..runner import RunRequest, execute
 from ..session import SessionError
@@ -259,8 +259,13 @@ def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int
     result = execute(request, display=display, signals=arrived)
     if display is None:
         emit(result, shown)
-    else:
-        display.finished(result)
+        return result
+    display.finished(result)
+    if shown == "jsonl" and display.broken:  # pretty says so in its summary on stderr
+        if result.signal != "SIGPIPE":
+            raise AnswerLost("the reader of standard output went away", result)
+        warn("safe-run: the reader of standard output went away; the command was stopped as SIGPIPE "
+             "would stop a pipeline's writer")
     return result
 
 
