@@ -412,8 +412,13 @@ def test_an_internal_error_asks_to_be_reported(monkeypatch, capsys) -> None:
     monkeypatch.delenv("SAFE_RUN_DEBUG", raising=False)
     monkeypatch.setenv("SAFE_RUN_YIELD_AFTER", "never")
     monkeypatch.setattr(run, "execute", broken)
-    with pytest.raises(SystemExit) as exited:
-        cli.main(["--format", "json", "--", "true"])
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli.main(["--format", "json", "--", "true"])
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
     assert exited.value.code == 125
     message = ("internal error: RuntimeError: boom (a bug in safe-run: please report it, with the traceback "
                "SAFE_RUN_DEBUG=1 prints)")
