@@ -6,7 +6,6 @@ import os
 import re
 import signal
 from collections.abc import Mapping
-from typing import BinaryIO
 
 import click
 
@@ -16,7 +15,7 @@ from ..result import Result, error_result, exit_status, not_started
 from ..runner import RunRequest, execute
 from ..session import SessionError
 from ..tracker import Timers
-from .params import SECONDS, Seconds, current_directory, open_log, read_command_file, stdin_is_open
+from .params import SECONDS, current_directory, open_log, read_command_file, stdin_is_open
 
 EXIT_STATUS_HELP = (
     "Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
@@ -62,10 +61,6 @@ def _read_command(words: tuple[str, ...], command_file: str | None) -> str:
         raise click.UsageError("the command contains a NUL byte, which no shell can run")
     if not command.strip():
         raise click.UsageError("no command given (an empty command runs nothing)")
-    try:
-        command.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise click.UsageError("the command is not valid UTF-8") from exc
     return command
 
 
@@ -85,7 +80,7 @@ def default_yield_after(environ: Mapping[str, str]) -> float | None:
     if value.lower() in NEVER:
         return None
     try:
-        return Seconds().convert(value, None, None) or None
+        return SECONDS.convert(value, None, None) or None
     except click.BadParameter as exc:
         raise click.UsageError(f"{YIELD_AFTER_VARIABLE}={value!r}: {exc.message} (or 'never')") from exc
 
