@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+
 from .interrupts import Interrupted, StopSignals
 
 # Not from typing, which alone takes a tenth of the import time; type checkers know the name.
@@ -197,12 +198,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 
 def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
-    import click
-
-    from .commands import cli
-    from .report import AnswerLost
     from .result import ExitStatus
-    from .session import SessionError
 
     if not stdout_open:
         signals.keep()
@@ -211,6 +207,13 @@ def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
     problem = _first_non_utf8(args)
     if problem is not None:
         return _fail(problem, args, ExitStatus.USAGE, "safe-run --help")
+
+    import click
+
+    from .commands import cli
+    from .report import AnswerLost
+    from .session import SessionError
+
     try:
         code = cli.main(args, prog_name="safe-run", standalone_mode=False, obj=signals)
     except click.UsageError as exc:
@@ -225,8 +228,6 @@ def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.Abort:
-        code = ExitStatus.INTERRUPTED
-    except KeyboardInterrupt:
         code = ExitStatus.INTERRUPTED
     except Exception as exc:  # the last line of defence: one line, not a traceback
         if os.environ.get("SAFE_RUN_DEBUG"):
