@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from . import shells
 from .cleanup import Reaper
+from .interrupts import STOP_SIGNALS
 from .kernel import KernelObserver
 from .output import HeadTail
 from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result, not_started
@@ -55,7 +56,6 @@ BATCH_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "DEBIAN_FRONTEND": "noninteractive",
 }
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -342,13 +342,11 @@ def _follow_shown(run: Run, display: Display, wake_fd: int, pending: list[int], 
 def signals_to_fd(pending: list[int] | None = None) -> Iterator[tuple[int, list[int]]]:
     """Turn stop signals into a readable fd (so the loop wakes) and a list of what arrived.
 
-    `pending` may already hold signals that arrived before: the fd is then readable at once.
+    `pending` is the list to add to, when the caller kept signals of its own before this.
     """
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     pending = [] if pending is None else pending
-    if pending:
-        os.write(write_fd, b"\0")
     previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     old_wakeup = signal.set_wakeup_fd(write_fd)
     for signum in STOP_SIGNALS:

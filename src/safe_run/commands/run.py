@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import click
 
 from ..interrupts import StopSignals
-from ..report import AnswerLost, annotate, emit, resolve_format, run_format_option, utf8_stdout, warn
+from ..report import AnswerLost, annotate, emit, resolve_format, run_format_option, utf8_stdout
 from ..result import Result, error_result, exit_status, not_started
 from ..runner import RunRequest, execute
 from ..session import SessionError
@@ -256,11 +256,10 @@ def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int
         emit(result, shown)
         return result
     display.finished(result)
-    if shown == "jsonl" and display.broken:  # pretty says so in its summary on stderr
-        if result.signal != "SIGPIPE":
-            raise AnswerLost("the reader of standard output went away", result)
-        warn("safe-run: the reader of standard output went away; the command was stopped as SIGPIPE "
-             "would stop a pipeline's writer")
+    if shown == "jsonl" and display.broken and result.signal != "SIGPIPE":
+        # Stopped like a pipeline's writer, it is as quiet as one; but a reader gone only at the
+        # end took the answer with it, and that is said, as for JSON.
+        raise AnswerLost("the reader of standard output went away", result)
     return result
 
 
