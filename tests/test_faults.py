@@ -439,3 +439,16 @@ def test_a_session_verb_without_its_id_points_to_its_own_help(caller: Caller) ->
     call = caller("poll")
     assert call.returncode == 2
     assert call.line == "safe-run: Missing argument 'ID'. (try 'safe-run poll --help')"
+
+
+def test_stop_signals_end_safe_run_until_a_run_keeps_them() -> None:
+    from safe_run.interrupts import Interrupted, StopSignals
+
+    signals = StopSignals()
+    with pytest.raises(Interrupted) as raised:
+        signals._handle(signal.SIGTERM, None)
+    assert raised.value.name == "SIGTERM"
+    kept = signals.keep()
+    signals._handle(signal.SIGINT, None)
+    signals._handle(signal.SIGHUP, None)
+    assert kept == [signal.SIGINT, signal.SIGHUP]

@@ -8,6 +8,7 @@ rich, or anything a JSON run does not need.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -45,11 +46,12 @@ def _stdout_is_terminal() -> bool:
 
 def utf8_stdout() -> None:
     """Make stdout's text layer UTF-8, for JSON lines written by others (jsonl events) as they come."""
-    try:
-        if sys.stdout is not None and (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
-            sys.stdout.reconfigure(encoding="utf-8", errors="replace")  # type: ignore[union-attr]
-    except (AttributeError, OSError, ValueError):
-        pass
+    stdout = sys.stdout
+    if isinstance(stdout, io.TextIOWrapper) and stdout.encoding.lower().replace("-", "") != "utf8":
+        try:
+            stdout.reconfigure(encoding="utf-8", errors="replace")
+        except (OSError, ValueError):
+            pass
 
 
 def write_json_line(text: str, result: Result | None = None) -> None:
