@@ -60,7 +60,9 @@ class Row:
 
 
 def environment(home: str, shell: str) -> dict[str, str]:
-    return {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", "TERM": "dumb", "SHELL": shell}
+    # Foreground runs: under the default bound an input wait would be kept in a session, not answered.
+    return {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", "TERM": "dumb", "SHELL": shell,
+            "SAFE_RUN_YIELD_AFTER": "never"}
 
 
 def call(argv: list[str], env: dict[str, str]) -> Call:

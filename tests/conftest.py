@@ -2,7 +2,8 @@
 
 Each test gets its own HOME (so the machine's rc files neither slow nor steer it) and its own
 TMPDIR (so a test can see that nothing was left behind). stdin is closed and TERM is dumb, as
-for an agent or a CI step.
+for an agent or a CI step. JSON runs wait for the end (SAFE_RUN_YIELD_AFTER=never): the default
+bound of agent runs has tests of its own, which set the variable themselves.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class SafeRun:
             "LANG": "C.UTF-8",
             "TERM": "dumb",
             "SHELL": "/bin/sh",
+            # JSON runs follow the command to its end unless a test asks for the default bound.
+            "SAFE_RUN_YIELD_AFTER": "never",
         }
         env.update(extra or {})
         return env

@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 import pytest
 
-from safe_run.cli import cli
+from safe_run.commands import cli
 from safe_run.commands.run import run_command
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,7 @@ import click
 import pytest
 
 from safe_run import __version__, doctor
-from safe_run.cli import RUN, cli
+from safe_run.commands import RUN, cli
 from safe_run.result import ExitStatus, Reason, Result, Status, error_result
 from safe_run.session.store import RETENTION_S
 

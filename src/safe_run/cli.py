@@ -1,74 +1,38 @@
-"""The command line: verbs, parsing, and the one way out.
+"""The command line's one way out, and what the process needs before it can answer at all.
 
-`safe-run [OPTIONS] [--] COMMAND...` runs a command; a first word that names a verb (`poll`,
-`send`, `stop`, `sessions`, `doctor`, `run`) runs that verb instead, so a program with such a name
-runs as `safe-run -- poll`. This is the only module that exits: every way out goes through `main`,
-which turns usage mistakes into one-line messages with status 2 and anything unexpected into
-status 125, never a traceback.
+This is the only module that exits: every way out goes through `main`, which turns usage mistakes
+into one-line messages with status 2 and anything unexpected into status 125, never a traceback.
+The verbs themselves are in `commands`.
+
+Before anything else, `main` makes the process fit to answer: UTF-8 mode (argument bytes are read
+as UTF-8 whatever the locale), descriptors 0-2 occupied (so that nothing safe-run opens takes the
+place of a closed one), and stop-signal handlers that give an answer from the first moment. That
+is why this module imports nothing heavy at the top: the handlers are in place before click,
+the verbs and the run machinery are loaded, which takes most of the start-up time.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
 
-import click
+from . import process_title
+from .interrupts import Interrupted, StopSignals
 
-from . import __version__, process_title
-from .commands.doctor import doctor_command
-from .commands.run import run_command
-from .commands.sessions import poll_command, send_command, sessions_command, stop_command
-from .report import FORMATS, json_line, wants_json
-from .session import SessionError
-from .result import ExitStatus, error_result
+# Not from typing, which alone takes a tenth of the import time; type checkers know the name.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+    import click
+
+    from .report import AnswerLost
+    from .result import Result
 
 RUN = "run"
 # Words that mean the group itself rather than a command to run.
 GROUP_OPTIONS = ("-h", "--help", "--version")
-
-
-class SafeRunGroup(click.Group):
-    """The verbs; any other first word is the start of a command to run."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if self._starts_a_run(ctx, args):
-            args = [RUN, *args]
-        return super().parse_args(ctx, args)
-
-    def _starts_a_run(self, ctx: click.Context, args: list[str]) -> bool:
-        if not args:
-            # Completing the first word offers the verbs; running nothing is the run verb's error.
-            return not ctx.resilient_parsing
-        return args[0] not in self.commands and args[0] not in GROUP_OPTIONS
-
-    def shell_complete(self, ctx: click.Context, incomplete: str) -> list:
-        """An option as the first word is one of the run verb's options."""
-        if incomplete.startswith("-"):
-            return self.commands[RUN].shell_complete(ctx, incomplete)
-        return super().shell_complete(ctx, incomplete)
-
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The run verb's help (it is what people use most), then the other verbs."""
-        run = self.commands[RUN]
-        run_ctx = click.Context(run, info_name=ctx.info_name, **run.context_settings)
-        run.format_usage(run_ctx, formatter)
-        formatter.write_usage(ctx.command_path, "VERB [ARGS]...", prefix="       ")
-        run.format_help_text(run_ctx, formatter)
-        run.format_options(run_ctx, formatter)
-        with formatter.section("Verbs (a program with one of these names runs as `safe-run -- NAME`)"):
-            formatter.write_dl([(name, command.get_short_help_str(60)) for name, command in self.commands.items()])
-        run.format_epilog(run_ctx, formatter)
-
-
-@click.group(cls=SafeRunGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="safe-run")
-def cli() -> None:
-    """Run a command through your shell in a pseudo-terminal and report how it ended."""
-
-
-for _command in (run_command, poll_command, send_command, stop_command, sessions_command, doctor_command):
-    cli.add_command(_command)
+VERBS = (RUN, "poll", "send", "stop", "sessions", "doctor")
 
 
 def _format_from_argv(argv: list[str]) -> str:
@@ -83,40 +47,198 @@ def _format_from_argv(argv: list[str]) -> str:
     return "auto"
 
 
-def _fail(message: str, argv: list[str], status: int) -> int:
+def _is_run(args: list[str]) -> bool:
+    """Whether the arguments start a run (rather than name a verb or ask for help or the version)."""
+    if not args:
+        return True
+    return args[0] == RUN or (args[0] not in VERBS and args[0] not in GROUP_OPTIONS)
+
+
+def _help_hint(exc: click.UsageError) -> str:
+    """Where to read about the verb that was misused: the run verb's help is the group's."""
+    ctx = exc.ctx
+    if ctx is None or ctx.command.name in (RUN, None) or ctx.parent is None:
+        return "safe-run --help"
+    return f"safe-run {ctx.command.name} --help"
+
+
+def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -> int:
     """One line on stderr, and the error as JSON on stdout when JSON was asked for."""
-    hint = " (try 'safe-run --help')" if status == ExitStatus.USAGE else ""
-    click.echo(f"safe-run: {message}{hint}", err=True)
+    from .report import FORMATS, wants_json
+    from .result import error_result
+
+    _say(message + (f" (try '{hint}')" if hint else ""))
     output_format = _format_from_argv(argv)
     output_format = output_format if output_format in FORMATS else "auto"
     if wants_json(output_format):
-        sys.stdout.write(json_line(error_result("", message), output_format) + "\n")
+        _answer_quietly(error_result(None, message), output_format)
     return status
+
+
+def _answer_quietly(result: Result, output_format: str) -> None:
+    """The JSON answer of a failure, when stdout takes it; stderr already has the line."""
+    from .report import AnswerLost, json_line, write_json_line
+
+    try:
+        write_json_line(json_line(result, output_format), result)
+    except AnswerLost:
+        pass
+
+
+def _interrupted(exc: Interrupted, argv: list[str]) -> int:
+    """A stop signal before anything ran: a run answers `interrupted` (nothing ran); a verb just stops."""
+    status = 128 + exc.signum
+    if not _is_run(argv):
+        _say(f"interrupted by {exc.name}")
+        return status
+    from .report import FORMATS, wants_json
+    from .result import not_started
+
+    result = not_started(None, exc.name)
+    _say(result.message or "")
+    output_format = _format_from_argv(argv)
+    if wants_json(output_format if output_format in FORMATS else "auto"):
+        _answer_quietly(result, output_format)
+    return status
+
+
+def _lost(exc: AnswerLost) -> int:
+    """The answer could not be written to stdout: say on stderr what it was, and exit like SIGPIPE."""
+    from .result import ExitStatus
+
+    what = ""
+    if exc.result is not None:
+        result = exc.result
+        what = f": {result.status.value}"
+        what += f", exit code {result.exit_code}" if result.exit_code is not None else ""
+        what += f", session {result.session_id} goes on" if result.session_id else ""
+    _silence_stdout()
+    _say(f"{exc.reason}; the answer was lost{what}")
+    return ExitStatus.NO_READER
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if it takes it (closed, full or gone, there is no one left to tell)."""
+    try:
+        sys.stderr.write(f"safe-run: {line}\n")
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """Point descriptor 1 at /dev/null, so that Python's own flush at exit finds nothing to fail on."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _utf8_mode() -> None:
+    """Re-run in Python's UTF-8 mode when the locale made it ASCII (LC_ALL=C with PYTHONUTF8=0).
+
+    safe-run's text is UTF-8 end to end (arguments, the command file, the terminal, JSON); under
+    an ASCII file-system encoding every non-ASCII argument would arrive as undecodable bytes. The
+    command's own environment is left as it was.
+    """
+    if sys.flags.utf8_mode or sys.getfilesystemencoding().lower().replace("-", "") == "utf8":
+        return
+    try:
+        os.execv(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]])
+    except OSError:
+        pass  # carry on: non-ASCII arguments are then refused one by one
+
+
+def _occupy_standard_descriptors() -> bool:
+    """Put /dev/null on each of descriptors 0-2 that is closed; whether stdout was open.
+
+    A closed descriptor would be the next one the kernel hands out: the terminal or a socket
+    could then be safe-run's stdout or stderr.
+    """
+    stdout_open = True
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            stdout_open = stdout_open and fd != 1
+            try:
+                devnull = os.open(os.devnull, os.O_RDWR)
+                if devnull != fd:
+                    os.dup2(devnull, fd)
+                    os.close(devnull)
+            except OSError:
+                pass
+    return stdout_open
+
+
+def _first_non_utf8(args: list[str]) -> str | None:
+    for index, word in enumerate(args, start=1):
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = word.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+            return f"argument {index} is not valid UTF-8: {shown}"
+    return None
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
     if argv is None:  # the process is safe-run itself, not a caller of this function
+        _utf8_mode()
         process_title.hide_command()
     args = sys.argv[1:] if argv is None else argv
+    stdout_open = _occupy_standard_descriptors()
+    signals = StopSignals()
+    signals.install()
     try:
-        code = cli.main(args, prog_name="safe-run", standalone_mode=False)
+        code = _main(args, signals, stdout_open)
+    except Interrupted as exc:
+        signals.keep()
+        code = _interrupted(exc, args)
+    sys.exit(code)
+
+
+def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
+    from .result import ExitStatus
+
+    if not stdout_open:
+        signals.keep()
+        _say("standard output is closed: there is nowhere to write the answer; nothing ran")
+        return ExitStatus.NO_READER
+    problem = _first_non_utf8(args)
+    if problem is not None:
+        return _fail(problem, args, ExitStatus.USAGE, "safe-run --help")
+
+    import click
+
+    from .commands import cli
+    from .report import AnswerLost
+    from .session import SessionError
+
+    try:
+        code = cli.main(args, prog_name="safe-run", standalone_mode=False, obj=signals)
     except click.UsageError as exc:
-        code = _fail(_one_line(exc.format_message()), args, ExitStatus.USAGE)
+        code = _fail(_one_line(exc.format_message()), args, ExitStatus.USAGE, _help_hint(exc))
     except click.ClickException as exc:
         code = _fail(_one_line(exc.format_message()), args, ExitStatus.FAILURE)
     except SessionError as exc:
         code = _fail(str(exc), args, exc.status)
+    except AnswerLost as exc:
+        signals.keep()
+        code = _lost(exc)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.Abort:
         code = ExitStatus.INTERRUPTED
-    except KeyboardInterrupt:
-        code = ExitStatus.INTERRUPTED
     except Exception as exc:  # the last line of defence: one line, not a traceback
         if os.environ.get("SAFE_RUN_DEBUG"):
             raise
-        code = _fail(_one_line(f"internal error: {type(exc).__name__}: {exc}"), args, ExitStatus.FAILURE)
-    sys.exit(code if isinstance(code, int) else 0)
+        message = _one_line(f"internal error: {type(exc).__name__}: {exc}")
+        code = _fail(f"{message} (a bug in safe-run: please report it, with the traceback SAFE_RUN_DEBUG=1 prints)",
+                     args, ExitStatus.FAILURE)
+    signals.keep()
+    return code if isinstance(code, int) else 0
 
 
 def _one_line(message: str) -> str:

@@ -96,7 +96,7 @@ def github_annotation(result: Result) -> str | None:
 
 def annotation_message(result: Result) -> str:
     """One paragraph: what ran, how it ended and why, including every downgrade."""
-    lines = result.command.strip().splitlines()
+    lines = (result.command or "").strip().splitlines()
     command = lines[0] if lines else ""
     if len(command) > 80 or len(lines) > 1:
         command = command[:77] + "..."

@@ -8,6 +8,7 @@ rich, or anything a JSON run does not need.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -22,9 +23,53 @@ FORMATS = ("auto", "json", "jsonl", "pretty")
 SINGLE_ANSWER_FORMATS = ("auto", "json", "pretty")
 
 
+class AnswerLost(Exception):
+    """Standard output would not take the answer: it is closed, or its reader went away."""
+
+    def __init__(self, reason: str, result: Result | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.result = result
+
+
 def wants_json(output_format: str) -> bool:
     """A machine reads stdout: JSON (or JSON lines) rather than the pretty form."""
-    return output_format in ("json", "jsonl") or (output_format == "auto" and not sys.stdout.isatty())
+    return output_format in ("json", "jsonl") or (output_format == "auto" and not _stdout_is_terminal())
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout is not None and sys.stdout.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+def utf8_stdout() -> None:
+    """Make stdout's text layer UTF-8, for JSON lines written by others (jsonl events) as they come."""
+    stdout = sys.stdout
+    if isinstance(stdout, io.TextIOWrapper) and stdout.encoding.lower().replace("-", "") != "utf8":
+        try:
+            stdout.reconfigure(encoding="utf-8", errors="replace")
+        except (OSError, ValueError):
+            pass
+
+
+def write_json_line(text: str, result: Result | None = None) -> None:
+    """One line of JSON on stdout, as UTF-8 whatever the locale or PYTHONIOENCODING says.
+
+    JSON is UTF-8 by definition, and the caller must get the answer even when Python was told to
+    encode its text streams as ASCII. A stdout that will not take it raises AnswerLost.
+    """
+    try:
+        if sys.stdout is None:
+            raise AnswerLost("standard output is closed", result)
+        sys.stdout.flush()
+        sys.stdout.buffer.write((text + "\n").encode("utf-8", "replace"))
+        sys.stdout.buffer.flush()
+    except BrokenPipeError as exc:
+        raise AnswerLost("the reader of standard output went away", result) from exc
+    except (OSError, ValueError) as exc:
+        raise AnswerLost(f"standard output failed: {getattr(exc, 'strerror', None) or exc}", result) from exc
 
 
 def resolve_format(output_format: str) -> str:
@@ -45,14 +90,22 @@ def json_line(result: Result, output_format: str) -> str:
 
 def emit(result: Result, output_format: str) -> None:
     if wants_json(output_format):
-        sys.stdout.write(json_line(result, output_format) + "\n")
-        sys.stdout.flush()
+        write_json_line(json_line(result, output_format), result)
         if result.message and result.status is Status.ERROR:
-            click.echo(f"safe-run: {result.message}", err=True)
+            warn(f"safe-run: {result.message}")
         return
     from .render import render_pretty
 
     render_pretty(result)
+
+
+def warn(line: str) -> None:
+    """A line on stderr that may be lost (stderr closed, full or gone) but never fails the answer."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def annotate(result: Result) -> None:
@@ -63,11 +116,7 @@ def annotate(result: Result) -> None:
 
     line = github_annotation(result)
     if line is not None:
-        try:
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
+        warn(line)
 
 
 def _format_option(choices: tuple[str, ...], help_text: str):  # type: ignore[no-untyped-def]

@@ -65,6 +65,7 @@ class ExitStatus(IntEnum):
     STOPPED = 124  # stopped before it finished: --timeout, a timer fallback, waiting for input, or a stopped process
     FAILURE = 125  # safe-run itself could not run the command
     INTERRUPTED = 130  # SIGINT; other signals give 128 + their number (SIGTERM 143)
+    NO_READER = 141  # the answer could not be written: stdout is closed or its reader went away (as SIGPIPE)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class Result:
     exit_code: int | None
     strategy: Strategy | None
     completion_reason: Reason | None  # None while the command still runs
-    command: str
+    command: str | None  # None when there is no command (a usage error before it was read, a session verb)
     shell: ShellInfo | None
     output: str = ""
     output_truncated: bool = False
@@ -140,7 +141,7 @@ class Result:
             exit_code=data.get("exit_code"),  # type: ignore[arg-type]
             strategy=Strategy(strategy) if strategy else None,
             completion_reason=Reason(reason) if reason else None,
-            command=str(data.get("command", "")),
+            command=data.get("command"),  # type: ignore[arg-type]
             shell=ShellInfo(**shell) if isinstance(shell, dict) else None,
             output=str(data.get("output", "")),
             output_truncated=bool(data.get("output_truncated")),
@@ -175,7 +176,7 @@ def exit_status(result: Result) -> int:
     return ExitStatus.FAILURE
 
 
-def error_result(command: str, message: str, shell: ShellInfo | None = None) -> Result:
+def error_result(command: str | None, message: str, shell: ShellInfo | None = None) -> Result:
     """A run that safe-run itself could not carry out."""
     return Result(
         status=Status.ERROR,
@@ -185,4 +186,18 @@ def error_result(command: str, message: str, shell: ShellInfo | None = None) -> 
         command=command,
         shell=shell,
         message=message,
+    )
+
+
+def not_started(command: str | None, signal_name: str) -> Result:
+    """safe-run was told to stop before the command started: nothing ran, and the answer says so."""
+    return Result(
+        status=Status.INTERRUPTED,
+        exit_code=None,
+        strategy=None,
+        completion_reason=Reason.INTERRUPTED,
+        command=command,
+        shell=None,
+        message=f"safe-run was interrupted by {signal_name} before the command started; nothing ran",
+        signal=signal_name,
     )

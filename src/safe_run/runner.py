@@ -12,22 +12,24 @@ import secrets
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from . import shells
 from .cleanup import Reaper
+from .interrupts import STOP_SIGNALS
 from .kernel import MARKER_VAR, KernelObserver
 from .output import HeadTail
-from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result
+from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
 from .sequences import Osc, SequenceParser, decode_mark
 from .shells import bash, fish, posix, zsh
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
 from .tracker import CommandTracker, Finish, Phase, Send, Timers
+from .transcript import Transcript
 from .workdir import private_workdir
 
 if TYPE_CHECKING:
@@ -53,7 +55,6 @@ BATCH_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "DEBIAN_FRONTEND": "noninteractive",
 }
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class Run:
         self.killed: list[Killed] = []
         self._shells_own: set[int] | None = None  # what ran before the command line was typed
         self.signal_name: str | None = None
+        self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
         name = shells.shell_name(shell_path)
         self.shell = ShellInfo(name=name, path=shell_path)
@@ -202,7 +204,7 @@ class Run:
             command=self.request.command,
             shell=self.shell,
             duration_s=self._clock() - self.started_at,
-            message=waiting.message if waiting else None,
+            message=self.transcript.noted(waiting.message if waiting else None),
             downgrades=tuple(self.tracker.downgrades),
             prompt=waiting.prompt if waiting else None,
             alternate_screen=self.tracker.screen.used_alternate,
@@ -223,7 +225,7 @@ class Run:
         assert finish is not None, "result() before the run finished"
         duration = self._clock() - self.started_at
         if finish.status is Status.ERROR and finish.strategy is None:
-            return error_result(self.request.command, finish.message or "", self.shell)
+            return error_result(self.request.command, self.transcript.noted(finish.message) or "", self.shell)
         capture = self.tracker.capture
         return Result(
             status=finish.status,
@@ -236,7 +238,7 @@ class Run:
             output_truncated=capture.dropped > 0,
             output_dropped_bytes=capture.dropped,
             duration_s=duration,
-            message=finish.message,
+            message=self.transcript.noted(finish.message),
             downgrades=tuple(self.tracker.downgrades),
             prompt=finish.prompt,
             alternate_screen=self.tracker.screen.used_alternate,
@@ -256,8 +258,7 @@ class Run:
     def _consume(self, chunk: bytes) -> None:
         if not chunk:
             return
-        if self.request.log is not None:
-            self.request.log.write(chunk)
+        self.transcript.write(chunk)
         now = self._clock()
         for item in self._parser.feed(chunk):
             self._act(self.tracker.feed(item, now))
@@ -294,23 +295,38 @@ class Run:
 
 
 def execute(
-    request: RunRequest, clock: Callable[[], float] = time.monotonic, display: Display | None = None
+    request: RunRequest,
+    clock: Callable[[], float] = time.monotonic,
+    display: Display | None = None,
+    signals: list[int] | None = None,
 ) -> Result:
     """Run one command in the foreground and return its result; never raises for the command's sake.
 
-    SIGINT, SIGTERM and SIGHUP to safe-run stop the command and still produce a result. A
-    `display` follows the run as it goes (live output, a status line, jsonl events); it is
-    stopped, and the terminal left as it was, however the run ends. Without one (JSON), the loop
-    does no work per chunk of output. A display whose reader went away (`| head`) stops the
-    command as SIGPIPE would stop a pipeline's writer.
+    SIGINT, SIGTERM and SIGHUP to safe-run stop the command and still produce a result; `signals`
+    holds those that arrived before this call (the caller's handlers kept them), and one there
+    means the command is not started at all. A `display` follows the run as it goes (live output,
+    a status line, jsonl events); it is stopped, and the terminal left as it was, however the run
+    ends. Without one (JSON), the loop does no work per chunk of output. A display whose reader
+    went away (`| head`) stops the command as SIGPIPE would stop a pipeline's writer.
     """
-    with private_workdir() as workdir, signals_to_fd() as (wake_fd, pending):
+    with ExitStack() as stack:
+        wake_fd, pending = stack.enter_context(signals_to_fd(signals))
+        try:
+            workdir = stack.enter_context(private_workdir())
+        except OSError as exc:
+            where = os.environ.get("TMPDIR") or tempfile.gettempdir()
+            return error_result(request.command, f"cannot create a private directory in {where}: {exc.strerror or exc}")
+        if pending:
+            return not_started(request.command, signal.Signals(pending[0]).name)
         try:
             run = Run(request, workdir, clock, None if display is None else display.on_output)
         except (shells.ShellNotFound, TerminalError, RunFailed) as exc:
             return error_result(request.command, str(exc))
         except CommandRefused as refused:
             return refused.result
+        except OSError as exc:  # the private directory's file system is full, or refuses writes
+            message = f"cannot prepare the run in {workdir.parent}: {exc.strerror or exc}"
+            return error_result(request.command, message)
         try:
             if display is None:
                 _follow(run, wake_fd, pending)
@@ -352,11 +368,14 @@ def _follow_shown(run: Run, display: Display, wake_fd: int, pending: list[int], 
 
 
 @contextmanager
-def signals_to_fd() -> Iterator[tuple[int, list[int]]]:
-    """Turn stop signals into a readable fd (so the loop wakes) and a list of what arrived."""
+def signals_to_fd(pending: list[int] | None = None) -> Iterator[tuple[int, list[int]]]:
+    """Turn stop signals into a readable fd (so the loop wakes) and a list of what arrived.
+
+    `pending` is the list to add to, when the caller kept signals of its own before this.
+    """
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
-    pending: list[int] = []
+    pending = [] if pending is None else pending
     previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     old_wakeup = signal.set_wakeup_fd(write_fd)
     for signum in STOP_SIGNALS:

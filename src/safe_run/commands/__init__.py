@@ -1,1 +1,60 @@
-"""One module per verb of the command line; `cli` puts them together."""
+"""The verbs of the command line put together: one module per verb, and the group that routes to them.
+
+`safe-run [OPTIONS] [--] COMMAND...` runs a command; a first word that names a verb (`poll`,
+`send`, `stop`, `sessions`, `doctor`, `run`) runs that verb instead, so a program with such a name
+runs as `safe-run -- poll`.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from .doctor import doctor_command
+from .run import run_command
+from .sessions import poll_command, send_command, sessions_command, stop_command
+
+from ..cli import GROUP_OPTIONS, RUN
+
+
+class SafeRunGroup(click.Group):
+    """The verbs; any other first word is the start of a command to run."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if self._starts_a_run(ctx, args):
+            args = [RUN, *args]
+        return super().parse_args(ctx, args)
+
+    def _starts_a_run(self, ctx: click.Context, args: list[str]) -> bool:
+        if not args:
+            # Completing the first word offers the verbs; running nothing is the run verb's error.
+            return not ctx.resilient_parsing
+        return args[0] not in self.commands and args[0] not in GROUP_OPTIONS
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list:
+        """An option as the first word is one of the run verb's options."""
+        if incomplete.startswith("-"):
+            return self.commands[RUN].shell_complete(ctx, incomplete)
+        return super().shell_complete(ctx, incomplete)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The run verb's help (it is what people use most), then the other verbs."""
+        run = self.commands[RUN]
+        run_ctx = click.Context(run, info_name=ctx.info_name, **run.context_settings)
+        run.format_usage(run_ctx, formatter)
+        formatter.write_usage(ctx.command_path, "VERB [ARGS]...", prefix="       ")
+        run.format_help_text(run_ctx, formatter)
+        run.format_options(run_ctx, formatter)
+        with formatter.section("Verbs (a program with one of these names runs as `safe-run -- NAME`)"):
+            formatter.write_dl([(name, command.get_short_help_str(60)) for name, command in self.commands.items()])
+        run.format_epilog(run_ctx, formatter)
+
+
+@click.group(cls=SafeRunGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="safe-run")
+def cli() -> None:
+    """Run a command through your shell in a pseudo-terminal and report how it ended."""
+
+
+for _command in (run_command, poll_command, send_command, stop_command, sessions_command, doctor_command):
+    cli.add_command(_command)

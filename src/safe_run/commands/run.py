@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
+import os
 import re
-import sys
+import signal
+from collections.abc import Mapping
 
 import click
 
-from ..report import annotate, emit, resolve_format, run_format_option
-from ..result import exit_status
+from ..interrupts import StopSignals
+from ..report import AnswerLost, annotate, emit, resolve_format, run_format_option, utf8_stdout
+from ..result import Result, error_result, exit_status, not_started
 from ..runner import RunRequest, execute
+from ..session import SessionError
 from ..tracker import Timers
+from .params import SECONDS, current_directory, open_log, read_command_file, stdin_is_open
 
 EXIT_STATUS_HELP = (
     "Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
-    "75 still running in a session (--yield-after); 124 stopped before it finished (timeout, waiting for input); "
-    "125 safe-run could not run the command; 129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM)."
+    "75 still running in a session (--yield-after, or the default bound of JSON output); "
+    "123 no such session; 124 stopped before it finished (timeout, waiting for input); "
+    "125 safe-run could not run the command; 129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM); "
+    "141 stdout was closed or its reader went away."
 )
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 STRATEGIES = ("auto", "rich", "basic", "none")
 DEFAULT_TIMERS = Timers()
+# JSON output with no --timeout and no --yield-after answers `running` with a session after this
+# long: an agent that forgot a limit gets control back (and the output so far) instead of hanging
+# on a server or a prompt, while builds and test runs shorter than this still answer in one call.
+DEFAULT_YIELD_AFTER_S = 30.0
+YIELD_AFTER_VARIABLE = "SAFE_RUN_YIELD_AFTER"
+NEVER = ("never", "0")
 
 
 def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
@@ -37,7 +50,7 @@ def _read_command(words: tuple[str, ...], command_file: str | None) -> str:
     if words and command_file is not None:
         raise click.UsageError("give the command as arguments or with --command-file, not both")
     if command_file is not None:
-        data = sys.stdin.buffer.read() if command_file == "-" else _read_file(command_file)
+        data = read_command_file(command_file, stdin_is_open())
         try:
             command = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -48,25 +61,50 @@ def _read_command(words: tuple[str, ...], command_file: str | None) -> str:
         raise click.UsageError("the command contains a NUL byte, which no shell can run")
     if not command.strip():
         raise click.UsageError("no command given (an empty command runs nothing)")
-    try:
-        command.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise click.UsageError("the command is not valid UTF-8") from exc
     return command
 
 
-def _read_file(path: str) -> bytes:
+def _working_directory(cwd: str | None) -> str:
+    """The absolute directory to run in, decided now: a vanished or unnamable one is a usage error."""
+    if cwd is not None and os.path.isabs(cwd):
+        return cwd
+    base = current_directory()
+    return base if cwd is None else os.path.join(base, cwd)
+
+
+def default_yield_after(environ: Mapping[str, str]) -> float | None:
+    """The bound of a JSON run given no limit: $SAFE_RUN_YIELD_AFTER (0 or never: none), else 30 s."""
+    value = environ.get(YIELD_AFTER_VARIABLE, "").strip()
+    if not value:
+        return DEFAULT_YIELD_AFTER_S
+    if value.lower() in NEVER:
+        return None
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise click.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint="--command-file") from exc
+        return SECONDS.convert(value, None, None) or None
+    except click.BadParameter as exc:
+        raise click.UsageError(f"{YIELD_AFTER_VARIABLE}={value!r}: {exc.message} (or 'never')") from exc
 
 
-def _non_negative(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and value < 0:
-        raise click.BadParameter("must not be negative")
-    return value
+def yield_after_for(
+    requested: float | None, wait: bool, timeout: float | None, shown: str, environ: Mapping[str, str]
+) -> float | None:
+    """When the run should hand its command to a session and answer `running`; None: at its end.
+
+    Asked for: --yield-after N (0 is "at the end"), --wait. Otherwise only an agent gets a bound:
+    JSON output, no --timeout (which is a bound already), and not CI, whose steps wait for their
+    build. People (pretty) and jsonl followers watch the run to its end.
+    """
+    if wait:
+        if requested:
+            raise click.UsageError("--wait and --yield-after contradict each other; give one")
+        return None
+    if requested is not None:
+        return requested or None
+    if timeout is not None or shown != "json":
+        return None
+    from ..live import is_ci
+
+    return None if is_ci(environ) else default_yield_after(environ)
 
 
 @click.command(
@@ -75,7 +113,10 @@ def _non_negative(ctx: click.Context, param: click.Parameter, value: float | Non
     epilog=EXIT_STATUS_HELP,
 )
 @click.argument("command", nargs=-1, metavar="[--] COMMAND...")
-@click.option("--command-file", metavar="FILE", help="Read the command from FILE ('-' for stdin).")
+@click.option(
+    "--command-file", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
+    help="Read the command from FILE, a regular file ('-' for stdin; at most 1 MiB).",
+)
 @click.option("--shell", "shell", metavar="PATH", help="Shell to run in (default: $SHELL, then the passwd entry, then /bin/sh).")
 @click.option("--no-rc", is_flag=True, help="Do not load the user's rc files.")
 @click.option(
@@ -93,37 +134,43 @@ def _non_negative(ctx: click.Context, param: click.Parameter, value: float | Non
     "auto starts rich and steps down when integration fails.",
 )
 @click.option(
-    "--timeout", type=float, default=None, callback=_non_negative, metavar="SECONDS",
-    help="Stop the command after this long (exit status 124). Default: no limit.",
+    "--timeout", type=SECONDS, default=None, metavar="SECONDS",
+    help="Stop the command after this long (exit status 124). Default, and 0: no limit.",
 )
 @click.option(
-    "--idle", type=float, default=DEFAULT_TIMERS.idle, show_default=True, callback=_non_negative, metavar="SECONDS",
+    "--idle", type=SECONDS, default=DEFAULT_TIMERS.idle, show_default=True, metavar="SECONDS",
     help="Quiet time before a fallback (prompt back without marks, input wait) is decided.",
 )
 @click.option(
-    "--activation-timeout", type=float, default=DEFAULT_TIMERS.activation, show_default=True,
-    callback=_non_negative, metavar="SECONDS", help="How long the shell may take to become ready.",
+    "--activation-timeout", type=SECONDS, default=DEFAULT_TIMERS.activation, show_default=True,
+    metavar="SECONDS", help="How long the shell may take to become ready.",
 )
 @click.option(
-    "--silence-timeout", type=float, default=DEFAULT_TIMERS.silence, show_default=True, callback=_non_negative,
+    "--silence-timeout", type=SECONDS, default=DEFAULT_TIMERS.silence, show_default=True,
     metavar="SECONDS", help="Where the kernel cannot tell whether a command runs: stop it after this much silence.",
 )
 @click.option(
-    "--no-output-timeout", type=float, default=DEFAULT_TIMERS.no_output, show_default=True,
-    callback=_non_negative, metavar="SECONDS",
+    "--no-output-timeout", type=SECONDS, default=DEFAULT_TIMERS.no_output, show_default=True,
+    metavar="SECONDS",
     help="Where the kernel cannot tell whether a command runs: stop it when it printed nothing for this long.",
 )
 @click.option(
-    "--yield-after", type=float, default=None, callback=_non_negative, metavar="SECONDS",
+    "--yield-after", type=SECONDS, default=None, metavar="SECONDS",
     help="Return after this long with status running and a session id while the command goes on "
-    "(see poll, send, stop); an input wait then keeps the command alive. Default: wait for the end.",
+    "(see poll, send, stop); an input wait then keeps the command alive; 0: wait for the end. "
+    f"Default: {DEFAULT_YIELD_AFTER_S:g} with JSON output and no --timeout (${YIELD_AFTER_VARIABLE}), "
+    "else wait for the end.",
 )
+@click.option("--wait", is_flag=True, help="Wait for the end however long it takes, even with JSON output.")
 @click.option("--keep-background", is_flag=True, help="Leave background jobs (cmd &) running when the run ends.")
 @click.option(
     "--no-batch-env", is_flag=True,
     help="Keep the caller's PAGER, GIT_PAGER, GIT_EDITOR, ... instead of non-interactive defaults.",
 )
-@click.option("--log", type=click.File("wb"), metavar="FILE", help="Write the raw terminal transcript to FILE.")
+@click.option(
+    "--log", type=click.Path(dir_okay=False), metavar="FILE",
+    help="Write the raw terminal transcript to FILE, a regular file (created with mode 0600).",
+)
 def run_command(
     command: tuple[str, ...],
     command_file: str | None,
@@ -140,9 +187,10 @@ def run_command(
     silence_timeout: float,
     no_output_timeout: float,
     yield_after: float | None,
+    wait: bool,
     keep_background: bool,
     no_batch_env: bool,
-    log: click.utils.LazyFile | None,
+    log: str | None,
 ) -> int:
     """Run COMMAND through your shell in a pseudo-terminal and report how it ended.
 
@@ -150,10 +198,14 @@ def run_command(
     of its own. The result is JSON or a pretty summary; see `man safe-run` for every field.
     """
     text = _read_command(command, command_file)
+    shown = resolve_format(output_format)
+    if shown == "jsonl" and yield_after:
+        raise click.UsageError("--format jsonl follows a run to its end; with --yield-after use json and poll")
+    bound = yield_after_for(yield_after, wait, timeout, shown, os.environ)
     request = RunRequest(
         command=text,
         shell=shell,
-        cwd=cwd,
+        cwd=_working_directory(cwd),
         env=_parse_env(env),
         load_rc=not no_rc,
         strategy=strategy,
@@ -162,31 +214,67 @@ def run_command(
             idle=idle,
             silence=silence_timeout,
             no_output=no_output_timeout,
-            timeout=timeout,
+            timeout=timeout or None,  # 0 is no limit, as for timeout(1)
         ),
         batch_env=not no_batch_env,
         keep_background=keep_background,
         max_output=max_output,
-        log=log,  # type: ignore[arg-type]
+        log=None if log is None else open_log(log),  # last: nothing is created for a refused call
     )
-    if yield_after is not None:
-        if output_format == "jsonl":
-            raise click.UsageError("--format jsonl follows a run to its end; with --yield-after use json and poll")
-        from ..session.client import start_session
-
-        result = start_session(request, yield_after)
-        emit(result, output_format)
-    else:
-        shown = resolve_format(output_format)
-        display = None
-        if shown != "json":
-            from ..live import make_display
-
-            display = make_display(shown, max_output)
-        result = execute(request, display=display)
-        if display is None:
-            emit(result, shown)
-        else:
-            display.finished(result)
+    signals = _stop_signals()
+    arrived = signals.keep()
+    try:
+        result = _run(request, bound, shown, arrived)
+    finally:
+        if request.log is not None:
+            request.log.close()
     annotate(result)
     return exit_status(result)
+
+
+def _stop_signals() -> StopSignals:
+    """The command line's signal handlers (a fresh, uninstalled set when called from elsewhere)."""
+    obj = click.get_current_context().obj
+    return obj if isinstance(obj, StopSignals) else StopSignals()
+
+
+def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int]) -> Result:
+    """The run, in the foreground or in a session, and its answer written."""
+    if bound is not None:
+        result = _in_session(request, bound, arrived)
+        emit(result, shown)
+        return result
+    display = None
+    if shown == "jsonl":
+        utf8_stdout()  # JSON is UTF-8, whatever PYTHONIOENCODING says
+    if shown != "json":
+        from ..live import make_display
+
+        display = make_display(shown, request.max_output)
+    result = execute(request, display=display, signals=arrived)
+    if display is None:
+        emit(result, shown)
+        return result
+    display.finished(result)
+    if shown == "jsonl" and display.broken and result.signal != "SIGPIPE":
+        # Stopped like a pipeline's writer, it is as quiet as one; but a reader gone only at the
+        # end took the answer with it, and that is said, as for JSON.
+        raise AnswerLost("the reader of standard output went away", result)
+    return result
+
+
+def _in_session(request: RunRequest, bound: float, arrived: list[int]) -> Result:
+    """Start the command in a session; a signal that came while it started stops it again."""
+    from ..session.client import ask, start_session
+
+    if arrived:
+        return not_started(request.command, signal.Signals(arrived[0]).name)
+    try:
+        result = start_session(request, bound)
+        if arrived and result.session_id is not None:
+            result = ask(result.session_id, {"op": "interrupt", "signal": signal.Signals(arrived[0]).name})
+    except SessionError as exc:  # the sessions directory cannot be used: nothing started
+        return error_result(request.command, str(exc))
+    except OSError as exc:  # no process or no room for the session's holder
+        return error_result(request.command, f"cannot start a session for the command: {exc.strerror or exc}")
+    return result

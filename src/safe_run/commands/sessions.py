@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Callable
 
 import click
 
-from ..report import emit, format_option, wants_json
+from ..report import emit, format_option, wants_json, write_json_line
 from ..result import SCHEMA_VERSION, exit_status
 from ..session.keys import NAMED, key_text
-from ..session.wire import MAX_WAIT_S
+from .params import SECONDS
+
 
 def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Tab completion offers this user's session ids; it only looks (no sweep, nothing printed)."""
@@ -26,16 +26,10 @@ def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -
     return sorted(name for name in names if SESSION_ID.match(name) and name.startswith(incomplete))
 
 
-def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and not math.isfinite(value):
-        raise click.BadParameter(f"{value} is not a number of seconds")
-    return value
-
-
 def _wait_option(default: float | None, help_text: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
     return click.option(
-        "--wait", type=click.FloatRange(min=0, max=MAX_WAIT_S), default=default, metavar="SECONDS",
-        show_default=default is not None, callback=_finite, help=help_text,
+        "--wait", type=SECONDS, default=default, metavar="SECONDS", show_default=default is not None,
+        help=help_text,
     )
 
 
@@ -117,7 +111,7 @@ def sessions_command(output_format: str) -> int:
 
     rows = listing(time.time())
     if wants_json(output_format):
-        click.echo(json.dumps({"schema_version": SCHEMA_VERSION, "sessions": rows}, ensure_ascii=False))
+        write_json_line(json.dumps({"schema_version": SCHEMA_VERSION, "sessions": rows}, ensure_ascii=False))
     else:
         from ..render import render_sessions
 

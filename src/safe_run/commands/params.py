@@ -1,0 +1,167 @@
+"""What the command line accepts, checked before anything runs.
+
+Numbers of seconds must be finite (NaN compares false with everything, so it would turn a limit
+into none or into zero without a word), and the files safe-run reads or writes must be regular
+files: opening a FIFO with no one on the other side blocks for ever, and a device such as
+/dev/zero never ends. Nothing here waits: a path is looked at with stat before it is opened, and
+opened non-blocking.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+import sys
+from typing import BinaryIO
+
+import click
+
+# The longest command text taken from --command-file (or stdin): far more than any script a
+# caller types, small enough that reading it never strains memory.
+MAX_COMMAND_BYTES = 1024 * 1024
+# select() and the clocks overflow somewhere above this; no wait needs more than ~31 years.
+MAX_SECONDS = 1e9
+
+
+class Seconds(click.ParamType):
+    """A finite, non-negative number of seconds."""
+
+    name = "seconds"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = float(value)
+        else:
+            try:
+                number = float(str(value))
+            except ValueError:
+                self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if math.isnan(number) or math.isinf(number):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        if number < 0:
+            self.fail("must not be negative", param, ctx)
+        if number > MAX_SECONDS:
+            self.fail(f"must be at most {MAX_SECONDS:.0f}", param, ctx)
+        return number
+
+
+SECONDS = Seconds()
+
+
+def utf8_argument(value: str, what: str) -> str:
+    """`value` as given, or a usage error when its bytes are not UTF-8 (Python kept them as surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise click.UsageError(f"{what} is not valid UTF-8 (byte {exc.start})") from exc
+    return value
+
+
+def current_directory() -> str:
+    """The directory a run starts in when --cwd is not given, or a usage error saying why not."""
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError as exc:
+        raise click.UsageError("the current directory no longer exists; give --cwd DIR") from exc
+    except OSError as exc:
+        raise click.UsageError(f"cannot tell the current directory ({exc.strerror}); give --cwd DIR") from exc
+    return utf8_argument(cwd, "the name of the current directory")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_command_file(path: str, stdin_open: bool) -> bytes:
+    """The bytes of --command-file: a regular file, or stdin for '-'; at most MAX_COMMAND_BYTES."""
+    option = "--command-file"
+    if path == "-":
+        if not stdin_open:
+            raise click.BadParameter("standard input is closed: there is no command to read", param_hint="--command-file")
+        return _read_bounded(0, "standard input")
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint=option) from exc
+    if not stat.S_ISREG(info.st_mode):
+        hint = " (use --command-file - for a pipe on stdin)" if stat.S_ISFIFO(info.st_mode) else ""
+        raise click.BadParameter(f"{path} is {_kind(info.st_mode)}, not a regular file{hint}", param_hint=option)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint=option) from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # replaced between the stat and the open
+            raise click.BadParameter(f"{path} is {_kind(mode)}, not a regular file", param_hint=option)
+        return _read_bounded(fd, path)
+    finally:
+        os.close(fd)
+
+
+def _read_bounded(fd: int, name: str) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size <= MAX_COMMAND_BYTES:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read {name}: {exc.strerror}", param_hint="--command-file") from exc
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    raise click.BadParameter(
+        f"{name} holds more than {MAX_COMMAND_BYTES} bytes, the most a command may have", param_hint="--command-file"
+    )
+
+
+def open_log(path: str) -> BinaryIO:
+    """--log FILE opened for writing: a regular file, created 0600, truncated; never blocks.
+
+    A write of nothing is tried at once: files that refuse every write (/proc, /sys) say so here,
+    before the command runs. It is unbuffered, so a write that fails is seen (and reported) at the
+    moment it fails rather than lost at close.
+    """
+    option = "--log"
+    if path == "-":
+        raise click.BadParameter("the transcript needs a file: standard output holds the result", param_hint=option)
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write {path}: {exc.strerror}", param_hint=option) from exc
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise click.BadParameter(f"{path} is {_kind(info.st_mode)}, not a regular file", param_hint=option)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write {path}: {exc.strerror}", param_hint=option) from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise click.BadParameter(f"{path} is {_kind(mode)}, not a regular file", param_hint=option)
+        os.write(fd, b"")
+    except OSError as exc:
+        os.close(fd)
+        raise click.BadParameter(f"cannot write {path}: {exc.strerror}", param_hint=option) from exc
+    except click.BadParameter:
+        os.close(fd)
+        raise
+    return open(fd, "wb", buffering=0)
+
+
+def stdin_is_open() -> bool:
+    """Python sets sys.stdin to None when descriptor 0 was closed at start-up."""
+    return sys.stdin is not None
