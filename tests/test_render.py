@@ -22,7 +22,7 @@ from safe_run.live import (
     TerminalFilter,
     choose_presentation,
 )
-from safe_run.render import print_summary, summary_style, summary_text
+from safe_run.render import print_summary, render_sessions, summary_style, summary_text
 from safe_run.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -307,3 +307,22 @@ def test_plain_pretty_display_writes_cleaned_lines() -> None:
     display.finished(result(output="bold\n100%"))
     assert written(out) == "bold\n100%\n"
     assert written(err) == "✓ completed · exit 0 · 1.23 s · rich/shell_integration\n"
+
+
+# ---- the session list ---------------------------------------------------------------------------------
+
+
+def test_session_list_shows_commands_as_typed() -> None:
+    """Brackets in a command are text, not markup: nothing vanishes and nothing breaks the table."""
+    rows = [
+        {"session_id": "a" * 24, "status": "running", "exit_code": None, "age_s": 3.0,
+         "command": 'read -p "Continue? [y/N] " a'},
+        {"session_id": "b" * 24, "status": "completed", "exit_code": 0, "age_s": 9.0, "command": 'echo "[/x]" :smile:'},
+        {"session_id": "c" * 24, "status": "completed", "exit_code": 1, "age_s": 1.0, "command": "[bold]x[/bold]"},
+    ]
+    out = io.StringIO()
+    render_sessions(rows, out)
+    text = out.getvalue()
+    assert '"Continue? [y/N] " a' in text
+    assert 'echo "[/x]" :smile:' in text
+    assert "[bold]x[/bold]" in text

@@ -448,7 +448,7 @@ def render_pretty(reports: Sequence[ShellReport], console: object | None = None)
     from rich.table import Table
     from rich.text import Text
 
-    out: Console = console if console is not None else Console(highlight=False)  # type: ignore[assignment]
+    out: Console = console if console is not None else Console(highlight=False, markup=False, emoji=False)  # type: ignore[assignment]
     table = Table("shell", "path", "strategy", "integration", "start-up", "no rc", "verdict", box=None)
     table.columns[1].overflow = "fold"
     for r in reports:

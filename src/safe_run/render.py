@@ -117,18 +117,22 @@ def render_pretty(result: Result) -> None:
     print_summary(result, presentation.colour)
 
 
-def render_sessions(rows: list[dict[str, object]]) -> None:
-    """The session list as a table for people."""
+def render_sessions(rows: list[dict[str, object]], stream: TextIO | None = None) -> None:
+    """The session list as a table for people.
+
+    Every cell is a `Text`, never a markup string: a command such as `read -p "[y/N] "` is shown
+    as typed, and one holding `[/x]` cannot break the listing.
+    """
     from rich.table import Table
 
-    console = Console(highlight=False)
+    console = Console(file=stream or sys.stdout, highlight=False, markup=False, emoji=False)
     if not rows:
-        console.print("no sessions")
+        console.print(Text("no sessions"))
         return
     table = Table("id", "status", "exit", "age", "command", box=None)
     for row in rows:
         exit_code = "" if row["exit_code"] is None else str(row["exit_code"])
         age = "" if row["age_s"] is None else f"{row['age_s']:.0f} s"
         command = str(row["command"]).splitlines()[0] if row["command"] else ""
-        table.add_row(str(row["session_id"]), str(row["status"]), exit_code, age, command)
+        table.add_row(*(Text(cell) for cell in (str(row["session_id"]), str(row["status"]), exit_code, age, command)))
     console.print(table)
