@@ -85,7 +85,30 @@ def written(stream: io.TextIOWrapper) -> str:
     ],
 )
 def test_choose_presentation(env: dict[str, str], stdout_tty: bool, stderr_tty: bool, expected: Presentation) -> None:
-    assert choose_presentation(env, stdout_tty, stderr_tty) == expected
+    assert choose_presentation({"LANG": "C.UTF-8", **env}, stdout_tty, stderr_tty) == expected
+
+
+@pytest.mark.parametrize(
+    ("env", "utf8"),
+    [
+        ({}, False),
+        ({"LANG": "C"}, False),
+        ({"LANG": "en_US.UTF-8"}, True),
+        ({"LANG": "de_DE.utf8@euro"}, True),
+        ({"LANG": "en_US"}, False),
+        ({"LANG": "en_US.ISO-8859-1"}, False),
+        ({"LANG": "C.UTF-8", "LC_ALL": "C"}, False),
+        ({"LANG": "C.UTF-8", "LC_CTYPE": "POSIX"}, False),
+        ({"LANG": "C", "LC_CTYPE": "C.UTF-8"}, False),  # what Python's locale coercion leaves
+        ({"LC_CTYPE": "C.UTF-8"}, False),
+        ({"LANG": "C", "LC_CTYPE": "en_US.UTF-8"}, True),
+        ({"LANG": "C", "LC_ALL": "", "LC_CTYPE": "en_GB.UTF-8"}, True),
+        ({"LC_ALL": "C.UTF-8", "LC_CTYPE": "C"}, True),
+    ],
+)
+def test_unicode_follows_the_locale(env: dict[str, str], utf8: bool) -> None:
+    """LC_ALL, else LC_CTYPE, else LANG names the character set, whatever Python's streams say."""
+    assert choose_presentation({"TERM": "xterm", **env}, True, True).unicode is utf8
 
 
 # ---- the summary -----------------------------------------------------------------------------------
@@ -307,6 +330,16 @@ def test_plain_pretty_display_writes_cleaned_lines() -> None:
     display.finished(result(output="bold\n100%"))
     assert written(out) == "bold\n100%\n"
     assert written(err) == "✓ completed · exit 0 · 1.23 s · rich/shell_integration\n"
+
+
+def test_pretty_display_draws_ascii_marks_when_the_locale_is_not_utf8() -> None:
+    clock, out, err = Clock(), byte_stream(), byte_stream()
+    presentation = choose_presentation({"TERM": "xterm", "LC_ALL": "C", "LANG": "C.UTF-8"}, False, False)
+    display = PrettyDisplay(presentation, 1 << 20, clock, stdout=out, stderr=err)
+    display.started("x", BASH, Strategy.RICH, clock.now)
+    display.stop()
+    display.finished(result(output=""))
+    assert written(err) == "+ completed | exit 0 | 1.23 s | rich/shell_integration\n"
 
 
 # ---- the session list ---------------------------------------------------------------------------------

@@ -124,6 +124,13 @@ def test_pretty_through_pipes_is_plain(safe_run: SafeRun) -> None:
     assert outcome.stderr.startswith("✗ completed · exit 4 · ")
 
 
+@pytest.mark.parametrize("env", [{"LANG": "C"}, {"LC_ALL": "C"}, {"LC_ALL": "POSIX", "LANG": "C.UTF-8"}])
+def test_a_locale_that_is_not_utf8_gets_ascii_marks(safe_run: SafeRun, env: dict[str, str]) -> None:
+    """Python's UTF-8 mode makes stderr UTF-8 under LANG=C; the marks follow the locale anyway."""
+    outcome = pretty(safe_run, env)
+    assert outcome.stderr.startswith("x completed | exit 4 | "), outcome.stderr
+
+
 def test_force_color_colours_the_summary_even_through_a_pipe(safe_run: SafeRun) -> None:
     assert "\x1b[1;31m" in pretty(safe_run, {"FORCE_COLOR": "1"}).stderr
     assert "\x1b[1;31m" in pretty(safe_run, {"FORCE_COLOR": "1", "CI": "true"}).stderr

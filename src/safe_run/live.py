@@ -60,6 +60,7 @@ class Presentation:
     command_colour: bool  # keep the command's own colours in what is passed on
     status_line: bool  # draw the live status line on stderr
     colour: bool  # colour safe-run's own summary on stderr
+    unicode: bool = True  # the locale is UTF-8: marks and spinner may be drawn in Unicode
 
 
 def is_ci(environ: Mapping[str, str]) -> bool:
@@ -81,6 +82,7 @@ def choose_presentation(environ: Mapping[str, str], stdout_tty: bool, stderr_tty
         command_colour=passthrough and not no_color,
         status_line=passthrough and stderr_tty,
         colour=not no_color and (force_color or (stderr_tty and not plain)),
+        unicode=locale_is_utf8(environ),
     )
 
 
@@ -390,8 +392,36 @@ def _elapsed(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
-def unicode_ok(stream: TextIO) -> bool:
-    return (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+def _is_utf8(name: str) -> bool:
+    return name.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+
+
+def locale_is_utf8(environ: Mapping[str, str]) -> bool:
+    """The character set the person's locale names (LC_ALL, else LC_CTYPE, else LANG) is UTF-8.
+
+    Read from the variables rather than from the stream: Python's UTF-8 mode makes every stream
+    UTF-8 under `LANG=C`, and its locale coercion adds `LC_CTYPE=C.UTF-8` to the environment,
+    while the terminal behind it may still draw only ASCII.
+    """
+    lang = environ.get("LANG") or "C"
+    ctype = environ.get("LC_CTYPE", "")
+    if ctype in _COERCED and not environ.get("LC_ALL") and not _codeset_is_utf8(lang):
+        ctype = ""  # Python's start-up put it there (PEP 538): the person's locale is LANG's
+    name = environ.get("LC_ALL") or ctype or lang
+    return _codeset_is_utf8(name)
+
+
+# What Python sets LC_CTYPE to when it starts under the C locale (PEP 538 locale coercion).
+_COERCED = ("C.UTF-8", "C.utf8", "UTF-8")
+
+
+def _codeset_is_utf8(locale_name: str) -> bool:
+    return _is_utf8(locale_name.partition(".")[2].partition("@")[0])
+
+
+def unicode_ok(stream: TextIO, locale_utf8: bool) -> bool:
+    """Marks and spinners may be drawn in Unicode: the locale says UTF-8 and the stream can write it."""
+    return locale_utf8 and _is_utf8(getattr(stream, "encoding", None) or "")
 
 
 class PrettyDisplay(Display):
@@ -409,7 +439,7 @@ class PrettyDisplay(Display):
         self._clock = clock
         self._out = Out(stdout or sys.stdout)
         self._err = stderr or sys.stderr
-        self._unicode = unicode_ok(self._err)
+        self._unicode = unicode_ok(self._err, presentation.unicode)
         self._filter = TerminalFilter(presentation.command_colour) if presentation.passthrough else None
         self._pieces = None if presentation.passthrough else Pieces(max(limit, PRETTY_WINDOW))
         self._pending = bytearray()
@@ -519,7 +549,7 @@ class PrettyDisplay(Display):
             self._line_start = True
         from .render import print_summary
 
-        print_summary(result, self.presentation.colour, self._err)
+        print_summary(result, self.presentation.colour, self._err, self._unicode)
 
 
 def _encoded(piece: tuple[str, int] | None) -> bytes:

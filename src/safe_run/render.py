@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .events import decided_by_fallback
-from .live import unicode_ok
+from .live import locale_is_utf8, unicode_ok
 from .result import Result, Status
 
 SUCCESS_STYLE = "green"
@@ -96,10 +96,13 @@ def summary_console(colour: bool, stream: TextIO | None = None) -> Console:
     )
 
 
-def print_summary(result: Result, colour: bool, stream: TextIO | None = None) -> None:
+def print_summary(result: Result, colour: bool, stream: TextIO | None = None, unicode: bool | None = None) -> None:
+    """`unicode` None: decided from the locale and the stream."""
     stream = stream or sys.stderr
+    if unicode is None:
+        unicode = unicode_ok(stream, locale_is_utf8(os.environ))
     try:
-        summary_console(colour, stream).print(summary_text(result, unicode_ok(stream)))
+        summary_console(colour, stream).print(summary_text(result, unicode))
     except (OSError, ValueError):
         pass  # stderr is gone; the exit status still says how it ended
 
@@ -114,7 +117,7 @@ def render_pretty(result: Result) -> None:
             sys.stdout.write("\n")
         sys.stdout.flush()
     presentation = choose_presentation(os.environ, sys.stdout.isatty(), sys.stderr.isatty())
-    print_summary(result, presentation.colour)
+    print_summary(result, presentation.colour, sys.stderr, unicode_ok(sys.stderr, presentation.unicode))
 
 
 def render_sessions(rows: list[dict[str, object]], stream: TextIO | None = None) -> None:
