@@ -332,6 +332,22 @@ def test_plain_pretty_display_writes_cleaned_lines() -> None:
     assert written(err) == "✓ completed · exit 0 · 1.23 s · rich/shell_integration\n"
 
 
+@pytest.mark.parametrize("passthrough", [True, False], ids=["terminal", "plain"])
+def test_pretty_display_does_not_claim_that_shown_output_was_omitted(passthrough: bool) -> None:
+    """The result keeps only the head and tail of a long output, but the display showed every line."""
+    clock, out, err = Clock(), byte_stream(), byte_stream()
+    display = PrettyDisplay(Presentation(passthrough, False, False, False), 1 << 20, clock, stdout=out, stderr=err)
+    display.started("seq 1 300000", BASH, Strategy.RICH, clock.now)
+    for n in range(0, 3000, 100):
+        display.on_output("".join(f"{i}\r\n" for i in range(n, n + 100)).encode())  # type: ignore[misc]
+        clock.now += 0.2
+        display.tick(clock.now)
+    display.stop()
+    display.finished(result(output="0\n...\n2999\n", output_truncated=True, output_dropped_bytes=1240319))
+    assert written(out).replace("\r\n", "\n") == "".join(f"{i}\n" for i in range(3000))
+    assert "omitted" not in written(err)
+
+
 def test_pretty_display_draws_ascii_marks_when_the_locale_is_not_utf8() -> None:
     clock, out, err = Clock(), byte_stream(), byte_stream()
     presentation = choose_presentation({"TERM": "xterm", "LC_ALL": "C", "LANG": "C.UTF-8"}, False, False)

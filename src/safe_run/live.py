@@ -452,6 +452,9 @@ class PrettyDisplay(Display):
         self._shell = ""
         self._downgraded = False
         self._stopped = False
+        # Bytes of output left out of what this display wrote (a burst beyond PRETTY_WINDOW): the
+        # result's own count is about the head and tail it keeps, not about what was shown here.
+        self._omitted = 0
         self.on_output = self._output
 
     @property
@@ -507,7 +510,7 @@ class PrettyDisplay(Display):
             data, self._pending = bytes(self._pending), bytearray()
             return data
         assert self._pieces is not None
-        return _encoded(self._pieces.take(now))
+        return self._encoded(self._pieces.take(now))
 
     def _write_output(self, now: float, data: bytes) -> None:
         self._last = now
@@ -543,17 +546,20 @@ class PrettyDisplay(Display):
     def finished(self, result: Result) -> None:
         self.stop()
         if self._pieces is not None:
-            self._write_output(self._clock(), _encoded(self._pieces.take_rest(result.output)))
+            self._write_output(self._clock(), self._encoded(self._pieces.take_rest(result.output)))
         if not self._line_start:
             self._out.write_bytes(b"\n")
             self._line_start = True
         from .render import print_summary
 
-        print_summary(result, self.presentation.colour, self._err, self._unicode)
+        print_summary(result, self.presentation.colour, self._err, self._unicode, omitted=self._omitted)
 
-
-def _encoded(piece: tuple[str, int] | None) -> bytes:
-    return piece[0].encode("utf-8", "replace") if piece else b""
+    def _encoded(self, piece: tuple[str, int] | None) -> bytes:
+        if piece is None:
+            return b""
+        text, dropped = piece
+        self._omitted += dropped
+        return text.encode("utf-8", "replace")
 
 
 def make_display(

@@ -50,7 +50,9 @@ def summary_style(result: Result) -> str:
     return FAILURE_STYLE
 
 
-def summary_text(result: Result, unicode: bool = True) -> Text:
+def summary_text(result: Result, unicode: bool = True, omitted: int | None = None) -> Text:
+    """`omitted`: the bytes of output the reader did not see, when that is not the result's count
+    (a live display shows every line even when the result keeps only the head and the tail)."""
     style = summary_style(result)
     dot, arrow = (" · ", "→") if unicode else (" | ", "->")
     parts = [result.status.value]
@@ -68,8 +70,9 @@ def summary_text(result: Result, unicode: bool = True) -> Text:
             f"\n  downgrade {downgrade.from_} {arrow} {downgrade.to} at {downgrade.at_s:.2f} s: {downgrade.reason}",
             style=FALLBACK_STYLE,
         )
-    if result.output_truncated:
-        text.append(f"\n  {result.output_dropped_bytes} bytes of output omitted from the middle")
+    omitted = result.output_dropped_bytes if omitted is None else omitted
+    if omitted:
+        text.append(f"\n  {omitted} bytes of output omitted from the middle")
     if result.prompt and result.status is Status.INPUT_REQUIRED:
         text.append(f"\n  prompt: {result.prompt}")
     if result.killed:
@@ -96,13 +99,16 @@ def summary_console(colour: bool, stream: TextIO | None = None) -> Console:
     )
 
 
-def print_summary(result: Result, colour: bool, stream: TextIO | None = None, unicode: bool | None = None) -> None:
-    """`unicode` None: decided from the locale and the stream."""
+def print_summary(
+    result: Result, colour: bool, stream: TextIO | None = None, unicode: bool | None = None,
+    omitted: int | None = None,
+) -> None:
+    """`unicode` None: decided from the locale and the stream. `omitted`: see `summary_text`."""
     stream = stream or sys.stderr
     if unicode is None:
         unicode = unicode_ok(stream, locale_is_utf8(os.environ))
     try:
-        summary_console(colour, stream).print(summary_text(result, unicode))
+        summary_console(colour, stream).print(summary_text(result, unicode, omitted))
     except (OSError, ValueError):
         pass  # stderr is gone; the exit status still says how it ended
 
