@@ -131,6 +131,21 @@ def test_a_locale_that_is_not_utf8_gets_ascii_marks(safe_run: SafeRun, env: dict
     assert outcome.stderr.startswith("x completed | exit 4 | "), outcome.stderr
 
 
+@pytest.mark.parametrize("ci", ["true", "1", "yes"])
+def test_under_ci_auto_streams_plain_output_into_the_log(safe_run: SafeRun, ci: str) -> None:
+    """A CI step's log is read by people: the output as text, the summary on stderr, no JSON."""
+    outcome = with_bash(safe_run)("--", "echo visible; sh -c 'exit 4'", env={"CI": ci})
+    assert outcome.stdout == "visible\n"
+    assert outcome.stderr.startswith("✗ completed · exit 4 · ")
+    assert outcome.returncode == 4
+
+
+@pytest.mark.parametrize("ci", ["", "false", "0"])
+def test_without_ci_auto_through_a_pipe_is_json(safe_run: SafeRun, ci: str) -> None:
+    outcome = with_bash(safe_run)("--", "echo visible", env={"CI": ci})
+    assert outcome.json["output"] == "visible\n"
+
+
 def test_force_color_colours_the_summary_even_through_a_pipe(safe_run: SafeRun) -> None:
     assert "\x1b[1;31m" in pretty(safe_run, {"FORCE_COLOR": "1"}).stderr
     assert "\x1b[1;31m" in pretty(safe_run, {"FORCE_COLOR": "1", "CI": "true"}).stderr

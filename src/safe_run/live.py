@@ -31,6 +31,7 @@ from typing import TextIO
 
 from . import events
 from .output import Chunks, c1_as_esc, clean
+from .report import is_ci
 from .result import Downgrade, Result, ShellInfo, Status, Strategy
 
 # Output events and cleaned output are written at most this often, so a command that prints a
@@ -61,10 +62,6 @@ class Presentation:
     status_line: bool  # draw the live status line on stderr
     colour: bool  # colour safe-run's own summary on stderr
     unicode: bool = True  # the locale is UTF-8: marks and spinner may be drawn in Unicode
-
-
-def is_ci(environ: Mapping[str, str]) -> bool:
-    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def choose_presentation(environ: Mapping[str, str], stdout_tty: bool, stderr_tty: bool) -> Presentation:
