@@ -19,7 +19,7 @@ from . import __version__
 from .commands.doctor import doctor_command
 from .commands.run import run_command
 from .commands.sessions import poll_command, send_command, sessions_command, stop_command
-from .report import FORMATS, json_line, wants_json
+from .report import FORMATS, SINGLE_ANSWER_FORMATS, json_line, wants_json
 from .session import SessionError
 from .result import ExitStatus, error_result
 
@@ -88,7 +88,9 @@ def _fail(message: str, argv: list[str], status: int) -> int:
     hint = " (try 'safe-run --help')" if status == ExitStatus.USAGE else ""
     click.echo(f"safe-run: {message}{hint}", err=True)
     output_format = _format_from_argv(argv)
-    output_format = output_format if output_format in FORMATS else "auto"
+    # jsonl only means something to the run verb: the others answer a refused one like auto.
+    accepted = SINGLE_ANSWER_FORMATS if argv and argv[0] in cli.commands and argv[0] != RUN else FORMATS
+    output_format = output_format if output_format in accepted else "auto"
     if wants_json(output_format):
         sys.stdout.write(json_line(error_result("", message), output_format) + "\n")
     return status

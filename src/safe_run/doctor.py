@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from glob import escape, glob
 
 from . import shells
-from .result import SCHEMA_VERSION, Result, Status, Strategy
+from .result import SCHEMA_VERSION, Downgrade, Result, Status, Strategy
 from .runner import INTEGRATED, RunRequest
 from .tracker import Timers
 
@@ -334,8 +334,7 @@ def _explain(
         else:
             problem = (f"with your start-up files ({files}) safe-run's integration does not work ({reason}); "
                        "without them it does")
-        delay = (f", and every run first waits {with_rc.downgrades[0].at_s:.1f} s for integration that never comes"
-                 if with_rc.downgrades else "")
+        delay = _startup_wait(with_rc.downgrades)
         strategy = with_rc.strategy.value if with_rc.strategy else "none"
         advice = (f"safe-run falls back to strategy {strategy}: the end and the exit code come from a "
                   f"marked echo typed after the command instead of the shell's own marks{delay}. ")
@@ -354,6 +353,18 @@ def _explain(
         advice += (f"Fix: look in {files} for what disturbs an interactive shell (an exec, an exit, a read, "
                    "a prompt framework that takes over the terminal), or run safe-run with --no-rc.")
     return problem, advice
+
+
+def _startup_wait(downgrades: Sequence[Downgrade]) -> str:
+    """The time every run loses waiting for integration, when it is worth a mention.
+
+    A shell that shows at once that integration will not come (it exited, or another program took
+    over) costs no wait, and "waits 0.0 s" would only puzzle.
+    """
+    first = downgrades[0] if downgrades else None
+    if first is None or not first.reason.startswith("shell integration did not start") or first.at_s < 0.05:
+        return ""
+    return f", and every run first waits {first.at_s:.1f} s for integration that never comes"
 
 
 def _not_the_rc_files(
