@@ -12,6 +12,7 @@ import re
 import pytest
 
 from safe_run import events
+from safe_run.output import clean
 from safe_run.live import (
     OUTPUT_INTERVAL,
     PARTIAL_LIMIT,
@@ -251,12 +252,48 @@ def test_terminal_filter_holds_a_sequence_cut_by_a_read() -> None:
 def test_pieces_end_at_line_ends_and_hold_a_partial_line() -> None:
     pieces = Pieces(1024, hold=1.0)
     pieces.write(b"10%\r20%", now=0.0)
-    assert pieces.due() == 1.0 and pieces.take(0.5) is None
-    pieces.write(b"\r100%\r\nnext", now=0.6)
-    assert pieces.take(0.6) == ("100%\n", 0), "the progress line is whole, so cleaning sees every frame"
-    assert pieces.due() == 1.6
-    assert pieces.take(1.6) == ("next", 0)
-    assert pieces.due() is None and pieces.take(5.0) is None
+    assert pieces.due() is None and pieces.take(5.0) is None, "a line that overwrites itself waits for its end"
+    pieces.write(b"\r100%\r\nnext", now=6.0)
+    assert pieces.take(6.0) == ("100%\n", 0), "the progress line is whole, so cleaning sees every frame"
+    assert pieces.due() == 7.0
+    assert pieces.take(7.0) == ("next", 0), "a plain partial line is let through after the hold"
+    assert pieces.due() is None and pieces.take(9.0) is None
+
+
+def written_pieces(writes: list[tuple[float, bytes]], hold: float = 1.0) -> str:
+    """What a reader of the pieces gets when `writes` come at their times and it takes at every tick."""
+    pieces, text = Pieces(1 << 20, hold=hold), []
+    for at, data in writes:
+        for tick in range(int(at * 10)):  # every 0.1 s up to this write
+            piece = pieces.take(tick / 10)
+            text.append(piece[0] if piece else "")
+        pieces.write(data, now=at)
+    rest = pieces.take_rest()
+    return "".join(text) + (rest[0] if rest else "")
+
+
+@pytest.mark.parametrize(
+    "writes",
+    [
+        [(0.0, b"\rstep 1"), (0.6, b"\rstep 2"), (1.2, b"\rstep 3"), (1.8, b"\r\n")],
+        [(0.0, b"step 1"), (0.6, b"\rstep 2"), (1.2, b"\rstep 3\r\n")],
+        [(0.0, b"10%\r"), (2.0, b"50%\r"), (4.0, b"100%\r\ndone\r\n")],
+        [(0.0, b"Building... "), (1.5, b"more "), (3.0, b"ok\r\n")],
+        [(0.0, b"Password: "), (2.0, b"\r\n")],
+        [(0.0, b"a\x1b[3"), (2.0, b"1mred\x1b[0m\r\n")],
+    ],
+    ids=["carriage-return-first", "quick-overwrite", "frame-then-return", "slow-plain-line", "prompt",
+         "colour-cut-by-the-hold"],
+)
+def test_pieces_give_the_text_of_the_json_output(writes: list[tuple[float, bytes]]) -> None:
+    """Through a pipe, progress updates are the last frame only, never glued together."""
+    assert written_pieces(writes) == clean(b"".join(data for _, data in writes))
+
+
+def test_a_line_let_through_and_then_overwritten_is_written_again_on_its_own() -> None:
+    """A pipe cannot take back "Downloading"; what the line became follows on a line of its own."""
+    writes = [(0.0, b"Downloading"), (2.0, b"\rDone       \r\n"), (2.1, b"next\r\n")]
+    assert written_pieces(writes) == "Downloading\nDone       \nnext\n"
 
 
 def test_pieces_leave_out_a_last_line_the_result_does_not_have() -> None:

@@ -124,6 +124,17 @@ def test_pretty_through_pipes_is_plain(safe_run: SafeRun) -> None:
     assert outcome.stderr.startswith("✗ completed · exit 4 · ")
 
 
+@pytest.mark.slow
+def test_progress_through_a_pipe_is_the_text_of_the_json_output(safe_run: SafeRun) -> None:
+    """Frames a second apart are not glued together (`step 2step 3`): the last one is written."""
+    command = "for i in 1 2 3; do printf '\\rstep %d' $i; sleep 0.6; done; echo; echo after"
+    sr = with_bash(safe_run)
+    piped = sr("--format", "pretty", "--", command)
+    as_json = sr("--format", "json", "--", command).json
+    assert as_json["output"] == "step 3\nafter\n"
+    assert piped.stdout == as_json["output"]
+
+
 @pytest.mark.parametrize("env", [{"LANG": "C"}, {"LC_ALL": "C"}, {"LC_ALL": "POSIX", "LANG": "C.UTF-8"}])
 def test_a_locale_that_is_not_utf8_gets_ascii_marks(safe_run: SafeRun, env: dict[str, str]) -> None:
     """Python's UTF-8 mode makes stderr UTF-8 under LANG=C; the marks follow the locale anyway."""

@@ -31,6 +31,7 @@ from typing import TextIO
 
 from . import events
 from .output import Chunks, c1_as_esc, clean
+from .output import _unfinished_length as unfinished_length
 from .report import is_ci
 from .result import Downgrade, Result, ShellInfo, Status, Strategy
 
@@ -147,32 +148,39 @@ class Pieces:
     """Cleaned output in pieces that end at line ends where they can.
 
     Cleaning a piece on its own cannot see a carriage return's effect on the piece before it, so
-    a line still being written (a progress bar, a prompt) waits for its newline, for `hold`
-    seconds, or for `PARTIAL_LIMIT` bytes, whichever comes first.
+    a line still being written waits for its newline. A plain partial line (a prompt, "Building...
+    ") is let through after `hold` seconds; one that overwrites itself (`\r` or backspace: a
+    progress bar) waits for its newline, up to `PARTIAL_LIMIT` bytes, so that only its last frame
+    is written, as in the JSON output. When a line that was let through is overwritten after all,
+    what it became is written whole on a line of its own: a pipe cannot take back what it carried.
     """
 
     def __init__(self, limit: int, hold: float = PARTIAL_HOLD) -> None:
         self._chunks = Chunks(limit)
         self._hold = hold
-        self._partial = bytearray()
+        self._partial = bytearray()  # the current line's bytes not yet let through
         self._partial_since: float | None = None
+        self._overwrites = False  # the partial line holds a carriage return or a backspace
+        self._shown = bytearray()  # the current line's bytes already let through
         self._ready = False
 
     def write(self, data: bytes, now: float) -> None:
         end = data.rfind(b"\n") + 1
         if end:
-            if self._partial:
-                self._chunks.write(bytes(self._partial) + data[:end])
-                self._partial.clear()
-            else:
-                self._chunks.write(data[:end])
-            self._ready = True
+            first = data.find(b"\n") + 1
+            self._end_line(bytes(self._partial) + data[:first])
+            if first < end:
+                self._chunks.write(data[first:end])
+            self._partial.clear()
             self._partial_since = None
+            self._overwrites = False
+            self._ready = True
             data = data[end:]
         if data:
             if self._partial_since is None:
                 self._partial_since = now
             self._partial += data
+            self._overwrites = self._overwrites or b"\r" in data or b"\x08" in data
             if len(self._partial) > PARTIAL_LIMIT:
                 self._release()
 
@@ -180,11 +188,14 @@ class Pieces:
         """When a piece can be taken (a time in the writer's clock), or None while there is none."""
         if self._ready:
             return float("-inf")
-        return None if self._partial_since is None else self._partial_since + self._hold
+        if self._partial_since is None or self._overwrites:
+            return None
+        return self._partial_since + self._hold
 
     def take(self, now: float) -> tuple[str, int] | None:
         """The cleaned text of the lines that are complete (or held long enough) and bytes dropped."""
-        if self._partial_since is not None and now >= self._partial_since + self._hold:
+        due = self.due()
+        if due is not None and not self._ready and now >= due:
             self._release()
         if not self._ready:
             return None
@@ -196,19 +207,44 @@ class Pieces:
         """Everything still held, at the end. A last line the result's output does not end with
         (a prompt that only the screen told apart from the output) is left out."""
         if self._partial:
-            rest = clean(bytes(self._partial))
+            rest = clean(bytes(self._shown + self._partial))
             if expected_output is None or (rest and expected_output.endswith(rest)):
-                self._release()
-            else:
-                self._partial.clear()
-                self._partial_since = None
+                self._end_line(bytes(self._partial))
+                self._ready = True
+            self._partial.clear()
+            self._partial_since = None
+            self._overwrites = False
         return self.take(float("-inf"))
 
     def _release(self) -> None:
-        self._chunks.write(bytes(self._partial))
-        self._partial.clear()
-        self._partial_since = None
+        """Let the partial line through, except an unfinished sequence or character at its end."""
+        data = bytes(self._partial)
+        cut = len(data) - unfinished_length(data)
+        if not cut:
+            return
+        self._end_line(data[:cut])
+        self._shown += data[:cut]
+        del self._partial[:cut]
+        self._partial_since = None if not self._partial else self._partial_since
+        self._overwrites = b"\r" in self._partial or b"\x08" in self._partial
         self._ready = True
+
+    def _end_line(self, rest: bytes) -> None:
+        """Write the rest of the current line (or part of it): raw when nothing of the line was
+        let through yet, else as what the whole line now shows beyond what was written."""
+        if not self._shown:
+            self._chunks.write(rest)
+            return
+        before = clean(bytes(self._shown))
+        after = clean(bytes(self._shown) + rest)
+        if rest.endswith(b"\n"):
+            self._shown.clear()
+        elif len(self._shown) > PARTIAL_LIMIT:
+            self._shown = bytearray(self._shown[-PARTIAL_LIMIT:])  # memory stays bounded
+        if after.startswith(before):
+            self._chunks.write(after[len(before):].encode("utf-8"))
+        else:
+            self._chunks.write(b"\n" + after.encode("utf-8"))
 
 
 # ---- writing, without ever failing the run -------------------------------------------------------
