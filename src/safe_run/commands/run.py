@@ -14,8 +14,10 @@ from ..tracker import Timers
 
 EXIT_STATUS_HELP = (
     "Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
-    "75 still running in a session (--yield-after); 124 stopped before it finished (timeout, waiting for input); "
-    "125 safe-run could not run the command; 129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM)."
+    "75 still running in a session (--yield-after); 123 no such session (poll, send, stop); "
+    "124 stopped before it finished (timeout, waiting for input); "
+    "125 safe-run could not run the command; 129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM); "
+    "141 the reader of stdout went away (SIGPIPE)."
 )
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 STRATEGIES = ("auto", "rich", "basic", "none")
@@ -75,7 +77,10 @@ def _non_negative(ctx: click.Context, param: click.Parameter, value: float | Non
     epilog=EXIT_STATUS_HELP,
 )
 @click.argument("command", nargs=-1, metavar="[--] COMMAND...")
-@click.option("--command-file", metavar="FILE", help="Read the command from FILE ('-' for stdin).")
+@click.option(
+    "--command-file", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+    help="Read the command from FILE ('-' for stdin).",
+)
 @click.option("--shell", "shell", metavar="PATH", help="Shell to run in (default: $SHELL, then the passwd entry, then /bin/sh).")
 @click.option("--no-rc", is_flag=True, help="Do not load the user's rc files.")
 @click.option(

@@ -5,22 +5,40 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
+from click.shell_completion import CompletionItem
 
 from ..report import emit, format_option, wants_json
 from ..result import SCHEMA_VERSION, exit_status
 from ..session.keys import NAMED, key_text
 from ..session import SessionError
 
-def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Tab completion offers this user's session ids."""
+if TYPE_CHECKING:
+    from ..session.store import Session
+
+
+def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Tab completion offers this user's session ids, each described by the first line of its command."""
     from ..session.store import SessionStore
 
     try:
-        return [session.id for session in SessionStore.open().all() if session.id.startswith(incomplete)]
+        sessions = [session for session in SessionStore.open().all() if session.id.startswith(incomplete)]
     except SessionError:
         return []
+    return [CompletionItem(session.id, help=_first_line(session)) for session in sessions]
+
+
+def _first_line(session: Session) -> str | None:
+    lines = str(session.meta().get("command", "")).strip().splitlines()
+    return lines[0] if lines else None
+
+
+def _complete_keys(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """The key names `--key` takes: the named keys and ctrl-<letter>."""
+    names = sorted(NAMED) + [f"ctrl-{letter}" for letter in "abcdefghijklmnopqrstuvwxyz"]
+    return [name for name in names if name.startswith(incomplete.lower())]
 
 
 def _wait_option(default: float | None, help_text: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
@@ -55,7 +73,7 @@ def _keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -
 @click.argument("text", required=False)
 @click.option("--no-enter", is_flag=True, help="Do not press Enter after TEXT.")
 @click.option(
-    "--key", "keys", multiple=True, callback=_keys, metavar="KEY",
+    "--key", "keys", multiple=True, callback=_keys, metavar="KEY", shell_complete=_complete_keys,
     help=f"Press a key after TEXT (repeatable): ctrl-<letter>, {', '.join(sorted(NAMED))}.",
 )
 @_wait_option(1.0, "Then wait up to this long for the command to end or ask for input again.")
