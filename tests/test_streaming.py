@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
@@ -302,3 +305,83 @@ def test_fallback_is_a_warning_annotation(safe_run: SafeRun) -> None:
     (line,) = annotations(outcome.stderr)
     assert line.startswith("::warning title=safe-run fallback::`echo via dash`: completed with exit 0")
     assert "downgrade rich -> none" in line
+
+
+# ---- what stays on a person's screen (tmux: a real terminal emulator) -------------------------------
+
+
+class Tmux:
+    """A private tmux server with one window running bash, driven with send-keys and read back
+    with capture-pane: what a person would see on the screen."""
+
+    def __init__(self, safe_run: SafeRun, tmp_path: Path) -> None:
+        self.socket = str(tmp_path / "tmux.sock")
+        env = safe_run.environment({"TERM": "xterm-256color", "PS1": "$ "})
+        self.env = env
+        rc = tmp_path / "bashrc"
+        rc.write_text("PS1='$ '\n")
+        self.tmux("new-session", "-d", "-x", "120", "-y", "30", f"bash --noprofile --rcfile {rc}")
+
+    def tmux(self, *args: str) -> str:
+        proc = subprocess.run(["tmux", "-S", self.socket, *args], env=self.env, capture_output=True, text=True,
+                              timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", *keys)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p")
+
+    def wait_for(self, text: str, limit: float = 20) -> str:
+        deadline = time.monotonic() + limit
+        while True:
+            screen = self.screen()
+            if text in screen or time.monotonic() > deadline:
+                assert text in screen, f"{text!r} never showed:\n{screen}"
+                return screen
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], env=self.env, capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def tmux(safe_run: SafeRun, tmp_path: Path) -> Iterator[Tmux]:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    session = Tmux(safe_run, tmp_path)
+    session.wait_for("$")
+    yield session
+    session.close()
+
+
+def run_line(command: str) -> str:
+    return f"{sys.executable} -m safe_run --shell {shell_path('bash')} --format pretty -- '{command}'"
+
+
+@pytest.mark.slow
+def test_keys_typed_during_a_run_leave_no_status_line_behind(tmux: Tmux) -> None:
+    tmux.keys(run_line("sleep 1.5; echo done"), "Enter")
+    tmux.wait_for("running")
+    tmux.keys("Enter")
+    tmux.keys("echo typed-ahead", "Enter")
+    screen = tmux.wait_for("completed")
+    assert "running" not in screen, screen
+    assert "typed-ahead" in tmux.wait_for("typed-ahead\n"), "what was typed still reaches the shell"
+    assert "running" not in tmux.screen()
+
+
+@pytest.mark.slow
+def test_ctrl_z_takes_the_status_line_away_and_fg_brings_the_run_back(tmux: Tmux) -> None:
+    tmux.keys(run_line("sleep 2; echo done"), "Enter")
+    tmux.wait_for("running")
+    tmux.keys("C-z")
+    screen = tmux.wait_for("Stopped")
+    assert "running" not in screen, screen
+    tmux.keys("stty -a | grep -qw -- -echo && echo ECHO-OFF || echo ECHO-ON", "Enter")
+    assert "\nECHO-ON" in tmux.wait_for("\nECHO-"), "echo is on while safe-run is stopped"
+    tmux.keys("fg", "Enter")
+    screen = tmux.wait_for("completed")
+    assert "done" in screen and "running" not in screen, screen

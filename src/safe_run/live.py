@@ -23,7 +23,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
+import termios
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -418,6 +420,53 @@ class StatusLine:
             return 80
 
 
+class QuietKeys:
+    """What the person types during a run is not echoed while the status line is on screen.
+
+    The terminal echoes keys typed at a running program; an echoed Enter moves the cursor below
+    the status line, which then stays on the screen. So while the status line shows, echo is off
+    on the terminal it is drawn on (when that is also where keys come from, and safe-run is in its
+    foreground). The keys are still queued and reach the shell after the run, as they would have.
+    Only the ECHO flag is touched, and it is put back on whenever the status line goes away.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._quieted = False
+
+    @staticmethod
+    def for_streams(stdin: TextIO, stderr: TextIO) -> QuietKeys | None:
+        """The guard when stdin and stderr are the same terminal, else None."""
+        try:
+            same = os.isatty(stdin.fileno()) and os.fstat(stdin.fileno()).st_rdev == os.fstat(stderr.fileno()).st_rdev
+        except (OSError, ValueError, AttributeError):
+            return None
+        return QuietKeys(stderr.fileno()) if same else None
+
+    def quiet(self) -> None:
+        try:
+            if os.tcgetpgrp(self._fd) != os.getpgrp():
+                return  # in the background: changing the terminal would stop safe-run (SIGTTOU)
+            attrs = termios.tcgetattr(self._fd)
+            if attrs[3] & termios.ECHO:
+                attrs[3] &= ~termios.ECHO
+                termios.tcsetattr(self._fd, termios.TCSANOW, attrs)
+                self._quieted = True
+        except (OSError, termios.error):
+            pass
+
+    def restore(self) -> None:
+        if not self._quieted:
+            return
+        self._quieted = False
+        try:
+            attrs = termios.tcgetattr(self._fd)
+            attrs[3] |= termios.ECHO
+            termios.tcsetattr(self._fd, termios.TCSANOW, attrs)
+        except (OSError, termios.error):
+            pass
+
+
 def _elapsed(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.1f} s"
@@ -467,6 +516,7 @@ class PrettyDisplay(Display):
         clock: Callable[[], float],
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
+        stdin: TextIO | None = None,
     ) -> None:
         self.presentation = presentation
         self._clock = clock
@@ -477,6 +527,8 @@ class PrettyDisplay(Display):
         self._pieces = None if presentation.passthrough else Pieces(max(limit, PRETTY_WINDOW))
         self._pending = bytearray()
         self._status = StatusLine(self._err, presentation.colour, self._unicode) if presentation.status_line else None
+        self._keys = QuietKeys.for_streams(stdin or sys.stdin, self._err) if self._status is not None else None
+        self._previous_tstp: object = None
         self._line_start = True  # the last thing written to stdout ended a line
         self._last = float("-inf")
         self._drawn = float("-inf")
@@ -496,7 +548,30 @@ class PrettyDisplay(Display):
 
     def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
         self._started_at, self._strategy, self._shell = started_at, strategy, shell.name
+        if self._status is not None:
+            self._catch_suspend()
+            if self._keys is not None:
+                self._keys.quiet()
         self._draw(self._clock())
+
+    def _catch_suspend(self) -> None:
+        """Ctrl-Z: take the status line off the screen (and give echo back) before stopping."""
+        try:
+            self._previous_tstp = signal.signal(signal.SIGTSTP, self._suspend)
+        except (ValueError, OSError, AttributeError):
+            self._previous_tstp = None  # not the main thread, or no job control here
+
+    def _suspend(self, signum: int, frame: object) -> None:
+        if self._status is not None:
+            self._status.clear()
+        if self._keys is not None:
+            self._keys.restore()
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)
+        # Continued (fg or bg): carry on as before, quietly only if in the foreground again.
+        signal.signal(signal.SIGTSTP, self._suspend)
+        if self._keys is not None and not self._stopped:
+            self._keys.quiet()
 
     def _output(self, data: bytes) -> None:
         if self._filter is not None:
@@ -573,6 +648,11 @@ class PrettyDisplay(Display):
         self._write_output(self._clock(), self._take(float("-inf")))
         if self._status is not None:
             self._status.clear()
+        if self._keys is not None:
+            self._keys.restore()
+        if self._previous_tstp is not None:
+            signal.signal(signal.SIGTSTP, self._previous_tstp)  # type: ignore[arg-type]
+            self._previous_tstp = None
         if self._filter is not None and self._filter.coloured:
             self._out.write_bytes(b"\x1b[0m")
 

@@ -319,7 +319,16 @@ def _follow_shown(run: Run, display: Display, wake_fd: int, pending: list[int], 
         elif display.broken:
             run.interrupt(signal.SIGPIPE)
         else:
+            _drain(wake_fd)  # a signal the display handles itself (Ctrl-Z) woke the loop
             display.tick(clock())
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass
 
 
 @contextmanager
@@ -327,6 +336,7 @@ def signals_to_fd() -> Iterator[tuple[int, list[int]]]:
     """Turn stop signals into a readable fd (so the loop wakes) and a list of what arrived."""
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
+    os.set_blocking(read_fd, False)
     pending: list[int] = []
     previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     old_wakeup = signal.set_wakeup_fd(write_fd)
