@@ -230,10 +230,21 @@ def test_abort_is_an_error(status: Status) -> None:
 
 
 def test_terminal_filter_keeps_what_draws_and_drops_what_changes_state() -> None:
-    raw = (b"\x1b]0;title\x07\x1b[?1049h\x1b[H\x1b[2J\x1b[31mred\x1b[0m 50%\r\x1b[K100%\n"
+    raw = (b"\x1b]0;title\x07\x1b[?25l\x1b[H\x1b[2J\x1b[31mred\x1b[0m 50%\r\x1b[K100%\n"
            b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\a\tend\x08!\n")
     assert TerminalFilter(colour=True).feed(raw) == b"\x1b[31mred\x1b[0m 50%\r\x1b[K100%\nlink\tend\x08!\n"
     assert TerminalFilter(colour=False).feed(raw) == b"red 50%\r\x1b[K100%\nlink\tend\x08!\n"
+
+
+def test_terminal_filter_leaves_out_what_is_drawn_on_the_alternate_screen() -> None:
+    term = TerminalFilter(colour=False)
+    assert term.feed(b"before\r\n\x1b[?1049h\x1b[H~\x1b[2;1H~") == b"before\r\n"
+    assert term.feed(b"\x1b[3;1H~\x1b[?104") == b"", "a switch cut by a read is held"
+    assert term.feed(b"9l\x1b[?25hafter\r\n") == b"after\r\n"
+    assert term.hid_alternate
+    assert term.feed(b"\x1b[?1;1049hx\x1b[?1049;1lback") == b"back", "among other modes too"
+    plain = TerminalFilter(colour=False)
+    assert plain.feed(b"\x1b[?1049h\x1b[?1049ltext") == b"text" and not plain.hid_alternate
 
 
 def test_terminal_filter_holds_a_sequence_cut_by_a_read() -> None:

@@ -385,3 +385,17 @@ def test_ctrl_z_takes_the_status_line_away_and_fg_brings_the_run_back(tmux: Tmux
     tmux.keys("fg", "Enter")
     screen = tmux.wait_for("completed")
     assert "done" in screen and "running" not in screen, screen
+
+
+@pytest.mark.slow
+def test_a_full_screen_program_leaves_nothing_on_the_screen(tmux: Tmux, tmp_path: Path) -> None:
+    """vim draws its `~` lines on the alternate screen; none of them may land on the person's."""
+    vim = shutil.which("vim") or shutil.which("vi")
+    if vim is None:
+        pytest.skip("vim is not installed")
+    (tmp_path / "file.txt").write_text("hello\n")
+    tmux.keys("clear", "Enter")
+    tmux.keys(run_line(f"echo before; {vim} -u NONE -i NONE -n {tmp_path / 'file.txt'}; echo after"), "Enter")
+    screen = tmux.wait_for("input_required")
+    assert "~" not in screen, screen
+    assert "before" in screen and "alternate screen" in screen

@@ -35,6 +35,7 @@ from . import events
 from .output import Chunks, c1_as_esc, clean
 from .output import _unfinished_length as unfinished_length
 from .report import is_ci
+from .screen import _SWITCH as ALTERNATE_SWITCH
 from .result import Downgrade, Result, ShellInfo, Status, Strategy
 
 # Output events and cleaned output are written at most this often, so a command that prints a
@@ -116,6 +117,8 @@ class TerminalFilter:
         self._colour = colour
         self._carry = b""
         self.coloured = False  # a colour was passed on (so the end should reset attributes)
+        self._alternate = False  # between a switch to the alternate screen and the switch back
+        self.hid_alternate = False  # something was drawn on the alternate screen and left out
 
     def feed(self, data: bytes) -> bytes:
         data = self._carry + data
@@ -132,7 +135,26 @@ class TerminalFilter:
                 if opened >= 0 and _OPEN_STRING.fullmatch(data, opened, start):
                     start = opened
             data, self._carry = data[:start], data[start:] + self._carry
-        return _FOR_TERMINAL.sub(self._keep, data)
+        return b"".join(_FOR_TERMINAL.sub(self._keep, part) for part in self._main_screen(data))
+
+    def _main_screen(self, data: bytes) -> list[bytes]:
+        """The parts of data meant for the main screen. A full-screen program (an editor, a pager)
+        draws on the alternate screen with cursor moves this filter removes, so what it drew
+        would land scattered over the person's screen: it is left out, from the switch to the
+        alternate screen to the switch back."""
+        parts, start = [], 0
+        for switch in ALTERNATE_SWITCH.finditer(data):
+            if not self._alternate:
+                parts.append(data[start:switch.start()])
+            elif switch.start() > start:
+                self.hid_alternate = True
+            self._alternate = switch[1] == b"h"
+            start = switch.end()
+        if not self._alternate:
+            parts.append(data[start:])
+        elif len(data) > start:
+            self.hid_alternate = True
+        return parts
 
     def _keep(self, match: re.Match[bytes]) -> bytes:
         if match[1] is not None:
@@ -665,7 +687,10 @@ class PrettyDisplay(Display):
             self._line_start = True
         from .render import print_summary
 
-        print_summary(result, self.presentation.colour, self._err, self._unicode, omitted=self._omitted)
+        notes = []
+        if self._filter is not None and self._filter.hid_alternate:
+            notes.append("the full screen the command drew (alternate screen) is not shown; --format json keeps its text")
+        print_summary(result, self.presentation.colour, self._err, self._unicode, omitted=self._omitted, notes=notes)
 
     def _encoded(self, piece: tuple[str, int] | None) -> bytes:
         if piece is None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import TextIO
 
 from rich.console import Console
@@ -50,9 +51,12 @@ def summary_style(result: Result) -> str:
     return FAILURE_STYLE
 
 
-def summary_text(result: Result, unicode: bool = True, omitted: int | None = None) -> Text:
+def summary_text(
+    result: Result, unicode: bool = True, omitted: int | None = None, notes: Sequence[str] = ()
+) -> Text:
     """`omitted`: the bytes of output the reader did not see, when that is not the result's count
-    (a live display shows every line even when the result keeps only the head and the tail)."""
+    (a live display shows every line even when the result keeps only the head and the tail).
+    `notes`: what the display itself has to say about what it showed."""
     style = summary_style(result)
     dot, arrow = (" · ", "→") if unicode else (" | ", "->")
     parts = [result.status.value]
@@ -73,6 +77,8 @@ def summary_text(result: Result, unicode: bool = True, omitted: int | None = Non
     omitted = result.output_dropped_bytes if omitted is None else omitted
     if omitted:
         text.append(f"\n  {omitted} bytes of output omitted from the middle")
+    for note in notes:
+        text.append(f"\n  {note}")
     if result.prompt and result.status is Status.INPUT_REQUIRED:
         text.append(f"\n  prompt: {result.prompt}")
     if result.killed:
@@ -101,14 +107,14 @@ def summary_console(colour: bool, stream: TextIO | None = None) -> Console:
 
 def print_summary(
     result: Result, colour: bool, stream: TextIO | None = None, unicode: bool | None = None,
-    omitted: int | None = None,
+    omitted: int | None = None, notes: Sequence[str] = (),
 ) -> None:
-    """`unicode` None: decided from the locale and the stream. `omitted`: see `summary_text`."""
+    """`unicode` None: decided from the locale and the stream. `omitted`, `notes`: see `summary_text`."""
     stream = stream or sys.stderr
     if unicode is None:
         unicode = unicode_ok(stream, locale_is_utf8(os.environ))
     try:
-        summary_console(colour, stream).print(summary_text(result, unicode, omitted))
+        summary_console(colour, stream).print(summary_text(result, unicode, omitted, notes))
     except (OSError, ValueError):
         pass  # stderr is gone; the exit status still says how it ended
 
