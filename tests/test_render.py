@@ -423,3 +423,12 @@ def test_session_list_shows_commands_as_typed() -> None:
     assert '"Continue? [y/N] " a' in text
     assert 'echo "[/x]" :smile:' in text
     assert "[bold]x[/bold]" in text
+
+
+def test_pieces_do_not_come_due_again_for_an_unfinished_sequence_alone() -> None:
+    pieces = Pieces(1024, hold=1.0)
+    pieces.write(b"\x1b[3", now=0.0)
+    assert pieces.take(1.0) is None
+    assert pieces.due() is None, "nothing to let through until the sequence is complete"
+    pieces.write(b"1mred\x1b[0m\r\n", now=2.0)
+    assert pieces.take(2.0) == ("red\n", 0)

@@ -218,8 +218,7 @@ class Pieces:
 
     def take(self, now: float) -> tuple[str, int] | None:
         """The cleaned text of the lines that are complete (or held long enough) and bytes dropped."""
-        due = self.due()
-        if due is not None and not self._ready and now >= due:
+        if self._partial_since is not None and not self._overwrites and now >= self._partial_since + self._hold:
             self._release()
         if not self._ready:
             return None
@@ -245,6 +244,7 @@ class Pieces:
         data = bytes(self._partial)
         cut = len(data) - unfinished_length(data)
         if not cut:
+            self._partial_since = None  # only an unfinished sequence: wait for the bytes that end it
             return
         self._end_line(data[:cut])
         self._shown += data[:cut]
@@ -550,7 +550,7 @@ class PrettyDisplay(Display):
         self._pending = bytearray()
         self._status = StatusLine(self._err, presentation.colour, self._unicode) if presentation.status_line else None
         self._keys = QuietKeys.for_streams(stdin or sys.stdin, self._err) if self._status is not None else None
-        self._previous_tstp: object = None
+        self._catching_tstp = False  # SIGTSTP (Ctrl-Z) is handled by `_suspend` during the run
         self._line_start = True  # the last thing written to stdout ended a line
         self._last = float("-inf")
         self._drawn = float("-inf")
@@ -579,9 +579,11 @@ class PrettyDisplay(Display):
     def _catch_suspend(self) -> None:
         """Ctrl-Z: take the status line off the screen (and give echo back) before stopping."""
         try:
-            self._previous_tstp = signal.signal(signal.SIGTSTP, self._suspend)
+            if signal.getsignal(signal.SIGTSTP) == signal.SIG_DFL:  # not ignored, nor someone else's
+                signal.signal(signal.SIGTSTP, self._suspend)
+                self._catching_tstp = True
         except (ValueError, OSError, AttributeError):
-            self._previous_tstp = None  # not the main thread, or no job control here
+            pass  # not the main thread, or no job control here
 
     def _suspend(self, signum: int, frame: object) -> None:
         if self._status is not None:
@@ -672,9 +674,9 @@ class PrettyDisplay(Display):
             self._status.clear()
         if self._keys is not None:
             self._keys.restore()
-        if self._previous_tstp is not None:
-            signal.signal(signal.SIGTSTP, self._previous_tstp)  # type: ignore[arg-type]
-            self._previous_tstp = None
+        if self._catching_tstp:
+            signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+            self._catching_tstp = False
         if self._filter is not None and self._filter.coloured:
             self._out.write_bytes(b"\x1b[0m")
 
