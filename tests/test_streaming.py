@@ -399,3 +399,14 @@ def test_a_full_screen_program_leaves_nothing_on_the_screen(tmux: Tmux, tmp_path
     screen = tmux.wait_for("input_required")
     assert "~" not in screen, screen
     assert "before" in screen and "alternate screen" in screen
+
+
+@pytest.mark.slow
+def test_yield_after_shows_a_status_line_while_it_waits_and_leaves_none(tmux: Tmux) -> None:
+    line = run_line("echo started; sleep 30").replace("--format pretty", "--format pretty --yield-after 20")
+    tmux.keys(line, "Enter")
+    tmux.wait_for("running · ")
+    tmux.keys("C-c")
+    screen = tmux.wait_for("interrupted")
+    assert "running · " not in screen, screen
+    assert "started" in screen

@@ -26,8 +26,10 @@ import re
 import signal
 import sys
 import termios
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -700,6 +702,41 @@ class PrettyDisplay(Display):
         text, dropped = piece
         self._omitted += dropped
         return text.encode("utf-8", "replace")
+
+
+@contextmanager
+def waiting_line(output_format: str, yield_after: float, clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
+    """A status line while a `--yield-after` call waits for its session's first answer.
+
+    The session's holder keeps the output until that answer (it is handed out once, to the
+    caller, and what was handed out decides how long the session is kept), so until then there is
+    only the clock to show; the output follows with the answer.
+    """
+    presentation = choose_presentation(os.environ, _isatty(sys.stdout), _isatty(sys.stderr))
+    if output_format != "pretty" or not presentation.status_line:
+        yield
+        return
+    status = StatusLine(sys.stderr, presentation.colour, unicode_ok(sys.stderr, presentation.unicode))
+    keys = QuietKeys.for_streams(sys.stdin, sys.stderr)
+    done = threading.Event()
+    started = clock()
+
+    def draw() -> None:
+        while not done.wait(STATUS_INTERVAL):
+            status.draw(f"running · {_elapsed(clock() - started)} · --yield-after {yield_after:g}")
+
+    if keys is not None:
+        keys.quiet()
+    drawer = threading.Thread(target=draw, name="safe-run status line", daemon=True)
+    drawer.start()
+    try:
+        yield
+    finally:
+        done.set()
+        drawer.join()
+        status.clear()
+        if keys is not None:
+            keys.restore()
 
 
 def make_display(

@@ -177,9 +177,11 @@ def run_command(
     if yield_after is not None:
         if output_format == "jsonl":
             raise click.UsageError("--format jsonl follows a run to its end; with --yield-after use json and poll")
+        from ..live import waiting_line
         from ..session.client import start_session
 
-        result = start_session(request, yield_after)
+        with waiting_line(resolve_format(output_format), yield_after):
+            result = start_session(request, yield_after)
         emit(result, output_format)
     else:
         shown = resolve_format(output_format)
