@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 SAFE_RUN = [sys.executable, "-m", "safe_run", "--format", "json"]
 SEQ = "seq 1 3000000"

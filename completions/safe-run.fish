@@ -3,7 +3,7 @@ function _safe_run_completion;
     set -l response (env _SAFE_RUN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) safe-run);
 
     for completion in $response;
-        set -l metadata (string split "," $completion);
+        set -l metadata (string split --max 1 "," $completion);
 
         if test $metadata[1] = "dir";
             __fish_complete_directories $metadata[2];

@@ -245,3 +245,89 @@ def test_fish_completes_through_the_committed_script(safe_run_on_path: dict[str,
     assert proc.returncode == 0, proc.stderr
     offered = {line.split("\t", 1)[0] for line in proc.stdout.splitlines() if line}
     assert offered == {"--format"}, f"offered {sorted(offered)}\n{proc.stderr}"
+
+
+def click_answer(words: list[str], shell: str, env: dict[str, str], cwd: Path | None = None) -> list[str]:
+    """safe-run's own answer in the completion protocol, as the scripts ask for it."""
+    proc = subprocess.run(
+        ["safe-run"],
+        env={**env, "_SAFE_RUN_COMPLETE": f"{shell}_complete", "COMP_WORDS": " ".join(words),
+             "COMP_CWORD": str(len(words) - 1) if shell != "fish" else words[-1]},
+        cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def complete_in_fish(line: str, env: dict[str, str], cwd: Path | None = None) -> list[tuple[str, str]]:
+    """(value, description) pairs the committed fish script offers for a command line."""
+    fish = shutil.which("fish")
+    if fish is None:
+        pytest.skip("fish is not installed")
+    proc = subprocess.run(
+        [fish, "--no-config", "-c", "source $argv[1]; and complete --do-complete $argv[2]",
+         str(COMPLETIONS / SCRIPTS["fish"]), line],
+        env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return [tuple((entry + "\t").split("\t")[:2]) for entry in proc.stdout.splitlines() if entry]  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_command_file_completes_paths(shell: str, safe_run_on_path: dict[str, str]) -> None:
+    """The scripts turn a `file` answer into the shell's own path completion."""
+    answer = click_answer(["safe-run", "--command-file", ""], shell, safe_run_on_path)
+    assert answer[0].split(",")[0] == "file" if shell == "bash" else answer[0] == "file"
+
+
+def test_fish_completes_a_command_file_path(safe_run_on_path: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "script.sh").write_text("echo hi\n")
+    offered = {value for value, _ in complete_in_fish("safe-run --command-file scr", safe_run_on_path, tmp_path)}
+    assert "script.sh" in offered
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["safe-run", "send", "X", "--key", "page"], {"pageup", "pagedown"}),
+        (["safe-run", "send", "X", "--key", "ctrl-"], {f"ctrl-{c}" for c in "abcdefghijklmnopqrstuvwxyz"}),
+        (["safe-run", "send", "X", "--key", "en"], {"enter", "end"}),
+        (["safe-run", "--ver"], {"--version"}),
+    ],
+    ids=["named-keys", "ctrl-keys", "key-prefix", "version"],
+)
+def test_bash_completes_key_names_and_version(
+    words: list[str], expected: set[str], safe_run_on_path: dict[str, str]
+) -> None:
+    assert complete_in_bash(words, safe_run_on_path) == expected
+
+
+def test_every_named_key_is_offered(safe_run_on_path: dict[str, str]) -> None:
+    from safe_run.session.keys import NAMED
+
+    assert set(NAMED) <= complete_in_bash(["safe-run", "send", "X", "--key", ""], safe_run_on_path)
+
+
+def test_session_ids_come_with_their_command(safe_run_on_path: dict[str, str]) -> None:
+    from safe_run.session.store import SessionStore, sessions_root
+
+    store = SessionStore(sessions_root(safe_run_on_path))
+    session = store.create("make -j2, then test\nsecond line")
+    session.write_meta(command="make -j2, then test\nsecond line")
+    assert complete_in_fish("safe-run poll ", safe_run_on_path) == [(session.id, "make -j2, then test")]
+    zsh = click_answer(["safe-run", "stop", ""], "zsh", safe_run_on_path)
+    assert zsh == ["plain", session.id, "make -j2, then test"]
+
+
+def test_fish_keeps_a_description_past_its_first_comma(safe_run_on_path: dict[str, str]) -> None:
+    offered = dict(complete_in_fish("safe-run --she", safe_run_on_path))
+    assert offered == {"--shell": "Shell to run in (default: $SHELL, then the passwd entry, then /bin/sh)."}
+
+
+def test_help_lists_version_and_every_exit_status() -> None:
+    from click.testing import CliRunner
+
+    text = " ".join(CliRunner().invoke(cli, ["--help"]).output.split())
+    assert "--version Show the version and exit." in text
+    for status in ("2 usage", "75 ", "123 ", "124 ", "125 ", "129/130/143", "141 "):
+        assert status in text, status

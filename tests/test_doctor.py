@@ -145,6 +145,16 @@ def test_missing_shell_is_a_one_line_usage_error(safe_run: SafeRun) -> None:
     assert outcome.stdout == ""
 
 
+@pytest.mark.parametrize("verb", ["doctor", "sessions", "poll"])
+def test_jsonl_is_a_usage_error_for_verbs_that_answer_once(safe_run: SafeRun, verb: str) -> None:
+    """No run-style `finished` event: the usage error object, as for any other refused option."""
+    outcome = safe_run(verb, "--format", "jsonl")
+    assert outcome.returncode == 2
+    assert "'jsonl' is not one of" in outcome.stderr and outcome.stderr.count("\n") == 1
+    assert "event" not in outcome.json
+    assert (outcome.json["status"], outcome.json["completion_reason"]) == ("error", "error")
+
+
 def test_a_missing_dollar_shell_is_a_problem(safe_run: SafeRun) -> None:
     shell_path("bash")
     outcome = safe_run("doctor", "--format", "json", env={"SHELL": "/no/such/shell"}, timeout=90)
@@ -230,6 +240,17 @@ def test_judge_rc_file_that_execs_another_shell() -> None:
     assert "move `exec dash` out of ~/.bashrc" in report.advice and "--shell dash" in report.advice
     assert report.downgrades == [LOST.to_dict()]
     assert doctor.exit_code([report]) == 1
+
+
+@pytest.mark.parametrize("at_s", [0.0, 0.004, 0.049])
+def test_judge_mentions_no_wait_that_did_not_happen(at_s: float) -> None:
+    """An rc file that replaces the shell at once costs no wait: no "every run first waits 0.0 s"."""
+    at_once = Downgrade("rich", "none", "shell integration did not start: the shell exited", at_s)
+    with_rc = result(Strategy.NONE, output="/usr/bin/dash\n", downgrades=(at_once,))
+    exec_lines = doctor.find_exec_lines([(f"{HOME}/.bashrc", "exec dash\n")])
+    report = doctor.judge(BASH, with_rc, result(), [f"{HOME}/.bashrc"], exec_lines, HOME)
+    assert "strategy none" in report.advice
+    assert "waits" not in report.advice and "0.0 s" not in report.advice
 
 
 def test_judge_names_the_replacement_without_an_exec_line() -> None:

@@ -461,11 +461,28 @@ def test_reserved_verb_names_are_explained(page) -> None:
     assert "safe-run -- poll" in text
 
 
-def test_groff_renders_it_without_warnings() -> None:
+@pytest.mark.parametrize("device", ["utf8", "ascii", "latin1"])
+def test_groff_renders_it_without_warnings(device: str) -> None:
+    """`man` picks the device from the locale: ascii under LC_ALL=C, latin1 under a Latin-1 one."""
     groff = shutil.which("groff")
     if groff is None:
         pytest.skip("groff is not installed")
     proc = subprocess.run(
-        [groff, "-man", "-Tutf8", "-ww", "-z", str(MAN_PAGE)], capture_output=True, text=True, timeout=60
+        [groff, "-man", f"-T{device}", "-ww", "-z", str(MAN_PAGE)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0 and proc.stderr == "", f"groff warned:\n{proc.stderr}"
+
+
+@pytest.mark.parametrize(("device", "ok", "failed"), [("utf8", "\u2713", "\u2717"), ("ascii", "+", "x")])
+def test_the_summary_marks_show_on_every_device(device: str, ok: str, failed: str) -> None:
+    """Where a device has no check mark, the page shows the ASCII marks safe-run itself draws there."""
+    groff = shutil.which("groff")
+    if groff is None:
+        pytest.skip("groff is not installed")
+    proc = subprocess.run(
+        [groff, "-man", f"-T{device}", "-P-cbou", str(MAN_PAGE)], capture_output=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"},
+    )
+    text = " ".join(proc.stdout.decode("utf-8", "replace").split())
+    assert f"The mark is {ok} (green)" in text
+    assert f"and {failed} (red) otherwise" in text

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from safe_run import events
+from safe_run.output import clean
 from safe_run.live import (
     OUTPUT_INTERVAL,
     PARTIAL_LIMIT,
@@ -22,7 +23,7 @@ from safe_run.live import (
     TerminalFilter,
     choose_presentation,
 )
-from safe_run.render import print_summary, summary_style, summary_text
+from safe_run.render import print_summary, render_sessions, summary_style, summary_text
 from safe_run.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -85,7 +86,30 @@ def written(stream: io.TextIOWrapper) -> str:
     ],
 )
 def test_choose_presentation(env: dict[str, str], stdout_tty: bool, stderr_tty: bool, expected: Presentation) -> None:
-    assert choose_presentation(env, stdout_tty, stderr_tty) == expected
+    assert choose_presentation({"LANG": "C.UTF-8", **env}, stdout_tty, stderr_tty) == expected
+
+
+@pytest.mark.parametrize(
+    ("env", "utf8"),
+    [
+        ({}, False),
+        ({"LANG": "C"}, False),
+        ({"LANG": "en_US.UTF-8"}, True),
+        ({"LANG": "de_DE.utf8@euro"}, True),
+        ({"LANG": "en_US"}, False),
+        ({"LANG": "en_US.ISO-8859-1"}, False),
+        ({"LANG": "C.UTF-8", "LC_ALL": "C"}, False),
+        ({"LANG": "C.UTF-8", "LC_CTYPE": "POSIX"}, False),
+        ({"LANG": "C", "LC_CTYPE": "C.UTF-8"}, False),  # what Python's locale coercion leaves
+        ({"LC_CTYPE": "C.UTF-8"}, False),
+        ({"LANG": "C", "LC_CTYPE": "en_US.UTF-8"}, True),
+        ({"LANG": "C", "LC_ALL": "", "LC_CTYPE": "en_GB.UTF-8"}, True),
+        ({"LC_ALL": "C.UTF-8", "LC_CTYPE": "C"}, True),
+    ],
+)
+def test_unicode_follows_the_locale(env: dict[str, str], utf8: bool) -> None:
+    """LC_ALL, else LC_CTYPE, else LANG names the character set, whatever Python's streams say."""
+    assert choose_presentation({"TERM": "xterm", **env}, True, True).unicode is utf8
 
 
 # ---- the summary -----------------------------------------------------------------------------------
@@ -206,10 +230,21 @@ def test_abort_is_an_error(status: Status) -> None:
 
 
 def test_terminal_filter_keeps_what_draws_and_drops_what_changes_state() -> None:
-    raw = (b"\x1b]0;title\x07\x1b[?1049h\x1b[H\x1b[2J\x1b[31mred\x1b[0m 50%\r\x1b[K100%\n"
+    raw = (b"\x1b]0;title\x07\x1b[?25l\x1b[H\x1b[2J\x1b[31mred\x1b[0m 50%\r\x1b[K100%\n"
            b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\a\tend\x08!\n")
     assert TerminalFilter(colour=True).feed(raw) == b"\x1b[31mred\x1b[0m 50%\r\x1b[K100%\nlink\tend\x08!\n"
     assert TerminalFilter(colour=False).feed(raw) == b"red 50%\r\x1b[K100%\nlink\tend\x08!\n"
+
+
+def test_terminal_filter_leaves_out_what_is_drawn_on_the_alternate_screen() -> None:
+    term = TerminalFilter(colour=False)
+    assert term.feed(b"before\r\n\x1b[?1049h\x1b[H~\x1b[2;1H~") == b"before\r\n"
+    assert term.feed(b"\x1b[3;1H~\x1b[?104") == b"", "a switch cut by a read is held"
+    assert term.feed(b"9l\x1b[?25hafter\r\n") == b"after\r\n"
+    assert term.hid_alternate
+    assert term.feed(b"\x1b[?1;1049hx\x1b[?1049;1lback") == b"back", "among other modes too"
+    plain = TerminalFilter(colour=False)
+    assert plain.feed(b"\x1b[?1049h\x1b[?1049ltext") == b"text" and not plain.hid_alternate
 
 
 def test_terminal_filter_holds_a_sequence_cut_by_a_read() -> None:
@@ -228,12 +263,48 @@ def test_terminal_filter_holds_a_sequence_cut_by_a_read() -> None:
 def test_pieces_end_at_line_ends_and_hold_a_partial_line() -> None:
     pieces = Pieces(1024, hold=1.0)
     pieces.write(b"10%\r20%", now=0.0)
-    assert pieces.due() == 1.0 and pieces.take(0.5) is None
-    pieces.write(b"\r100%\r\nnext", now=0.6)
-    assert pieces.take(0.6) == ("100%\n", 0), "the progress line is whole, so cleaning sees every frame"
-    assert pieces.due() == 1.6
-    assert pieces.take(1.6) == ("next", 0)
-    assert pieces.due() is None and pieces.take(5.0) is None
+    assert pieces.due() is None and pieces.take(5.0) is None, "a line that overwrites itself waits for its end"
+    pieces.write(b"\r100%\r\nnext", now=6.0)
+    assert pieces.take(6.0) == ("100%\n", 0), "the progress line is whole, so cleaning sees every frame"
+    assert pieces.due() == 7.0
+    assert pieces.take(7.0) == ("next", 0), "a plain partial line is let through after the hold"
+    assert pieces.due() is None and pieces.take(9.0) is None
+
+
+def written_pieces(writes: list[tuple[float, bytes]], hold: float = 1.0) -> str:
+    """What a reader of the pieces gets when `writes` come at their times and it takes at every tick."""
+    pieces, text = Pieces(1 << 20, hold=hold), []
+    for at, data in writes:
+        for tick in range(int(at * 10)):  # every 0.1 s up to this write
+            piece = pieces.take(tick / 10)
+            text.append(piece[0] if piece else "")
+        pieces.write(data, now=at)
+    rest = pieces.take_rest()
+    return "".join(text) + (rest[0] if rest else "")
+
+
+@pytest.mark.parametrize(
+    "writes",
+    [
+        [(0.0, b"\rstep 1"), (0.6, b"\rstep 2"), (1.2, b"\rstep 3"), (1.8, b"\r\n")],
+        [(0.0, b"step 1"), (0.6, b"\rstep 2"), (1.2, b"\rstep 3\r\n")],
+        [(0.0, b"10%\r"), (2.0, b"50%\r"), (4.0, b"100%\r\ndone\r\n")],
+        [(0.0, b"Building... "), (1.5, b"more "), (3.0, b"ok\r\n")],
+        [(0.0, b"Password: "), (2.0, b"\r\n")],
+        [(0.0, b"a\x1b[3"), (2.0, b"1mred\x1b[0m\r\n")],
+    ],
+    ids=["carriage-return-first", "quick-overwrite", "frame-then-return", "slow-plain-line", "prompt",
+         "colour-cut-by-the-hold"],
+)
+def test_pieces_give_the_text_of_the_json_output(writes: list[tuple[float, bytes]]) -> None:
+    """Through a pipe, progress updates are the last frame only, never glued together."""
+    assert written_pieces(writes) == clean(b"".join(data for _, data in writes))
+
+
+def test_a_line_let_through_and_then_overwritten_is_written_again_on_its_own() -> None:
+    """A pipe cannot take back "Downloading"; what the line became follows on a line of its own."""
+    writes = [(0.0, b"Downloading"), (2.0, b"\rDone       \r\n"), (2.1, b"next\r\n")]
+    assert written_pieces(writes) == "Downloading\nDone       \nnext\n"
 
 
 def test_pieces_leave_out_a_last_line_the_result_does_not_have() -> None:
@@ -307,3 +378,57 @@ def test_plain_pretty_display_writes_cleaned_lines() -> None:
     display.finished(result(output="bold\n100%"))
     assert written(out) == "bold\n100%\n"
     assert written(err) == "✓ completed · exit 0 · 1.23 s · rich/shell_integration\n"
+
+
+@pytest.mark.parametrize("passthrough", [True, False], ids=["terminal", "plain"])
+def test_pretty_display_does_not_claim_that_shown_output_was_omitted(passthrough: bool) -> None:
+    """The result keeps only the head and tail of a long output, but the display showed every line."""
+    clock, out, err = Clock(), byte_stream(), byte_stream()
+    display = PrettyDisplay(Presentation(passthrough, False, False, False), 1 << 20, clock, stdout=out, stderr=err)
+    display.started("seq 1 300000", BASH, Strategy.RICH, clock.now)
+    for n in range(0, 3000, 100):
+        display.on_output("".join(f"{i}\r\n" for i in range(n, n + 100)).encode())  # type: ignore[misc]
+        clock.now += 0.2
+        display.tick(clock.now)
+    display.stop()
+    display.finished(result(output="0\n...\n2999\n", output_truncated=True, output_dropped_bytes=1240319))
+    assert written(out).replace("\r\n", "\n") == "".join(f"{i}\n" for i in range(3000))
+    assert "omitted" not in written(err)
+
+
+def test_pretty_display_draws_ascii_marks_when_the_locale_is_not_utf8() -> None:
+    clock, out, err = Clock(), byte_stream(), byte_stream()
+    presentation = choose_presentation({"TERM": "xterm", "LC_ALL": "C", "LANG": "C.UTF-8"}, False, False)
+    display = PrettyDisplay(presentation, 1 << 20, clock, stdout=out, stderr=err)
+    display.started("x", BASH, Strategy.RICH, clock.now)
+    display.stop()
+    display.finished(result(output=""))
+    assert written(err) == "+ completed | exit 0 | 1.23 s | rich/shell_integration\n"
+
+
+# ---- the session list ---------------------------------------------------------------------------------
+
+
+def test_session_list_shows_commands_as_typed() -> None:
+    """Brackets in a command are text, not markup: nothing vanishes and nothing breaks the table."""
+    rows = [
+        {"session_id": "a" * 24, "status": "running", "exit_code": None, "age_s": 3.0,
+         "command": 'read -p "Continue? [y/N] " a'},
+        {"session_id": "b" * 24, "status": "completed", "exit_code": 0, "age_s": 9.0, "command": 'echo "[/x]" :smile:'},
+        {"session_id": "c" * 24, "status": "completed", "exit_code": 1, "age_s": 1.0, "command": "[bold]x[/bold]"},
+    ]
+    out = io.StringIO()
+    render_sessions(rows, out)
+    text = out.getvalue()
+    assert '"Continue? [y/N] " a' in text
+    assert 'echo "[/x]" :smile:' in text
+    assert "[bold]x[/bold]" in text
+
+
+def test_pieces_do_not_come_due_again_for_an_unfinished_sequence_alone() -> None:
+    pieces = Pieces(1024, hold=1.0)
+    pieces.write(b"\x1b[3", now=0.0)
+    assert pieces.take(1.0) is None
+    assert pieces.due() is None, "nothing to let through until the sequence is complete"
+    pieces.write(b"1mred\x1b[0m\r\n", now=2.0)
+    assert pieces.take(2.0) == ("red\n", 0)

@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
@@ -122,6 +125,39 @@ def test_pretty_through_pipes_is_plain(safe_run: SafeRun) -> None:
     outcome = pretty(safe_run, {"TERM": "xterm-256color"})
     assert "\x1b" not in outcome.stderr
     assert outcome.stderr.startswith("✗ completed · exit 4 · ")
+
+
+@pytest.mark.slow
+def test_progress_through_a_pipe_is_the_text_of_the_json_output(safe_run: SafeRun) -> None:
+    """Frames a second apart are not glued together (`step 2step 3`): the last one is written."""
+    command = "for i in 1 2 3; do printf '\\rstep %d' $i; sleep 0.6; done; echo; echo after"
+    sr = with_bash(safe_run)
+    piped = sr("--format", "pretty", "--", command)
+    as_json = sr("--format", "json", "--", command).json
+    assert as_json["output"] == "step 3\nafter\n"
+    assert piped.stdout == as_json["output"]
+
+
+@pytest.mark.parametrize("env", [{"LANG": "C"}, {"LC_ALL": "C"}, {"LC_ALL": "POSIX", "LANG": "C.UTF-8"}])
+def test_a_locale_that_is_not_utf8_gets_ascii_marks(safe_run: SafeRun, env: dict[str, str]) -> None:
+    """Python's UTF-8 mode makes stderr UTF-8 under LANG=C; the marks follow the locale anyway."""
+    outcome = pretty(safe_run, env)
+    assert outcome.stderr.startswith("x completed | exit 4 | "), outcome.stderr
+
+
+@pytest.mark.parametrize("ci", ["true", "1", "yes"])
+def test_under_ci_auto_streams_plain_output_into_the_log(safe_run: SafeRun, ci: str) -> None:
+    """A CI step's log is read by people: the output as text, the summary on stderr, no JSON."""
+    outcome = with_bash(safe_run)("--", "echo visible; sh -c 'exit 4'", env={"CI": ci})
+    assert outcome.stdout == "visible\n"
+    assert outcome.stderr.startswith("✗ completed · exit 4 · ")
+    assert outcome.returncode == 4
+
+
+@pytest.mark.parametrize("ci", ["", "false", "0"])
+def test_without_ci_auto_through_a_pipe_is_json(safe_run: SafeRun, ci: str) -> None:
+    outcome = with_bash(safe_run)("--", "echo visible", env={"CI": ci})
+    assert outcome.json["output"] == "visible\n"
 
 
 def test_force_color_colours_the_summary_even_through_a_pipe(safe_run: SafeRun) -> None:
@@ -269,3 +305,108 @@ def test_fallback_is_a_warning_annotation(safe_run: SafeRun) -> None:
     (line,) = annotations(outcome.stderr)
     assert line.startswith("::warning title=safe-run fallback::`echo via dash`: completed with exit 0")
     assert "downgrade rich -> none" in line
+
+
+# ---- what stays on a person's screen (tmux: a real terminal emulator) -------------------------------
+
+
+class Tmux:
+    """A private tmux server with one window running bash, driven with send-keys and read back
+    with capture-pane: what a person would see on the screen."""
+
+    def __init__(self, safe_run: SafeRun, tmp_path: Path) -> None:
+        self.socket = str(tmp_path / "tmux.sock")
+        env = safe_run.environment({"TERM": "xterm-256color", "PS1": "$ "})
+        self.env = env
+        rc = tmp_path / "bashrc"
+        rc.write_text("PS1='$ '\n")
+        self.tmux("new-session", "-d", "-x", "120", "-y", "30", f"bash --noprofile --rcfile {rc}")
+
+    def tmux(self, *args: str) -> str:
+        proc = subprocess.run(["tmux", "-S", self.socket, *args], env=self.env, capture_output=True, text=True,
+                              timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", *keys)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p")
+
+    def wait_for(self, text: str, limit: float = 20) -> str:
+        deadline = time.monotonic() + limit
+        while True:
+            screen = self.screen()
+            if text in screen or time.monotonic() > deadline:
+                assert text in screen, f"{text!r} never showed:\n{screen}"
+                return screen
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], env=self.env, capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def tmux(safe_run: SafeRun, tmp_path: Path) -> Iterator[Tmux]:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    session = Tmux(safe_run, tmp_path)
+    session.wait_for("$")
+    yield session
+    session.close()
+
+
+def run_line(command: str) -> str:
+    return f"{sys.executable} -m safe_run --shell {shell_path('bash')} --format pretty -- '{command}'"
+
+
+@pytest.mark.slow
+def test_keys_typed_during_a_run_leave_no_status_line_behind(tmux: Tmux) -> None:
+    tmux.keys(run_line("sleep 1.5; echo done"), "Enter")
+    tmux.wait_for("running")
+    tmux.keys("Enter")
+    tmux.keys("echo typed-ahead", "Enter")
+    screen = tmux.wait_for("completed")
+    assert "running" not in screen, screen
+    assert "typed-ahead" in tmux.wait_for("typed-ahead\n"), "what was typed still reaches the shell"
+    assert "running" not in tmux.screen()
+
+
+@pytest.mark.slow
+def test_ctrl_z_takes_the_status_line_away_and_fg_brings_the_run_back(tmux: Tmux) -> None:
+    tmux.keys(run_line("sleep 2; echo done"), "Enter")
+    tmux.wait_for("running")
+    tmux.keys("C-z")
+    screen = tmux.wait_for("Stopped")
+    assert "running" not in screen, screen
+    tmux.keys("stty -a | grep -qw -- -echo && echo ECHO-OFF || echo ECHO-ON", "Enter")
+    assert "\nECHO-ON" in tmux.wait_for("\nECHO-"), "echo is on while safe-run is stopped"
+    tmux.keys("fg", "Enter")
+    screen = tmux.wait_for("completed")
+    assert "done" in screen and "running" not in screen, screen
+
+
+@pytest.mark.slow
+def test_a_full_screen_program_leaves_nothing_on_the_screen(tmux: Tmux, tmp_path: Path) -> None:
+    """vim draws its `~` lines on the alternate screen; none of them may land on the person's."""
+    vim = shutil.which("vim") or shutil.which("vi")
+    if vim is None:
+        pytest.skip("vim is not installed")
+    (tmp_path / "file.txt").write_text("hello\n")
+    tmux.keys("clear", "Enter")
+    tmux.keys(run_line(f"echo before; {vim} -u NONE -i NONE -n {tmp_path / 'file.txt'}; echo after"), "Enter")
+    screen = tmux.wait_for("input_required")
+    assert "~" not in screen, screen
+    assert "before" in screen and "alternate screen" in screen
+
+
+@pytest.mark.slow
+def test_yield_after_shows_a_status_line_while_it_waits_and_leaves_none(tmux: Tmux) -> None:
+    line = run_line("echo started; sleep 30").replace("--format pretty", "--format pretty --yield-after 20")
+    tmux.keys(line, "Enter")
+    tmux.wait_for("running · ")
+    tmux.keys("C-c")
+    screen = tmux.wait_for("interrupted")
+    assert "running · " not in screen, screen
+    assert "started" in screen

@@ -64,12 +64,14 @@ def _help_hint(exc: click.UsageError) -> str:
 
 def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -> int:
     """One line on stderr, and the error as JSON on stdout when JSON was asked for."""
-    from .report import FORMATS, wants_json
+    from .report import FORMATS, SINGLE_ANSWER_FORMATS, wants_json
     from .result import error_result
 
     _say(message + (f" (try '{hint}')" if hint else ""))
     output_format = _format_from_argv(argv)
-    output_format = output_format if output_format in FORMATS else "auto"
+    # jsonl only means something to the run verb: the others answer a refused one like auto.
+    accepted = FORMATS if _is_run(argv) else SINGLE_ANSWER_FORMATS
+    output_format = output_format if output_format in accepted else "auto"
     if wants_json(output_format):
         _answer_quietly(error_result(None, message), output_format)
     return status

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from glob import escape, glob
 
 from . import shells
-from .result import SCHEMA_VERSION, Result, Status, Strategy
+from .result import SCHEMA_VERSION, Downgrade, Result, Status, Strategy
 from .runner import CALLER_TERMINAL_VARS, INTEGRATED, TERM, RunRequest
 from .tracker import Timers
 
@@ -399,8 +399,7 @@ def _explain(
         else:
             problem = (f"with your start-up files ({files}) safe-run's integration does not work ({reason}); "
                        "without them it does")
-        delay = (f", and every run first waits {with_rc.downgrades[0].at_s:.1f} s for integration that never comes"
-                 if with_rc.downgrades else "")
+        delay = _startup_wait(with_rc.downgrades)
         strategy = with_rc.strategy.value if with_rc.strategy else "none"
         advice = (f"safe-run falls back to strategy {strategy}: the end and the exit code come from a "
                   f"marked echo typed after the command instead of the shell's own marks{delay}. ")
@@ -431,6 +430,18 @@ def _not_loaded(target: Target, missing: Sequence[str], rc_paths: Sequence[str],
               "that tells safe-run's shell apart (its __sr_ variables, ZDOTDIR), and report it with the "
               f"output of `safe-run --format json --shell {target.path} -- true`.")
     return problem, advice
+
+
+def _startup_wait(downgrades: Sequence[Downgrade]) -> str:
+    """The time every run loses waiting for integration, when it is worth a mention.
+
+    A shell that shows at once that integration will not come (it exited, or another program took
+    over) costs no wait, and "waits 0.0 s" would only puzzle.
+    """
+    first = downgrades[0] if downgrades else None
+    if first is None or not first.reason.startswith("shell integration did not start") or first.at_s < 0.05:
+        return ""
+    return f", and every run first waits {first.at_s:.1f} s for integration that never comes"
 
 
 def _not_the_rc_files(
@@ -551,7 +562,7 @@ def render_pretty(reports: Sequence[ShellReport], console: object | None = None)
     from rich.table import Table
     from rich.text import Text
 
-    out: Console = console if console is not None else Console(highlight=False)  # type: ignore[assignment]
+    out: Console = console if console is not None else Console(highlight=False, markup=False, emoji=False)  # type: ignore[assignment]
     table = Table("shell", "path", "strategy", "integration", "start-up", "no rc", "verdict", box=None)
     table.columns[1].overflow = "fold"
     for r in reports:

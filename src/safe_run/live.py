@@ -23,14 +23,21 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
+import termios
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TextIO
 
 from . import events
 from .output import Chunks, c1_as_esc, clean
+from .output import _unfinished_length as unfinished_length
+from .report import is_ci
+from .screen import _SWITCH as ALTERNATE_SWITCH
 from .result import Downgrade, Result, ShellInfo, Status, Strategy
 
 # Output events and cleaned output are written at most this often, so a command that prints a
@@ -60,10 +67,7 @@ class Presentation:
     command_colour: bool  # keep the command's own colours in what is passed on
     status_line: bool  # draw the live status line on stderr
     colour: bool  # colour safe-run's own summary on stderr
-
-
-def is_ci(environ: Mapping[str, str]) -> bool:
-    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    unicode: bool = True  # the locale is UTF-8: marks and spinner may be drawn in Unicode
 
 
 def choose_presentation(environ: Mapping[str, str], stdout_tty: bool, stderr_tty: bool) -> Presentation:
@@ -81,6 +85,7 @@ def choose_presentation(environ: Mapping[str, str], stdout_tty: bool, stderr_tty
         command_colour=passthrough and not no_color,
         status_line=passthrough and stderr_tty,
         colour=not no_color and (force_color or (stderr_tty and not plain)),
+        unicode=locale_is_utf8(environ),
     )
 
 
@@ -114,6 +119,8 @@ class TerminalFilter:
         self._colour = colour
         self._carry = b""
         self.coloured = False  # a colour was passed on (so the end should reset attributes)
+        self._alternate = False  # between a switch to the alternate screen and the switch back
+        self.hid_alternate = False  # something was drawn on the alternate screen and left out
 
     def feed(self, data: bytes) -> bytes:
         data = self._carry + data
@@ -130,7 +137,26 @@ class TerminalFilter:
                 if opened >= 0 and _OPEN_STRING.fullmatch(data, opened, start):
                     start = opened
             data, self._carry = data[:start], data[start:] + self._carry
-        return _FOR_TERMINAL.sub(self._keep, data)
+        return b"".join(_FOR_TERMINAL.sub(self._keep, part) for part in self._main_screen(data))
+
+    def _main_screen(self, data: bytes) -> list[bytes]:
+        """The parts of data meant for the main screen. A full-screen program (an editor, a pager)
+        draws on the alternate screen with cursor moves this filter removes, so what it drew
+        would land scattered over the person's screen: it is left out, from the switch to the
+        alternate screen to the switch back."""
+        parts, start = [], 0
+        for switch in ALTERNATE_SWITCH.finditer(data):
+            if not self._alternate:
+                parts.append(data[start:switch.start()])
+            elif switch.start() > start:
+                self.hid_alternate = True
+            self._alternate = switch[1] == b"h"
+            start = switch.end()
+        if not self._alternate:
+            parts.append(data[start:])
+        elif len(data) > start:
+            self.hid_alternate = True
+        return parts
 
     def _keep(self, match: re.Match[bytes]) -> bytes:
         if match[1] is not None:
@@ -148,32 +174,39 @@ class Pieces:
     """Cleaned output in pieces that end at line ends where they can.
 
     Cleaning a piece on its own cannot see a carriage return's effect on the piece before it, so
-    a line still being written (a progress bar, a prompt) waits for its newline, for `hold`
-    seconds, or for `PARTIAL_LIMIT` bytes, whichever comes first.
+    a line still being written waits for its newline. A plain partial line (a prompt, "Building...
+    ") is let through after `hold` seconds; one that overwrites itself (`\r` or backspace: a
+    progress bar) waits for its newline, up to `PARTIAL_LIMIT` bytes, so that only its last frame
+    is written, as in the JSON output. When a line that was let through is overwritten after all,
+    what it became is written whole on a line of its own: a pipe cannot take back what it carried.
     """
 
     def __init__(self, limit: int, hold: float = PARTIAL_HOLD) -> None:
         self._chunks = Chunks(limit)
         self._hold = hold
-        self._partial = bytearray()
+        self._partial = bytearray()  # the current line's bytes not yet let through
         self._partial_since: float | None = None
+        self._overwrites = False  # the partial line holds a carriage return or a backspace
+        self._shown = bytearray()  # the current line's bytes already let through
         self._ready = False
 
     def write(self, data: bytes, now: float) -> None:
         end = data.rfind(b"\n") + 1
         if end:
-            if self._partial:
-                self._chunks.write(bytes(self._partial) + data[:end])
-                self._partial.clear()
-            else:
-                self._chunks.write(data[:end])
-            self._ready = True
+            first = data.find(b"\n") + 1
+            self._end_line(bytes(self._partial) + data[:first])
+            if first < end:
+                self._chunks.write(data[first:end])
+            self._partial.clear()
             self._partial_since = None
+            self._overwrites = False
+            self._ready = True
             data = data[end:]
         if data:
             if self._partial_since is None:
                 self._partial_since = now
             self._partial += data
+            self._overwrites = self._overwrites or b"\r" in data or b"\x08" in data
             if len(self._partial) > PARTIAL_LIMIT:
                 self._release()
 
@@ -181,11 +214,13 @@ class Pieces:
         """When a piece can be taken (a time in the writer's clock), or None while there is none."""
         if self._ready:
             return float("-inf")
-        return None if self._partial_since is None else self._partial_since + self._hold
+        if self._partial_since is None or self._overwrites:
+            return None
+        return self._partial_since + self._hold
 
     def take(self, now: float) -> tuple[str, int] | None:
         """The cleaned text of the lines that are complete (or held long enough) and bytes dropped."""
-        if self._partial_since is not None and now >= self._partial_since + self._hold:
+        if self._partial_since is not None and not self._overwrites and now >= self._partial_since + self._hold:
             self._release()
         if not self._ready:
             return None
@@ -197,19 +232,45 @@ class Pieces:
         """Everything still held, at the end. A last line the result's output does not end with
         (a prompt that only the screen told apart from the output) is left out."""
         if self._partial:
-            rest = clean(bytes(self._partial))
+            rest = clean(bytes(self._shown + self._partial))
             if expected_output is None or (rest and expected_output.endswith(rest)):
-                self._release()
-            else:
-                self._partial.clear()
-                self._partial_since = None
+                self._end_line(bytes(self._partial))
+                self._ready = True
+            self._partial.clear()
+            self._partial_since = None
+            self._overwrites = False
         return self.take(float("-inf"))
 
     def _release(self) -> None:
-        self._chunks.write(bytes(self._partial))
-        self._partial.clear()
-        self._partial_since = None
+        """Let the partial line through, except an unfinished sequence or character at its end."""
+        data = bytes(self._partial)
+        cut = len(data) - unfinished_length(data)
+        if not cut:
+            self._partial_since = None  # only an unfinished sequence: wait for the bytes that end it
+            return
+        self._end_line(data[:cut])
+        self._shown += data[:cut]
+        del self._partial[:cut]
+        self._partial_since = None if not self._partial else self._partial_since
+        self._overwrites = b"\r" in self._partial or b"\x08" in self._partial
         self._ready = True
+
+    def _end_line(self, rest: bytes) -> None:
+        """Write the rest of the current line (or part of it): raw when nothing of the line was
+        let through yet, else as what the whole line now shows beyond what was written."""
+        if not self._shown:
+            self._chunks.write(rest)
+            return
+        before = clean(bytes(self._shown))
+        after = clean(bytes(self._shown) + rest)
+        if rest.endswith(b"\n"):
+            self._shown.clear()
+        elif len(self._shown) > PARTIAL_LIMIT:
+            self._shown = bytearray(self._shown[-PARTIAL_LIMIT:])  # memory stays bounded
+        if after.startswith(before):
+            self._chunks.write(after[len(before):].encode("utf-8"))
+        else:
+            self._chunks.write(b"\n" + after.encode("utf-8"))
 
 
 # ---- writing, without ever failing the run -------------------------------------------------------
@@ -383,6 +444,53 @@ class StatusLine:
             return 80
 
 
+class QuietKeys:
+    """What the person types during a run is not echoed while the status line is on screen.
+
+    The terminal echoes keys typed at a running program; an echoed Enter moves the cursor below
+    the status line, which then stays on the screen. So while the status line shows, echo is off
+    on the terminal it is drawn on (when that is also where keys come from, and safe-run is in its
+    foreground). The keys are still queued and reach the shell after the run, as they would have.
+    Only the ECHO flag is touched, and it is put back on whenever the status line goes away.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._quieted = False
+
+    @staticmethod
+    def for_streams(stdin: TextIO, stderr: TextIO) -> QuietKeys | None:
+        """The guard when stdin and stderr are the same terminal, else None."""
+        try:
+            same = os.isatty(stdin.fileno()) and os.fstat(stdin.fileno()).st_rdev == os.fstat(stderr.fileno()).st_rdev
+        except (OSError, ValueError, AttributeError):
+            return None
+        return QuietKeys(stderr.fileno()) if same else None
+
+    def quiet(self) -> None:
+        try:
+            if os.tcgetpgrp(self._fd) != os.getpgrp():
+                return  # in the background: changing the terminal would stop safe-run (SIGTTOU)
+            attrs = termios.tcgetattr(self._fd)
+            if attrs[3] & termios.ECHO:
+                attrs[3] &= ~termios.ECHO
+                termios.tcsetattr(self._fd, termios.TCSANOW, attrs)
+                self._quieted = True
+        except (OSError, termios.error):
+            pass
+
+    def restore(self) -> None:
+        if not self._quieted:
+            return
+        self._quieted = False
+        try:
+            attrs = termios.tcgetattr(self._fd)
+            attrs[3] |= termios.ECHO
+            termios.tcsetattr(self._fd, termios.TCSANOW, attrs)
+        except (OSError, termios.error):
+            pass
+
+
 def _elapsed(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.1f} s"
@@ -390,8 +498,36 @@ def _elapsed(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
-def unicode_ok(stream: TextIO) -> bool:
-    return (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+def _is_utf8(name: str) -> bool:
+    return name.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+
+
+def locale_is_utf8(environ: Mapping[str, str]) -> bool:
+    """The character set the person's locale names (LC_ALL, else LC_CTYPE, else LANG) is UTF-8.
+
+    Read from the variables rather than from the stream: Python's UTF-8 mode makes every stream
+    UTF-8 under `LANG=C`, and its locale coercion adds `LC_CTYPE=C.UTF-8` to the environment,
+    while the terminal behind it may still draw only ASCII.
+    """
+    lang = environ.get("LANG") or "C"
+    ctype = environ.get("LC_CTYPE", "")
+    if ctype in _COERCED and not environ.get("LC_ALL") and not _codeset_is_utf8(lang):
+        ctype = ""  # Python's start-up put it there (PEP 538): the person's locale is LANG's
+    name = environ.get("LC_ALL") or ctype or lang
+    return _codeset_is_utf8(name)
+
+
+# What Python sets LC_CTYPE to when it starts under the C locale (PEP 538 locale coercion).
+_COERCED = ("C.UTF-8", "C.utf8", "UTF-8")
+
+
+def _codeset_is_utf8(locale_name: str) -> bool:
+    return _is_utf8(locale_name.partition(".")[2].partition("@")[0])
+
+
+def unicode_ok(stream: TextIO, locale_utf8: bool) -> bool:
+    """Marks and spinners may be drawn in Unicode: the locale says UTF-8 and the stream can write it."""
+    return locale_utf8 and _is_utf8(getattr(stream, "encoding", None) or "")
 
 
 class PrettyDisplay(Display):
@@ -404,16 +540,19 @@ class PrettyDisplay(Display):
         clock: Callable[[], float],
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
+        stdin: TextIO | None = None,
     ) -> None:
         self.presentation = presentation
         self._clock = clock
         self._out = Out(stdout or sys.stdout)
         self._err = stderr or sys.stderr
-        self._unicode = unicode_ok(self._err)
+        self._unicode = unicode_ok(self._err, presentation.unicode)
         self._filter = TerminalFilter(presentation.command_colour) if presentation.passthrough else None
         self._pieces = None if presentation.passthrough else Pieces(max(limit, PRETTY_WINDOW))
         self._pending = bytearray()
         self._status = StatusLine(self._err, presentation.colour, self._unicode) if presentation.status_line else None
+        self._keys = QuietKeys.for_streams(stdin or sys.stdin, self._err) if self._status is not None else None
+        self._catching_tstp = False  # SIGTSTP (Ctrl-Z) is handled by `_suspend` during the run
         self._line_start = True  # the last thing written to stdout ended a line
         self._last = float("-inf")
         self._drawn = float("-inf")
@@ -422,6 +561,9 @@ class PrettyDisplay(Display):
         self._shell = ""
         self._downgraded = False
         self._stopped = False
+        # Bytes of output left out of what this display wrote (a burst beyond PRETTY_WINDOW): the
+        # result's own count is about the head and tail it keeps, not about what was shown here.
+        self._omitted = 0
         self.on_output = self._output
 
     @property
@@ -430,7 +572,32 @@ class PrettyDisplay(Display):
 
     def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
         self._started_at, self._strategy, self._shell = started_at, strategy, shell.name
+        if self._status is not None:
+            self._catch_suspend()
+            if self._keys is not None:
+                self._keys.quiet()
         self._draw(self._clock())
+
+    def _catch_suspend(self) -> None:
+        """Ctrl-Z: take the status line off the screen (and give echo back) before stopping."""
+        try:
+            if signal.getsignal(signal.SIGTSTP) == signal.SIG_DFL:  # not ignored, nor someone else's
+                signal.signal(signal.SIGTSTP, self._suspend)
+                self._catching_tstp = True
+        except (ValueError, OSError, AttributeError):
+            pass  # not the main thread, or no job control here
+
+    def _suspend(self, signum: int, frame: object) -> None:
+        if self._status is not None:
+            self._status.clear()
+        if self._keys is not None:
+            self._keys.restore()
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)
+        # Continued (fg or bg): carry on as before, quietly only if in the foreground again.
+        signal.signal(signal.SIGTSTP, self._suspend)
+        if self._keys is not None and not self._stopped:
+            self._keys.quiet()
 
     def _output(self, data: bytes) -> None:
         if self._filter is not None:
@@ -477,7 +644,7 @@ class PrettyDisplay(Display):
             data, self._pending = bytes(self._pending), bytearray()
             return data
         assert self._pieces is not None
-        return _encoded(self._pieces.take(now))
+        return self._encoded(self._pieces.take(now))
 
     def _write_output(self, now: float, data: bytes) -> None:
         self._last = now
@@ -507,23 +674,69 @@ class PrettyDisplay(Display):
         self._write_output(self._clock(), self._take(float("-inf")))
         if self._status is not None:
             self._status.clear()
+        if self._keys is not None:
+            self._keys.restore()
+        if self._catching_tstp:
+            signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+            self._catching_tstp = False
         if self._filter is not None and self._filter.coloured:
             self._out.write_bytes(b"\x1b[0m")
 
     def finished(self, result: Result) -> None:
         self.stop()
         if self._pieces is not None:
-            self._write_output(self._clock(), _encoded(self._pieces.take_rest(result.output)))
+            self._write_output(self._clock(), self._encoded(self._pieces.take_rest(result.output)))
         if not self._line_start:
             self._out.write_bytes(b"\n")
             self._line_start = True
         from .render import print_summary
 
-        print_summary(result, self.presentation.colour, self._err)
+        notes = []
+        if self._filter is not None and self._filter.hid_alternate:
+            notes.append("the full screen the command drew (alternate screen) is not shown; --format json keeps its text")
+        print_summary(result, self.presentation.colour, self._err, self._unicode, omitted=self._omitted, notes=notes)
+
+    def _encoded(self, piece: tuple[str, int] | None) -> bytes:
+        if piece is None:
+            return b""
+        text, dropped = piece
+        self._omitted += dropped
+        return text.encode("utf-8", "replace")
 
 
-def _encoded(piece: tuple[str, int] | None) -> bytes:
-    return piece[0].encode("utf-8", "replace") if piece else b""
+@contextmanager
+def waiting_line(output_format: str, yield_after: float, clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
+    """A status line while a `--yield-after` call waits for its session's first answer.
+
+    The session's holder keeps the output until that answer (it is handed out once, to the
+    caller, and what was handed out decides how long the session is kept), so until then there is
+    only the clock to show; the output follows with the answer.
+    """
+    presentation = choose_presentation(os.environ, _isatty(sys.stdout), _isatty(sys.stderr))
+    if output_format != "pretty" or not presentation.status_line:
+        yield
+        return
+    status = StatusLine(sys.stderr, presentation.colour, unicode_ok(sys.stderr, presentation.unicode))
+    keys = QuietKeys.for_streams(sys.stdin, sys.stderr)
+    done = threading.Event()
+    started = clock()
+
+    def draw() -> None:
+        while not done.wait(STATUS_INTERVAL):
+            status.draw(f"running · {_elapsed(clock() - started)} · --yield-after {yield_after:g}")
+
+    if keys is not None:
+        keys.quiet()
+    drawer = threading.Thread(target=draw, name="safe-run status line", daemon=True)
+    drawer.start()
+    try:
+        yield
+    finally:
+        done.set()
+        drawer.join()
+        status.clear()
+        if keys is not None:
+            keys.restore()
 
 
 def make_display(

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import TextIO
 
 from rich.console import Console
 from rich.text import Text
 
 from .events import decided_by_fallback
-from .live import unicode_ok
+from .live import locale_is_utf8, unicode_ok
 from .result import Result, Status
 
 SUCCESS_STYLE = "green"
@@ -50,7 +51,12 @@ def summary_style(result: Result) -> str:
     return FAILURE_STYLE
 
 
-def summary_text(result: Result, unicode: bool = True) -> Text:
+def summary_text(
+    result: Result, unicode: bool = True, omitted: int | None = None, notes: Sequence[str] = ()
+) -> Text:
+    """`omitted`: the bytes of output the reader did not see, when that is not the result's count
+    (a live display shows every line even when the result keeps only the head and the tail).
+    `notes`: what the display itself has to say about what it showed."""
     style = summary_style(result)
     dot, arrow = (" · ", "→") if unicode else (" | ", "->")
     parts = [result.status.value]
@@ -68,8 +74,11 @@ def summary_text(result: Result, unicode: bool = True) -> Text:
             f"\n  downgrade {downgrade.from_} {arrow} {downgrade.to} at {downgrade.at_s:.2f} s: {downgrade.reason}",
             style=FALLBACK_STYLE,
         )
-    if result.output_truncated:
-        text.append(f"\n  {result.output_dropped_bytes} bytes of output omitted from the middle")
+    omitted = result.output_dropped_bytes if omitted is None else omitted
+    if omitted:
+        text.append(f"\n  {omitted} bytes of output omitted from the middle")
+    for note in notes:
+        text.append(f"\n  {note}")
     if result.prompt and result.status is Status.INPUT_REQUIRED:
         text.append(f"\n  prompt: {result.prompt}")
     if result.killed:
@@ -96,10 +105,16 @@ def summary_console(colour: bool, stream: TextIO | None = None) -> Console:
     )
 
 
-def print_summary(result: Result, colour: bool, stream: TextIO | None = None) -> None:
+def print_summary(
+    result: Result, colour: bool, stream: TextIO | None = None, unicode: bool | None = None,
+    omitted: int | None = None, notes: Sequence[str] = (),
+) -> None:
+    """`unicode` None: decided from the locale and the stream. `omitted`, `notes`: see `summary_text`."""
     stream = stream or sys.stderr
+    if unicode is None:
+        unicode = unicode_ok(stream, locale_is_utf8(os.environ))
     try:
-        summary_console(colour, stream).print(summary_text(result, unicode_ok(stream)))
+        summary_console(colour, stream).print(summary_text(result, unicode, omitted, notes))
     except (OSError, ValueError):
         pass  # stderr is gone; the exit status still says how it ended
 
@@ -114,21 +129,25 @@ def render_pretty(result: Result) -> None:
             sys.stdout.write("\n")
         sys.stdout.flush()
     presentation = choose_presentation(os.environ, sys.stdout.isatty(), sys.stderr.isatty())
-    print_summary(result, presentation.colour)
+    print_summary(result, presentation.colour, sys.stderr, unicode_ok(sys.stderr, presentation.unicode))
 
 
-def render_sessions(rows: list[dict[str, object]]) -> None:
-    """The session list as a table for people."""
+def render_sessions(rows: list[dict[str, object]], stream: TextIO | None = None) -> None:
+    """The session list as a table for people.
+
+    Every cell is a `Text`, never a markup string: a command such as `read -p "[y/N] "` is shown
+    as typed, and one holding `[/x]` cannot break the listing.
+    """
     from rich.table import Table
 
-    console = Console(highlight=False)
+    console = Console(file=stream or sys.stdout, highlight=False, markup=False, emoji=False)
     if not rows:
-        console.print("no sessions")
+        console.print(Text("no sessions"))
         return
     table = Table("id", "status", "exit", "age", "command", box=None)
     for row in rows:
         exit_code = "" if row["exit_code"] is None else str(row["exit_code"])
         age = "" if row["age_s"] is None else f"{row['age_s']:.0f} s"
         command = str(row["command"]).splitlines()[0] if row["command"] else ""
-        table.add_row(str(row["session_id"]), str(row["status"]), exit_code, age, command)
+        table.add_row(*(Text(cell) for cell in (str(row["session_id"]), str(row["status"]), exit_code, age, command)))
     console.print(table)

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Mapping
 
 import click
 
@@ -32,9 +33,20 @@ class AnswerLost(Exception):
         self.result = result
 
 
+def is_ci(environ: Mapping[str, str]) -> bool:
+    """CI services set CI=true; empty, 0, false and no mean it is not set."""
+    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def wants_json(output_format: str) -> bool:
-    """A machine reads stdout: JSON (or JSON lines) rather than the pretty form."""
-    return output_format in ("json", "jsonl") or (output_format == "auto" and not _stdout_is_terminal())
+    """A machine reads stdout: JSON (or JSON lines) rather than the pretty form.
+
+    Under CI, auto is the pretty form (plain, streaming into the log): a CI step's log is read
+    by people, who expect to see a build's output as it runs.
+    """
+    if output_format == "auto":
+        return not _stdout_is_terminal() and not is_ci(os.environ)
+    return output_format in ("json", "jsonl")
 
 
 def _stdout_is_terminal() -> bool:
@@ -73,7 +85,7 @@ def write_json_line(text: str, result: Result | None = None) -> None:
 
 
 def resolve_format(output_format: str) -> str:
-    """'json', 'jsonl' or 'pretty': auto is pretty on a terminal, JSON otherwise."""
+    """'json', 'jsonl' or 'pretty': auto is pretty on a terminal or under CI, JSON otherwise."""
     if output_format == "auto":
         return "json" if wants_json("auto") else "pretty"
     return output_format
@@ -128,12 +140,12 @@ def _format_option(choices: tuple[str, ...], help_text: str):  # type: ignore[no
 # The --format option every session verb shares (click makes a new Option each time it decorates).
 format_option = _format_option(
     SINGLE_ANSWER_FORMATS,
-    "json: one JSON object on stdout; pretty: for people; auto: pretty on a terminal, else json.",
+    "json: one JSON object on stdout; pretty: for people; auto: pretty on a terminal or under CI, else json.",
 )
 # The run verb's: the same, and jsonl, which follows the command as it runs.
 run_format_option = _format_option(
     FORMATS,
     "json: one JSON object on stdout; jsonl: events as the command runs (started, output, downgrade, "
     "finished), one JSON object per line; pretty: for people, output live on a terminal; "
-    "auto: pretty on a terminal, else json.",
+    "auto: pretty on a terminal or under CI, else json.",
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -364,7 +365,16 @@ def _follow_shown(run: Run, display: Display, wake_fd: int, pending: list[int], 
         elif display.broken:
             run.interrupt(signal.SIGPIPE)
         else:
+            _drain(wake_fd)  # a signal the display handles itself (Ctrl-Z) woke the loop
             display.tick(clock())
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass
 
 
 @contextmanager
@@ -375,6 +385,7 @@ def signals_to_fd(pending: list[int] | None = None) -> Iterator[tuple[int, list[
     """
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
+    os.set_blocking(read_fd, False)
     pending = [] if pending is None else pending
     previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     old_wakeup = signal.set_wakeup_fd(write_fd)

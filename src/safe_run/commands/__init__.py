@@ -32,9 +32,10 @@ class SafeRunGroup(click.Group):
         return args[0] not in self.commands and args[0] not in GROUP_OPTIONS
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list:
-        """An option as the first word is one of the run verb's options."""
+        """An option as the first word is one of the run verb's options, or --version."""
         if incomplete.startswith("-"):
-            return self.commands[RUN].shell_complete(ctx, incomplete)
+            own = [item for item in super().shell_complete(ctx, incomplete) if item.value == "--version"]
+            return [*self.commands[RUN].shell_complete(ctx, incomplete), *own]
         return super().shell_complete(ctx, incomplete)
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -44,7 +45,10 @@ class SafeRunGroup(click.Group):
         run.format_usage(run_ctx, formatter)
         formatter.write_usage(ctx.command_path, "VERB [ARGS]...", prefix="       ")
         run.format_help_text(run_ctx, formatter)
-        run.format_options(run_ctx, formatter)
+        records = [param.get_help_record(run_ctx) for param in run.get_params(run_ctx) if isinstance(param, click.Option)]
+        records += [param.get_help_record(ctx) for param in self.get_params(ctx) if "--version" in param.opts]
+        with formatter.section("Options"):
+            formatter.write_dl([record for record in records if record is not None])
         with formatter.section("Verbs (a program with one of these names runs as `safe-run -- NAME`)"):
             formatter.write_dl([(name, command.get_short_help_str(60)) for name, command in self.commands.items()])
         run.format_epilog(run_ctx, formatter)

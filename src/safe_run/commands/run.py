@@ -6,6 +6,7 @@ import os
 import re
 import signal
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 
 import click
 
@@ -20,9 +21,9 @@ from .params import SECONDS, current_directory, open_log, read_command_file, std
 EXIT_STATUS_HELP = (
     "Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
     "75 still running in a session (--yield-after, or the default bound of JSON output); "
-    "123 no such session; 124 stopped before it finished (timeout, waiting for input); "
+    "123 no such session (poll, send, stop); 124 stopped before it finished (timeout, waiting for input); "
     "125 safe-run could not run the command; 129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM); "
-    "141 stdout was closed or its reader went away."
+    "141 stdout was closed or its reader went away (SIGPIPE)."
 )
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 STRATEGIES = ("auto", "rich", "basic", "none")
@@ -102,7 +103,7 @@ def yield_after_for(
         return requested or None
     if timeout is not None or shown != "json":
         return None
-    from ..live import is_ci
+    from ..report import is_ci
 
     return None if is_ci(environ) else default_yield_after(environ)
 
@@ -241,7 +242,7 @@ def _stop_signals() -> StopSignals:
 def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int]) -> Result:
     """The run, in the foreground or in a session, and its answer written."""
     if bound is not None:
-        result = _in_session(request, bound, arrived)
+        result = _in_session(request, bound, arrived, shown)
         emit(result, shown)
         return result
     display = None
@@ -263,14 +264,15 @@ def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int
     return result
 
 
-def _in_session(request: RunRequest, bound: float, arrived: list[int]) -> Result:
+def _in_session(request: RunRequest, bound: float, arrived: list[int], shown: str) -> Result:
     """Start the command in a session; a signal that came while it started stops it again."""
     from ..session.client import ask, start_session
 
     if arrived:
         return not_started(request.command, signal.Signals(arrived[0]).name)
     try:
-        result = start_session(request, bound)
+        with _status_while_waiting(shown, bound):
+            result = start_session(request, bound)
         if arrived and result.session_id is not None:
             result = ask(result.session_id, {"op": "interrupt", "signal": signal.Signals(arrived[0]).name})
     except SessionError as exc:  # the sessions directory cannot be used: nothing started
@@ -278,3 +280,12 @@ def _in_session(request: RunRequest, bound: float, arrived: list[int]) -> Result
     except OSError as exc:  # no process or no room for the session's holder
         return error_result(request.command, f"cannot start a session for the command: {exc.strerror or exc}")
     return result
+
+
+def _status_while_waiting(shown: str, bound: float) -> AbstractContextManager[None]:
+    """A status line for a person waiting at a terminal; JSON loads nothing for it."""
+    if shown != "pretty":
+        return nullcontext()
+    from ..live import waiting_line
+
+    return waiting_line(shown, bound)

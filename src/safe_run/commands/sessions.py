@@ -6,24 +6,45 @@ import json
 import os
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
+from click.shell_completion import CompletionItem
 
 from ..report import emit, format_option, wants_json, write_json_line
 from ..result import SCHEMA_VERSION, exit_status
 from ..session.keys import NAMED, key_text
 from .params import SECONDS
 
+if TYPE_CHECKING:
+    from ..session.store import Session
 
-def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Tab completion offers this user's session ids; it only looks (no sweep, nothing printed)."""
-    from ..session.store import SESSION_ID, sessions_root
 
+def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """This user's session ids, each described by the first line of its command.
+
+    Completion only looks: no sweep of the store and nothing printed in the middle of a line.
+    """
+    from ..session.store import SESSION_ID, Session, sessions_root
+
+    root = sessions_root(os.environ)
     try:
-        names = os.listdir(sessions_root(os.environ))
+        names = os.listdir(root)
     except OSError:
         return []
-    return sorted(name for name in names if SESSION_ID.match(name) and name.startswith(incomplete))
+    found = sorted(name for name in names if SESSION_ID.match(name) and name.startswith(incomplete))
+    return [CompletionItem(name, help=_first_line(Session(name, root / name))) for name in found]
+
+
+def _first_line(session: Session) -> str | None:
+    lines = str(session.meta().get("command", "")).strip().splitlines()
+    return lines[0] if lines else None
+
+
+def _complete_keys(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """The key names `--key` takes: the named keys and ctrl-<letter>."""
+    names = sorted(NAMED) + [f"ctrl-{letter}" for letter in "abcdefghijklmnopqrstuvwxyz"]
+    return [name for name in names if name.startswith(incomplete.lower())]
 
 
 def _wait_option(default: float | None, help_text: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
@@ -70,7 +91,7 @@ def _keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -
     help="If the command is not reading its terminal now, type TEXT when it next does (thrown away if it ends first).",
 )
 @click.option(
-    "--key", "keys", multiple=True, callback=_keys, metavar="KEY",
+    "--key", "keys", multiple=True, callback=_keys, metavar="KEY", shell_complete=_complete_keys,
     help=f"Press a key after TEXT (repeatable): ctrl-<letter>, {', '.join(sorted(NAMED))}.",
 )
 @_wait_option(1.0, "Then wait up to this long for the command to end or ask for input again.")
