@@ -23,11 +23,15 @@ import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from glob import escape, glob
+from typing import TYPE_CHECKING
 
 from . import shells
 from .result import SCHEMA_VERSION, Downgrade, Result, Status, Strategy
 from .runner import CALLER_TERMINAL_VARS, INTEGRATED, TERM, RunRequest
 from .tracker import Timers
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # The shells looked for on PATH, in report order; $SHELL and the passwd shell are added to them.
 KNOWN_SHELLS = ("bash", "zsh", "fish", "dash", "sh")
@@ -556,13 +560,13 @@ def _seconds(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f} s"
 
 
-def render_pretty(reports: Sequence[ShellReport], console: object | None = None) -> None:
+def render_pretty(reports: Sequence[ShellReport], console: Console | None = None) -> None:
     """A table (one row per shell), then each problem with its advice, then a one-line verdict."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    out: Console = console if console is not None else Console(highlight=False, markup=False, emoji=False)  # type: ignore[assignment]
+    out = console if console is not None else Console(highlight=False, markup=False, emoji=False)
     table = Table("shell", "path", "strategy", "integration", "start-up", "no rc", "verdict", box=None)
     table.columns[1].overflow = "fold"
     for r in reports:

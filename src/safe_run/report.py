@@ -12,11 +12,15 @@ import io
 import json
 import os
 import sys
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
 import click
 
 from .result import Result, Status
+
+if TYPE_CHECKING:
+    from click.decorators import FC
 
 # Every value --format takes on some verb (the run verb takes them all).
 FORMATS = ("auto", "json", "jsonl", "pretty")
@@ -131,7 +135,7 @@ def annotate(result: Result) -> None:
         warn(line)
 
 
-def _format_option(choices: tuple[str, ...], help_text: str):  # type: ignore[no-untyped-def]
+def _format_option(choices: tuple[str, ...], help_text: str) -> Callable[[FC], FC]:
     return click.option(
         "--format", "output_format", type=click.Choice(choices), default="auto", show_default=True, help=help_text,
     )

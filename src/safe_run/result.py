@@ -10,6 +10,7 @@ import json
 import signal
 from dataclasses import asdict, dataclass, field
 from enum import Enum, IntEnum
+from typing import Any
 
 SCHEMA_VERSION = 1
 
@@ -131,31 +132,31 @@ class Result:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> Result:
+    def from_dict(cls, data: dict[str, Any]) -> Result:
         """The inverse of `to_dict`, for results that crossed a socket or a file."""
         shell = data.get("shell")
         reason = data.get("completion_reason")
         strategy = data.get("strategy")
         return cls(
             status=Status(data["status"]),
-            exit_code=data.get("exit_code"),  # type: ignore[arg-type]
+            exit_code=data.get("exit_code"),
             strategy=Strategy(strategy) if strategy else None,
             completion_reason=Reason(reason) if reason else None,
-            command=data.get("command"),  # type: ignore[arg-type]
+            command=data.get("command"),
             shell=ShellInfo(**shell) if isinstance(shell, dict) else None,
             output=str(data.get("output", "")),
             output_truncated=bool(data.get("output_truncated")),
-            output_dropped_bytes=int(data.get("output_dropped_bytes", 0)),  # type: ignore[arg-type]
-            duration_s=float(data.get("duration_s", 0.0)),  # type: ignore[arg-type]
-            message=data.get("message"),  # type: ignore[arg-type]
+            output_dropped_bytes=int(data.get("output_dropped_bytes", 0)),
+            duration_s=float(data.get("duration_s", 0.0)),
+            message=data.get("message"),
             downgrades=tuple(
-                Downgrade(d["from"], d["to"], d["reason"], d["at_s"]) for d in data.get("downgrades", [])  # type: ignore[union-attr]
+                Downgrade(d["from"], d["to"], d["reason"], d["at_s"]) for d in data.get("downgrades", [])
             ),
-            session_id=data.get("session_id"),  # type: ignore[arg-type]
-            prompt=data.get("prompt"),  # type: ignore[arg-type]
+            session_id=data.get("session_id"),
+            prompt=data.get("prompt"),
             alternate_screen=bool(data.get("alternate_screen")),
-            killed=tuple(Killed(**k) for k in data.get("killed", [])),  # type: ignore[union-attr]
-            signal=data.get("signal"),  # type: ignore[arg-type]
+            killed=tuple(Killed(**k) for k in data.get("killed", [])),
+            signal=data.get("signal"),
         )
 
 

@@ -208,7 +208,7 @@ def _starts_in_first_column(data: bytes) -> bool:
     return newline <= 0 or data[newline - 1] == 0x0D
 
 
-class _Screen(pyte.Screen):  # type: ignore[misc]
+class _Screen(pyte.Screen):
     """pyte 0.8 hands `CSI > ... m` (key-modifier settings, sent by vim) to this method with a
     `private` flag it does not accept; such sequences draw nothing."""
 

@@ -8,6 +8,7 @@ runs as `safe-run -- poll`.
 from __future__ import annotations
 
 import click
+from click.shell_completion import CompletionItem
 
 from .. import __version__
 from .doctor import doctor_command
@@ -31,7 +32,7 @@ class SafeRunGroup(click.Group):
             return not ctx.resilient_parsing
         return args[0] not in self.commands and args[0] not in GROUP_OPTIONS
 
-    def shell_complete(self, ctx: click.Context, incomplete: str) -> list:
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
         """An option as the first word is one of the run verb's options, or --version."""
         if incomplete.startswith("-"):
             own = [item for item in super().shell_complete(ctx, incomplete) if item.value == "--version"]

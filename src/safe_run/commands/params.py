@@ -24,7 +24,7 @@ MAX_COMMAND_BYTES = 1024 * 1024
 MAX_SECONDS = 1e9
 
 
-class Seconds(click.ParamType):
+class Seconds(click.ParamType[float, object]):
     """A finite, non-negative number of seconds."""
 
     name = "seconds"

@@ -142,8 +142,8 @@ def _ask_interruptibly(session: Session, request: dict[str, object]) -> Result:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise _unresponsive(session, request)
-                ready, _, _ = select.select([conn, wake_fd], [], [], remaining)
-                if conn in ready:
+                ready, _, _ = select.select([conn.fileno(), wake_fd], [], [], remaining)
+                if conn.fileno() in ready:
                     try:
                         return _answer(session, conn, request, deadline)
                     except TimeoutError:
