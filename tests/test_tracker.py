@@ -238,8 +238,8 @@ def test_line_typed_but_never_started_is_an_error_not_a_completion() -> None:
 def test_timeout_stops_the_command() -> None:
     t = tracker(timeout=2)
     running(t)
-    assert t.next_deadline(T0 + 1.95) == pytest.approx(T0 + 2)
     assert t.tick(T0 + 1.9, BUSY) == []
+    assert t.next_deadline(T0 + 1.95) == pytest.approx(T0 + 2)
     finish = only_finish(t.tick(T0 + 2, BUSY))
     assert (finish.status, finish.reason, finish.stop) == (Status.TIMEOUT, Reason.TIMEOUT, True)
 
@@ -295,8 +295,19 @@ def test_interruption() -> None:
 def test_polling_slows_down_when_quiet() -> None:
     t = tracker()
     running(t)
+    t.tick(T0 + 0.5, BUSY)
     assert t.next_deadline(T0 + 0.5) == pytest.approx(T0 + 0.6)
+    t.tick(T0 + 5, BUSY)
     assert t.next_deadline(T0 + 5) == pytest.approx(T0 + 5.25)
+
+
+def test_the_next_look_is_counted_from_the_last_one() -> None:
+    """A loop woken more often than the looks (a status line's spinner) must not put them off."""
+    t = tracker()
+    running(t)
+    t.tick(T0 + 0.5, BUSY)
+    for now in (T0 + 0.52, T0 + 0.55, T0 + 0.58, T0 + 0.61):
+        assert t.next_deadline(now) == pytest.approx(T0 + 0.6)
 
 
 # ---- sessions: input waits are held, answered, and waited for again ------------------------------
@@ -321,6 +332,7 @@ def test_an_answer_clears_the_wait_and_the_next_wait_is_decided_quickly() -> Non
     t.answered(T0 + 2)
     assert t.waiting is None
     t.feed(b"print(1)\r\n1\r\n>>> ", T0 + 2.01)
+    assert t.tick(T0 + 2.02, READING) == [] and t.waiting is None, "settling"
     assert t.next_deadline(T0 + 2.02) == pytest.approx(T0 + 2.06), "woken when the answer settle ends"
     assert t.tick(T0 + 2.04, READING) == [] and t.waiting is None, "still settling"
     t.tick(T0 + 2.07, READING)

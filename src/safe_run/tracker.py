@@ -124,6 +124,7 @@ class Clocks:
     answered: float | None = None
     last_activity: float | None = None  # the foreground's CPU time last changed
     activity: tuple[tuple[int, int], ...] = ()
+    ticked: float | None = None  # the last look; the next one is due a fixed time after it
 
 
 @dataclass
@@ -181,6 +182,7 @@ class CommandTracker:
         if self.phase is Phase.DONE:
             return []
         clocks = self._clocks()
+        clocks.ticked = now
         if self.timers.timeout is not None and now - clocks.started >= self.timers.timeout:
             return self._finish_timeout()
         if self.phase is Phase.STARTING:
@@ -238,9 +240,11 @@ class CommandTracker:
             return None
         clocks = self._clocks()
         quiet_for = now - clocks.last_output
-        # Look often while a wait may have just begun, then less: idle CPU stays near zero.
+        # Look often while a wait may have just begun, then less: idle CPU stays near zero. The
+        # next look is counted from the last one, so a loop woken more often than this (a status
+        # line's spinner, a caller polling) still looks on time.
         poll = 0.1 if quiet_for < 2 else 0.25
-        deadline = now + poll
+        deadline = (clocks.started if clocks.ticked is None else clocks.ticked) + poll
         if self._settling_after_answer(now):
             deadline = min(deadline, clocks.last_output + self.timers.answer)
         if self.timers.timeout is not None:
