@@ -197,7 +197,10 @@ def test_output_sent_to_a_log_completes_and_the_log_keeps_it(safe_run: SafeRun, 
     log = tmp_path / "build.log"
     result = run_json(safe_run, shell, f"exec >{log} 2>&1; echo building; false")
     assert (result["status"], result["exit_code"]) == ("completed", 1)
-    assert log.read_text().startswith("building\n")
+    assert result["completion_reason"] == "shell_integration", "the marks still reach the terminal"
+    text = log.read_text()
+    assert text.startswith("building\n")
+    assert "633;C" not in text and "633;D" not in text, "no command mark, and so no nonce, in the user's log"
 
 
 # ---- a `read` that cannot be told from the prompt: never typed into -----------------------------

@@ -11,8 +11,11 @@
 __sr_apply_env
 builtin cd -- "$__sr_cwd" || builtin exit 125
 
+# Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
+# (`exec >build.log 2>&1`) neither loses them nor finds the nonce in its file.
 __sr_mark() {
-    builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce"
+    { builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce" >/dev/tty; } 2>/dev/null ||
+        builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce"
 }
 
 __sr_running=

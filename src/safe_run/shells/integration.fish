@@ -9,8 +9,11 @@
 __sr_apply_env
 builtin cd -- $__sr_cwd; or exit 125
 
+# Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
+# neither loses them nor finds the nonce in its file.
 function __sr_mark --argument-names payload
-    builtin printf '\e]633;%s;%s\a' $payload $__sr_nonce
+    builtin printf '\e]633;%s;%s\a' $payload $__sr_nonce 2>/dev/null >/dev/tty
+    or builtin printf '\e]633;%s;%s\a' $payload $__sr_nonce
 end
 
 set -g __sr_running
