@@ -1,0 +1,173 @@
+"""Refuse a command that does not parse, before any of it runs.
+
+The command is handed to the user's shell with `eval`, and bash and dash parse an eval'd string
+a line at a time, running each line before reading the next: with an unmatched quote on the last
+line, every line before it would run. So the command file is first given to the same shell in
+no-execute mode (`-n`), and a syntax error comes back as a `SyntaxProblem` whose message tells
+the caller, often an agent, what is unbalanced, in the shell's own words, and that nothing ran.
+
+The check is a courtesy, never a gate that can fail on its own: an unknown shell, a shell that
+cannot be started, an option it does not know, or a check slower than the timeout all mean
+"no verdict" (None), and the command runs as it would have without the check.
+
+Some mistakes the shells accept at the end of the input: bash, zsh and dash treat a heredoc
+whose terminator never comes as ending at the end of the file (bash merely warns), and zsh runs
+`echo x &&` as `echo x`. Both are almost always a truncated command, so they are reported too.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .constructs import DANGLING, heredoc, swallows_the_rest
+from .diagnosis import SyntaxProblem, bash_heredoc_warning, classify
+from .family import shell_family
+from .posix_scan import dangling_operator, scan_posix
+from .words import ShellWords, main_words, shell_words
+
+
+def check_argv(family: str, shell_path: str, script: str) -> list[str]:
+    """The no-execute invocation.
+
+    bash gets extglob because it changes how `!(x)` parses and many interactive setups (the
+    bash-completion package among them) turn it on; the command's own `shopt` cannot help, as
+    nothing runs under -n. Options the user's rc files set cannot be honoured by any shell here:
+    under -n those files would not run even if read. zsh -f and fish --no-config make sure
+    they are not even read (only /etc/zshenv is read whatever the options, and not run).
+    """
+    if family == "bash":
+        return [shell_path, "-O", "extglob", "-n", script]
+    if family == "zsh":
+        return [shell_path, "-f", "-n", script]
+    if family == "fish":
+        return [shell_path, "--no-config", "--no-execute", script]
+    return [shell_path, "-n", script]
+
+
+def check_environment(environ: dict[str, str]) -> dict[str, str]:
+    """The user's environment, minus start-up hooks, with messages in English.
+
+    BASH_ENV and ENV name files that some non-interactive shells source. The classifier reads
+    the shell's messages, so they must not be translated; the character type is kept, as it
+    decides how non-ASCII text is read.
+    """
+    env = {name: value for name, value in environ.items() if name not in ("BASH_ENV", "ENV", "LANGUAGE")}
+    ctype = env.pop("LC_ALL", None) or env.get("LC_CTYPE") or env.get("LANG")
+    if ctype:
+        env["LC_CTYPE"] = ctype
+    env["LC_MESSAGES"] = "C"
+    return env
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    returncode: int
+    stderr: str
+
+
+def _run_check(argv: list[str], cwd: Path, timeout: float) -> _Verdict | None:
+    """One no-execute run, detached from any terminal; None when it cannot give a verdict."""
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=check_environment(dict(os.environ)),
+        )
+    except (OSError, ValueError):
+        return None
+    try:
+        _, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        return None
+    if process.returncode < 0:
+        return None
+    return _Verdict(process.returncode, stderr.decode("utf-8", errors="replace"))
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Whatever the shell started must not keep the pipe, and so the caller, waiting."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        process.kill()
+    try:
+        process.communicate(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        if process.stderr is not None:
+            process.stderr.close()
+        process.wait()
+
+
+def _heredoc_left_open(family: str, shell_path: str, command: str, timeout: float) -> bool:
+    """Whether the shell reads a line appended after the text as heredoc body.
+
+    A lone `)` is an error wherever the shell reads it as code, so if the text plus that line
+    still parses, the line went into a heredoc whose terminator never came. The shell's own
+    heredoc rules (quoted words, `<<-`, several on a line) decide, not a re-implementation.
+    """
+    with tempfile.TemporaryDirectory(prefix="safe-run-syntax-") as directory:
+        Path(directory, "command").write_text(command + "\n)\n", encoding="utf-8")
+        verdict = _run_check(check_argv(family, shell_path, "./command"), Path(directory), timeout)
+    return verdict is not None and verdict.returncode == 0
+
+
+def _accepted_but_unfinished(
+    family: str, shell_path: str, command: str, words: list[ShellWords], deadline: float
+) -> SyntaxProblem | None:
+    """The mistakes a shell lets through at the end of the input (see the module docstring)."""
+    if family == "bash":
+        return bash_heredoc_warning(words)
+    if family in ("zsh", "posix") and "<<" in command:
+        remaining = deadline - time.monotonic()
+        if remaining > 0 and _heredoc_left_open(family, shell_path, command, remaining):
+            scanned = scan_posix(command)
+            construct = scanned if scanned is not None and swallows_the_rest(scanned) else heredoc("")
+            return SyntaxProblem(construct, "", None)
+    if family == "zsh" and dangling_operator(command):
+        return SyntaxProblem(DANGLING, "", None)
+    return None
+
+
+def check_syntax(shell_name: str, shell_path: str, command_file: Path, timeout: float = 3.0) -> SyntaxProblem | None:
+    """A `SyntaxProblem` when the shell would reject the command; None when it parses, and also
+    when no verdict could be had in time (the command then runs as it would without a check).
+
+    The shell is run in the file's directory and given the file's bare name, so that what it
+    prints about the file is predictable and can be taken out of the message.
+    """
+    family = shell_family(shell_name)
+    if family is None:
+        return None
+    command_file = Path(command_file)
+    try:
+        command = command_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if os.sep in shell_path:
+        shell_path = os.path.abspath(shell_path)
+    script = f"./{command_file.name}"
+    deadline = time.monotonic() + timeout
+    verdict = _run_check(check_argv(family, shell_path, script), command_file.parent, timeout)
+    if verdict is None:
+        return None
+    words = shell_words(verdict.stderr, script)
+    if verdict.returncode == 0:
+        return _accepted_but_unfinished(family, shell_path, command, words, deadline)
+    if not words:
+        # Not about the command: a shell too old for an option fails before reading the file,
+        # and `zsh -n` exits 1 for valid text with a top-level `!` pipeline (`! false`), as it
+        # negates the status of the command it did not run. Syntax errors always name the file.
+        return None
+    chosen = main_words(words)
+    return SyntaxProblem(classify(shell_name, chosen.text, command), chosen.neutral(), chosen.line)
