@@ -96,6 +96,7 @@ def test_a_short_command_answers_in_one_call(safe_run: SafeRun) -> None:
     assert safe_run.leftovers() == []
 
 
+@pytest.mark.slow
 def test_an_input_wait_under_the_bound_is_reported_and_kept(safe_run: SafeRun) -> None:
     outcome = safe_run("--shell", "/bin/bash", "--", "read -p 'name? ' name; echo hello $name",
                        env={"SAFE_RUN_YIELD_AFTER": "20"})

@@ -38,6 +38,7 @@ def replacement_shell() -> str:
 # ---- real shells ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_clean_home_gets_the_best_strategy_everywhere(safe_run: SafeRun) -> None:
     shell_path("bash")
     outcome = safe_run("doctor", "--format", "json", timeout=90)
@@ -77,6 +78,7 @@ def test_clean_home_pretty(safe_run: SafeRun) -> None:
     assert "the shell gets its best strategy" in outcome.stdout
 
 
+@pytest.mark.slow
 def test_bashrc_that_execs_another_shell_breaks_integration(safe_run: SafeRun) -> None:
     shell_path("bash")
     other = replacement_shell()
@@ -155,6 +157,7 @@ def test_jsonl_is_a_usage_error_for_verbs_that_answer_once(safe_run: SafeRun, ve
     assert (outcome.json["status"], outcome.json["completion_reason"]) == ("error", "error")
 
 
+@pytest.mark.slow
 def test_a_missing_dollar_shell_is_a_problem(safe_run: SafeRun) -> None:
     shell_path("bash")
     outcome = safe_run("doctor", "--format", "json", env={"SHELL": "/no/such/shell"}, timeout=90)

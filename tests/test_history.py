@@ -36,6 +36,7 @@ def write(home: Path, relative: str, text: str) -> Path:
 
 @pytest.mark.parametrize("strategy", ["auto", "rich", "basic", "none"])
 @pytest.mark.parametrize("name", sorted(HISTORIES))
+@pytest.mark.slow
 def test_history_file_is_untouched(safe_run: SafeRun, name: str, strategy: str) -> None:
     rc, rc_text, history, before = HISTORIES[name]
     write(safe_run.home, rc, rc_text)
@@ -56,6 +57,7 @@ def test_dash_keeps_no_history(safe_run: SafeRun) -> None:
     assert sorted(safe_run.home.rglob("*")) == before
 
 
+@pytest.mark.slow
 def test_doctor_leaves_every_history_untouched(safe_run: SafeRun) -> None:
     paths = {}
     for name, (rc, rc_text, history, before) in HISTORIES.items():

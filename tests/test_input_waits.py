@@ -217,6 +217,7 @@ def test_a_read_with_a_prompt_like_question_gets_no_answer(safe_run: SafeRun, tm
     assert not list(tmp_path.glob("made*")), "something was typed into the read"
 
 
+@pytest.mark.slow
 def test_fish_read_without_integration_gets_no_answer(safe_run: SafeRun, tmp_path: Path) -> None:
     made = tmp_path / "made"
     result = run_json(safe_run, "fish", f'read -P "name\\$ " x; touch "{made}$x"', "--strategy", "none")

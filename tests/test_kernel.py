@@ -492,6 +492,7 @@ def test_a_reader_is_not_waiting_while_another_member_works(bash: Session) -> No
 
 
 @linux_only
+@pytest.mark.slow
 def test_the_group_outlives_its_leader(bash: Session) -> None:
     bash.at_prompt()
     bash.type("true | cat /dev/tty")
@@ -502,6 +503,7 @@ def test_the_group_outlives_its_leader(bash: Session) -> None:
 
 
 @linux_only
+@pytest.mark.slow
 def test_a_member_that_appears_later_is_found(bash: Session) -> None:
     bash.at_prompt()
     bash.type(f"{IDLE_LEADER} | (sleep 0.3; cat /dev/tty; true)")

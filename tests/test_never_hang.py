@@ -18,6 +18,9 @@ import pytest
 
 from conftest import SafeRun, shell_path
 
+# Every test here waits in real time (silences, timeouts, faults) for seconds.
+pytestmark = pytest.mark.slow
+
 SHORT = ("--idle", "0.3")
 
 

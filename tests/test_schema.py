@@ -200,6 +200,7 @@ def listed(safe_run: SafeRun, schema: Json) -> dict[str, Json]:
     return {row["session_id"]: row for row in outcome.json["sessions"]}
 
 
+@pytest.mark.slow
 def test_a_running_session_and_its_final_result_match_the_schema(sessions: SafeRun, schema: Json) -> None:
     validator = result_validator(schema)
     started = json_run(sessions, "--shell", bash(), "--yield-after", "0.3", "--", "sleep 2")

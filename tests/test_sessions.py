@@ -47,6 +47,7 @@ def alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_a_command_that_outlives_the_yield_is_polled_to_its_end(sessions: SafeRun) -> None:
     started = start(sessions, "echo first; sleep 1.5; echo second; exit 3", yield_after=0.3)
     assert started.returncode == 75, started.stderr
@@ -69,6 +70,7 @@ def test_a_command_that_outlives_the_yield_is_polled_to_its_end(sessions: SafeRu
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.slow
 def test_every_integrated_shell_yields_and_is_polled(sessions: SafeRun, shell: str) -> None:
     started = start(sessions, "echo begun; sleep 1; echo ended", 0.3, shell)
     assert started.json["status"] == "running" and started.json["strategy"] == "rich"
@@ -87,6 +89,7 @@ def test_a_command_that_ends_within_the_yield_answers_at_once_and_leaves_nothing
     assert list(session_dir(sessions).iterdir()) == []
 
 
+@pytest.mark.slow
 def test_poll_returns_only_new_output(sessions: SafeRun) -> None:
     started = start(sessions, "echo one; sleep 0.8; echo two; sleep 0.8; echo three; sleep 30", yield_after=0.4)
     session_id = started.json["session_id"]
@@ -111,6 +114,7 @@ def test_read_is_answered_with_send(sessions: SafeRun) -> None:
     assert result["status"] == "completed" and "hello bob" in result["output"]
 
 
+@pytest.mark.slow
 def test_a_python_repl_is_driven_with_send_and_ended_with_ctrl_d(sessions: SafeRun) -> None:
     shell_path("python3")
     started = start(sessions, "python3 -q", yield_after=20)
@@ -143,6 +147,7 @@ def test_stop_ends_the_command_and_its_background_child(sessions: SafeRun, tmp_p
     assert not alive(child)
 
 
+@pytest.mark.slow
 def test_the_session_runs_on_after_its_caller_exits(sessions: SafeRun, tmp_path: Path) -> None:
     marker = tmp_path / "done"
     started = start(sessions, f"sleep 1; touch {marker}; echo made it", yield_after=0.2)
@@ -152,6 +157,7 @@ def test_the_session_runs_on_after_its_caller_exits(sessions: SafeRun, tmp_path:
     assert marker.exists() and "made it" in final["output"]
 
 
+@pytest.mark.slow
 def test_two_sessions_do_not_see_each_others_output(sessions: SafeRun) -> None:
     first = start(sessions, "for i in 1 2 3; do echo apple$i; sleep 0.3; done", yield_after=0.2).json
     second = start(sessions, "for i in 1 2 3; do echo pear$i; sleep 0.3; done", yield_after=0.2).json
@@ -162,6 +168,7 @@ def test_two_sessions_do_not_see_each_others_output(sessions: SafeRun) -> None:
     assert "pear3" in two["output"] and "apple" not in two["output"]
 
 
+@pytest.mark.slow
 def test_sessions_lists_running_and_finished(sessions: SafeRun) -> None:
     running = start(sessions, "sleep 30", yield_after=0.2).json
     finished = start(sessions, "sleep 0.5; echo x", yield_after=0.2).json

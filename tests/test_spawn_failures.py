@@ -117,6 +117,7 @@ def user_place() -> Iterator[tuple[int, Path]]:
 
 
 @pytest.mark.parametrize("mode", [(), ("--yield-after", "5")], ids=["foreground", "session"])
+@pytest.mark.slow
 def test_a_directory_that_cannot_be_entered_is_named(user_place: tuple[int, Path], mode: tuple[str, ...]) -> None:
     uid, base = user_place
     closed = base / "closed"

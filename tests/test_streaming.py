@@ -184,6 +184,7 @@ def read_all(child: pexpect.spawn) -> bytes:
     return child.before
 
 
+@pytest.mark.slow
 def test_on_a_terminal_output_streams_and_a_status_line_runs(safe_run: SafeRun) -> None:
     child = spawn(safe_run, "echo hi; sleep 1; echo there")
     child.expect("hi")
@@ -197,6 +198,7 @@ def test_on_a_terminal_output_streams_and_a_status_line_runs(safe_run: SafeRun) 
     assert SGR.search(everything[summary - 10:]), "a coloured summary"
 
 
+@pytest.mark.slow
 def test_the_status_line_is_on_stderr_only(safe_run: SafeRun) -> None:
     """stdout and stderr on two different terminals: the status line and summary go to the second."""
     master, slave = os.openpty()
@@ -229,6 +231,7 @@ def test_the_status_line_is_on_stderr_only(safe_run: SafeRun) -> None:
     assert b"running" in received and b"strategy rich" in received and b"completed" in received
 
 
+@pytest.mark.slow
 def test_with_stderr_in_a_file_there_is_no_status_line(safe_run: SafeRun, tmp_path: Path) -> None:
     log = tmp_path / "stderr.txt"
     child = spawn(safe_run, "echo hi; sleep 1; echo there", stderr_to=str(log))
@@ -286,6 +289,7 @@ def test_no_annotation_when_the_shell_decided(safe_run: SafeRun, command: str) -
     assert annotations(with_bash(safe_run)("--", command, env=GITHUB).stderr) == []
 
 
+@pytest.mark.slow
 def test_timeout_is_an_error_annotation_in_every_format(safe_run: SafeRun) -> None:
     sr = with_bash(safe_run)
     for output_format in ("json", "pretty", "jsonl"):
