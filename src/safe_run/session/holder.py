@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..interrupts import STOP_SIGNALS
 from ..output import Chunks
 from ..process_title import name_holder
 from ..result import Result, Status, error_result
@@ -346,6 +347,10 @@ def detach(session: Session, request: RunRequest) -> None:
         return
     status = 1
     try:
+        # The caller's handlers came along with the fork; the holder answers stop signals only
+        # while its command runs (serve installs its own), and otherwise simply ends.
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_DFL)
         os.setsid()
         name_holder(session.id)
         _detach_descriptors(session, listener, request)
