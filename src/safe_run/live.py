@@ -33,11 +33,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TextIO
 
-from . import events
-from .output import Chunks, c1_as_esc, clean
-from .output import _unfinished_length as unfinished_length
+from . import escapes, events
+from .escapes import ALTERNATE_SWITCH, c1_as_esc, unfinished_length
+from .output import Chunks, clean
 from .report import is_ci
-from .screen import _SWITCH as ALTERNATE_SWITCH
 from .result import Downgrade, Result, ShellInfo, Status, Strategy
 
 # Output events and cleaned output are written at most this often, so a command that prints a
@@ -91,18 +90,14 @@ def choose_presentation(environ: Mapping[str, str], stdout_tty: bool, stderr_tty
 
 # ---- the command's bytes, for a terminal -------------------------------------------------------
 
-_FOR_TERMINAL = re.compile(
-    rb"(\x1b\[[0-9;:]*m)"  # 1: colours and text attributes, kept when colour is wanted
-    rb"|(\x1b\[[012]?K)"  # 2: erase in line, kept (progress bars use it with carriage returns)
-    rb"|\x1b\[[0-?]*[ -/]*[@-~]"  # any other CSI: cursor movement, modes, queries
-    rb"|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|(?=\x1b))"  # OSC, DCS, ... strings (titles, links)
-    rb"|\x1b[ -/]*[0-~]"  # other escapes: charsets, keypad modes, resets
-    rb"|[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"  # controls that draw nothing (BEL included)
+_FOR_TERMINAL = escapes.binary(
+    r"(\x1b\[[0-9;:]*m)",  # 1: colours and text attributes, kept when colour is wanted
+    r"(\x1b\[[012]?K)",  # 2: erase in line, kept (progress bars use it with carriage returns)
+    escapes.CSI,  # any other CSI: cursor movement, modes, queries
+    escapes.STRING + escapes.STRING_END + "?",  # OSC, DCS, ... strings (titles, links), ended or aborted
+    escapes.ESCAPE,  # other escapes: charsets, keypad modes, resets
+    escapes.SILENT_CONTROL,  # controls that draw nothing (BEL included)
 )
-# A sequence (or a C1 lead byte) that the next read may complete.
-_UNFINISHED = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*|[\]PX^_][^\x07\x1b]*|[ -/]*)\Z")
-# A string sequence whose terminator (ESC \\) may be cut after its ESC.
-_OPEN_STRING = re.compile(rb"\x1b[\]PX^_][^\x07\x1b]*")
 # An unfinished sequence longer than this is not one: let it go rather than hold it forever.
 _CARRY_LIMIT = 64 * 1024
 
@@ -129,13 +124,8 @@ class TerminalFilter:
             if data.endswith(b"\xc2"):
                 data, self._carry = data[:-1], b"\xc2"
             data = c1_as_esc(data)
-        low = max(0, len(data) - _CARRY_LIMIT)
-        start = data.rfind(b"\x1b", low)
-        if start >= 0 and _UNFINISHED.match(data, start):
-            if start == len(data) - 1:  # a lone ESC may be the first half of the ST ending a string
-                opened = data.rfind(b"\x1b", low, start)
-                if opened >= 0 and _OPEN_STRING.fullmatch(data, opened, start):
-                    start = opened
+        start = escapes.unfinished_start(data, _CARRY_LIMIT)
+        if start is not None:
             data, self._carry = data[:start], data[start:] + self._carry
         return b"".join(_FOR_TERMINAL.sub(self._keep, part) for part in self._main_screen(data))
 
