@@ -64,7 +64,8 @@ def _help_hint(exc: click.UsageError) -> str:
 
 def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -> int:
     """One line on stderr, and the error as JSON on stdout when JSON was asked for."""
-    from .report import FORMATS, SINGLE_ANSWER_FORMATS, wants_json
+    from .environment import Environment
+    from .report import FORMATS, SINGLE_ANSWER_FORMATS
     from .result import error_result
 
     _say(message + (f" (try '{hint}')" if hint else ""))
@@ -72,7 +73,7 @@ def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -
     # jsonl only means something to the run verb: the others answer a refused one like auto.
     accepted = FORMATS if _is_run(argv) else SINGLE_ANSWER_FORMATS
     output_format = output_format if output_format in accepted else "auto"
-    if wants_json(output_format):
+    if Environment.current().wants_json(output_format):
         _answer_quietly(error_result(None, message), output_format)
     return status
 
@@ -93,13 +94,14 @@ def _interrupted(exc: Interrupted, argv: list[str]) -> int:
     if not _is_run(argv):
         _say(f"interrupted by {exc.name}")
         return status
-    from .report import FORMATS, wants_json
+    from .environment import Environment
+    from .report import FORMATS
     from .result import not_started
 
     result = not_started(None, exc.name)
     _say(result.message or "")
     output_format = _format_from_argv(argv)
-    if wants_json(output_format if output_format in FORMATS else "auto"):
+    if Environment.current().wants_json(output_format if output_format in FORMATS else "auto"):
         _answer_quietly(result, output_format)
     return status
 

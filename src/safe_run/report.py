@@ -1,22 +1,22 @@
 """Where a result goes: JSON on stdout, jsonl events, or the pretty form for people.
 
 Every verb answers through `emit`, so the choice between JSON and pretty is made the same way
-everywhere: asked for, or picked by whether stdout is a terminal. The run verb can also follow
-its command live (`--format jsonl`, and pretty on a terminal): see live.py. Nothing here imports
-rich, or anything a JSON run does not need.
+everywhere: asked for, or picked by the call's `Environment` (stdout a terminal, CI). The run
+verb can also follow its command live (`--format jsonl`, and pretty): see display/. Nothing here
+imports rich, or anything a JSON run does not need.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
 import sys
 from typing import TYPE_CHECKING
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import click
 
+from .environment import Environment
 from .result import Result, Status
 
 if TYPE_CHECKING:
@@ -35,29 +35,6 @@ class AnswerLost(Exception):
         super().__init__(reason)
         self.reason = reason
         self.result = result
-
-
-def is_ci(environ: Mapping[str, str]) -> bool:
-    """CI services set CI=true; empty, 0, false and no mean it is not set."""
-    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def wants_json(output_format: str) -> bool:
-    """A machine reads stdout: JSON (or JSON lines) rather than the pretty form.
-
-    Under CI, auto is the pretty form (plain, streaming into the log): a CI step's log is read
-    by people, who expect to see a build's output as it runs.
-    """
-    if output_format == "auto":
-        return not _stdout_is_terminal() and not is_ci(os.environ)
-    return output_format in ("json", "jsonl")
-
-
-def _stdout_is_terminal() -> bool:
-    try:
-        return sys.stdout is not None and sys.stdout.isatty()
-    except (OSError, ValueError):
-        return False
 
 
 def utf8_stdout() -> None:
@@ -88,13 +65,6 @@ def write_json_line(text: str, result: Result | None = None) -> None:
         raise AnswerLost(f"standard output failed: {getattr(exc, 'strerror', None) or exc}", result) from exc
 
 
-def resolve_format(output_format: str) -> str:
-    """'json', 'jsonl' or 'pretty': auto is pretty on a terminal or under CI, JSON otherwise."""
-    if output_format == "auto":
-        return "json" if wants_json("auto") else "pretty"
-    return output_format
-
-
 def json_line(result: Result, output_format: str) -> str:
     """The result as a machine reads it: the JSON object, or for jsonl the `finished` event."""
     if output_format == "jsonl":
@@ -104,15 +74,15 @@ def json_line(result: Result, output_format: str) -> str:
     return result.to_json()
 
 
-def emit(result: Result, output_format: str) -> None:
-    if wants_json(output_format):
+def emit(result: Result, output_format: str, env: Environment) -> None:
+    if env.wants_json(output_format):
         write_json_line(json_line(result, output_format), result)
         if result.message and result.status is Status.ERROR:
             warn(f"safe-run: {result.message}")
         return
     from .render import render_pretty
 
-    render_pretty(result)
+    render_pretty(result, env)
 
 
 def warn(line: str) -> None:
@@ -124,9 +94,9 @@ def warn(line: str) -> None:
         pass
 
 
-def annotate(result: Result) -> None:
+def annotate(result: Result, env: Environment) -> None:
     """In GitHub Actions, flag a fallback (warning) or an abort (error) on stderr, whatever the format."""
-    if os.environ.get("GITHUB_ACTIONS") != "true":
+    if not env.github_actions:
         return
     from .events import github_annotation
 
