@@ -124,6 +124,33 @@ def test_unicode_follows_the_locale(env: dict[str, str], utf8: bool) -> None:
     assert choose_presentation({"TERM": "xterm", **env}, True, True).unicode is utf8
 
 
+@pytest.mark.parametrize(
+    ("env", "stdout_tty", "asked", "shown"),
+    [
+        ({}, True, "auto", "pretty"),
+        ({}, False, "auto", "json"),
+        ({"CI": "true"}, False, "auto", "pretty"),  # a CI log is read by people, as it streams
+        ({"CI": "false"}, False, "auto", "json"),
+        ({"TERM": "dumb"}, False, "auto", "json"),
+        ({}, True, "json", "json"),
+        ({}, True, "jsonl", "jsonl"),
+        ({}, False, "pretty", "pretty"),
+    ],
+)
+def test_the_format_follows_the_environment(env: dict[str, str], stdout_tty: bool, asked: str, shown: str) -> None:
+    environment = fake_env({"LANG": "C.UTF-8", **env}, stdout_isatty=stdout_tty)
+    assert environment.resolve_format(asked) == shown
+    assert environment.wants_json(asked) is (shown != "pretty")
+
+
+def test_marks_are_unicode_only_where_the_locale_and_stderr_both_allow() -> None:
+    assert fake_env({"LANG": "C.UTF-8"}, stderr=byte_stream()).unicode
+    assert not fake_env({"LANG": "C"}, stderr=byte_stream()).unicode
+    assert not fake_env({"LANG": "C.UTF-8"}, stderr=io.StringIO()).unicode, "StringIO has no encoding"
+    ascii_stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    assert not fake_env({"LANG": "C.UTF-8"}, stderr=ascii_stream).unicode
+
+
 # ---- the summary -----------------------------------------------------------------------------------
 
 
