@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     import click
 
+    from .environment import Environment
     from .report import AnswerLost
     from .result import Result
 
@@ -73,17 +74,18 @@ def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -
     # jsonl only means something to the run verb: the others answer a refused one like auto.
     accepted = FORMATS if _is_run(argv) else SINGLE_ANSWER_FORMATS
     output_format = output_format if output_format in accepted else "auto"
-    if Environment.current().wants_json(output_format):
-        _answer_quietly(error_result(None, message), output_format)
+    env = Environment.current()
+    if env.wants_json(output_format):
+        _answer_quietly(error_result(None, message), output_format, env)
     return status
 
 
-def _answer_quietly(result: Result, output_format: str) -> None:
+def _answer_quietly(result: Result, output_format: str, env: Environment) -> None:
     """The JSON answer of a failure, when stdout takes it; stderr already has the line."""
     from .report import AnswerLost, json_line, write_json_line
 
     try:
-        write_json_line(json_line(result, output_format), result)
+        write_json_line(json_line(result, output_format), env.stdout, result)
     except AnswerLost:
         pass
 
@@ -101,8 +103,9 @@ def _interrupted(exc: Interrupted, argv: list[str]) -> int:
     result = not_started(None, exc.name)
     _say(result.message or "")
     output_format = _format_from_argv(argv)
-    if Environment.current().wants_json(output_format if output_format in FORMATS else "auto"):
-        _answer_quietly(result, output_format)
+    env = Environment.current()
+    if env.wants_json(output_format if output_format in FORMATS else "auto"):
+        _answer_quietly(result, output_format, env)
     return status
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import io
 import json
-import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 from collections.abc import Callable
 
 import click
@@ -37,9 +36,8 @@ class AnswerLost(Exception):
         self.result = result
 
 
-def utf8_stdout() -> None:
+def utf8_stdout(stdout: TextIO | None) -> None:
     """Make stdout's text layer UTF-8, for JSON lines written by others (jsonl events) as they come."""
-    stdout = sys.stdout
     if isinstance(stdout, io.TextIOWrapper) and stdout.encoding.lower().replace("-", "") != "utf8":
         try:
             stdout.reconfigure(encoding="utf-8", errors="replace")
@@ -47,18 +45,18 @@ def utf8_stdout() -> None:
             pass
 
 
-def write_json_line(text: str, result: Result | None = None) -> None:
+def write_json_line(text: str, stdout: TextIO | None, result: Result | None = None) -> None:
     """One line of JSON on stdout, as UTF-8 whatever the locale or PYTHONIOENCODING says.
 
     JSON is UTF-8 by definition, and the caller must get the answer even when Python was told to
     encode its text streams as ASCII. A stdout that will not take it raises AnswerLost.
     """
     try:
-        if sys.stdout is None:
+        if stdout is None:
             raise AnswerLost("standard output is closed", result)
-        sys.stdout.flush()
-        sys.stdout.buffer.write((text + "\n").encode("utf-8", "replace"))
-        sys.stdout.buffer.flush()
+        stdout.flush()
+        stdout.buffer.write((text + "\n").encode("utf-8", "replace"))
+        stdout.buffer.flush()
     except BrokenPipeError as exc:
         raise AnswerLost("the reader of standard output went away", result) from exc
     except (OSError, ValueError) as exc:
@@ -76,20 +74,22 @@ def json_line(result: Result, output_format: str) -> str:
 
 def emit(result: Result, output_format: str, env: Environment) -> None:
     if env.wants_json(output_format):
-        write_json_line(json_line(result, output_format), result)
+        write_json_line(json_line(result, output_format), env.stdout, result)
         if result.message and result.status is Status.ERROR:
-            warn(f"safe-run: {result.message}")
+            warn(f"safe-run: {result.message}", env.stderr)
         return
     from .render import render_pretty
 
     render_pretty(result, env)
 
 
-def warn(line: str) -> None:
+def warn(line: str, stderr: TextIO | None) -> None:
     """A line on stderr that may be lost (stderr closed, full or gone) but never fails the answer."""
+    if stderr is None:
+        return
     try:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        stderr.write(line + "\n")
+        stderr.flush()
     except (AttributeError, OSError, ValueError):
         pass
 
@@ -102,7 +102,7 @@ def annotate(result: Result, env: Environment) -> None:
 
     line = github_annotation(result)
     if line is not None:
-        warn(line)
+        warn(line, env.stderr)
 
 
 def _format_option(choices: tuple[str, ...], help_text: str) -> Callable[[FC], FC]:

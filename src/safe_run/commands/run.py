@@ -247,7 +247,7 @@ def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int
         return result
     display = None
     if shown == "jsonl":
-        utf8_stdout()  # JSON is UTF-8, whatever PYTHONIOENCODING says
+        utf8_stdout(env.stdout)  # JSON is UTF-8, whatever PYTHONIOENCODING says
     if shown != "json":
         from ..display import make_display
 

@@ -134,7 +134,7 @@ def sessions_command(output_format: str) -> int:
     rows = listing(time.time())
     env = Environment.current()
     if env.wants_json(output_format):
-        write_json_line(json.dumps({"schema_version": SCHEMA_VERSION, "sessions": rows}, ensure_ascii=False))
+        write_json_line(json.dumps({"schema_version": SCHEMA_VERSION, "sessions": rows}, ensure_ascii=False), env.stdout)
     else:
         from ..render import render_sessions
 
