@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..escapes import unfinished_length
 from ..output import Chunks, clean
 
+# Output events and cleaned output are written at most this often, so a command that prints a
+# gigabyte produces at most ~10 writes a second, each at most --max-output bytes (the first and
 # last halves of what came in that tenth of a second, the middle counted as dropped).
 OUTPUT_INTERVAL = 0.1
 # A line without its newline yet (a prompt, a progress bar) waits this long for the rest of it.
