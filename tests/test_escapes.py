@@ -40,3 +40,23 @@ def test_raw_c1_only_where_no_character_contains_it() -> None:
     assert osc.search(b"a\x9d") is not None
     assert osc.search("\u015d".encode()) is None  # U+015D ends in 0x9d
     assert escapes.c1_as_esc("\u009b31m".encode()) == b"\x1b[31m"
+
+
+@pytest.mark.parametrize(
+    ("data", "length"),
+    [
+        (b"text", 0),
+        (b"text\x1b[3", 3),
+        ("text\u00e9".encode()[:-1], 1),  # the first byte of a two-byte character
+        ("text\u20ac".encode()[:-1], 2),
+        ("text\u20ac".encode(), 0),
+        (b"text\x1b]0;caf\xc3", 8),  # inside a string, the sequence is what is held
+    ],
+)
+def test_unfinished_length_holds_a_cut_character_or_sequence(data: bytes, length: int) -> None:
+    assert escapes.unfinished_length(data) == length
+
+
+def test_alternate_switch_among_other_modes() -> None:
+    found = [m[1] for m in escapes.ALTERNATE_SWITCH.finditer(b"\x1b[?1049h\x1b[?25l\x1b[?1;47l\x1b[?1047;1h")]
+    assert found == [b"h", b"l", b"h"]

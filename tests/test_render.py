@@ -13,16 +13,13 @@ import pytest
 
 from safe_run import events
 from safe_run.output import clean
-from safe_run.live import (
-    OUTPUT_INTERVAL,
-    PARTIAL_LIMIT,
-    JsonlDisplay,
-    Pieces,
-    Presentation,
-    PrettyDisplay,
-    TerminalFilter,
-    choose_presentation,
-)
+from safe_run.display import make_display
+from safe_run.display.jsonl import JsonlDisplay
+from safe_run.display.lines import LineDisplay
+from safe_run.display.pieces import OUTPUT_INTERVAL, PARTIAL_LIMIT, Pieces
+from safe_run.display.terminal import TerminalDisplay
+from safe_run.display.terminal_filter import TerminalFilter
+from safe_run.environment import Environment, Presentation, choose_presentation
 from safe_run.render import print_summary, render_sessions, summary_style, summary_text
 from safe_run.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy
 
@@ -56,6 +53,21 @@ class Clock:
 
 def byte_stream() -> io.TextIOWrapper:
     return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+
+
+def fake_env(
+    environ: dict[str, str] | None = None, stdout: io.TextIOBase | None = None, stderr: io.TextIOBase | None = None,
+    stdout_isatty: bool = False, stderr_isatty: bool = False,
+) -> Environment:
+    """An environment as a call could find it: the given streams, terminals and variables."""
+    return Environment(
+        environ={"TERM": "xterm", "LANG": "C.UTF-8"} if environ is None else environ,
+        stdin=io.StringIO(),
+        stdout=stdout or io.StringIO(),  # type: ignore[arg-type]
+        stderr=stderr or io.StringIO(),  # type: ignore[arg-type]
+        stdout_isatty=stdout_isatty,
+        stderr_isatty=stderr_isatty,
+    )
 
 
 def written(stream: io.TextIOWrapper) -> str:
@@ -112,6 +124,33 @@ def test_unicode_follows_the_locale(env: dict[str, str], utf8: bool) -> None:
     assert choose_presentation({"TERM": "xterm", **env}, True, True).unicode is utf8
 
 
+@pytest.mark.parametrize(
+    ("env", "stdout_tty", "asked", "shown"),
+    [
+        ({}, True, "auto", "pretty"),
+        ({}, False, "auto", "json"),
+        ({"CI": "true"}, False, "auto", "pretty"),  # a CI log is read by people, as it streams
+        ({"CI": "false"}, False, "auto", "json"),
+        ({"TERM": "dumb"}, False, "auto", "json"),
+        ({}, True, "json", "json"),
+        ({}, True, "jsonl", "jsonl"),
+        ({}, False, "pretty", "pretty"),
+    ],
+)
+def test_the_format_follows_the_environment(env: dict[str, str], stdout_tty: bool, asked: str, shown: str) -> None:
+    environment = fake_env({"LANG": "C.UTF-8", **env}, stdout_isatty=stdout_tty)
+    assert environment.resolve_format(asked) == shown
+    assert environment.wants_json(asked) is (shown != "pretty")
+
+
+def test_marks_are_unicode_only_where_the_locale_and_stderr_both_allow() -> None:
+    assert fake_env({"LANG": "C.UTF-8"}, stderr=byte_stream()).unicode
+    assert not fake_env({"LANG": "C"}, stderr=byte_stream()).unicode
+    assert not fake_env({"LANG": "C.UTF-8"}, stderr=io.StringIO()).unicode, "StringIO has no encoding"
+    ascii_stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    assert not fake_env({"LANG": "C.UTF-8"}, stderr=ascii_stream).unicode
+
+
 # ---- the summary -----------------------------------------------------------------------------------
 
 
@@ -139,7 +178,7 @@ def test_summary_style(res: Result, style: str) -> None:
 
 def test_summary_reads_without_colour() -> None:
     stream = io.StringIO()
-    print_summary(FALLBACK, colour=False, stream=stream)
+    print_summary(FALLBACK, fake_env(stderr=stream))
     text = stream.getvalue()
     assert "\x1b" not in text
     first, *rest = text.splitlines()
@@ -162,10 +201,10 @@ def test_summary_marks_and_details() -> None:
 
 def test_summary_in_colour() -> None:
     stream = io.StringIO()
-    print_summary(result(exit_code=1), colour=True, stream=stream)
+    print_summary(result(exit_code=1), fake_env({"FORCE_COLOR": "1"}, stderr=stream))
     assert "\x1b[1;31m" in stream.getvalue(), "bold red for a failure"
     stream = io.StringIO()
-    print_summary(FALLBACK, colour=True, stream=stream)
+    print_summary(FALLBACK, fake_env({"FORCE_COLOR": "1"}, stderr=stream))
     assert "\x1b[1;33m" in stream.getvalue(), "bold yellow when a fallback decided"
 
 
@@ -328,7 +367,7 @@ def test_pieces_bound_what_they_hold() -> None:
 
 def test_jsonl_display_coalesces_output_to_the_interval() -> None:
     clock, out = Clock(), io.StringIO()
-    display = JsonlDisplay(1 << 20, clock, stdout=out)
+    display = JsonlDisplay(fake_env(stdout=out), 1 << 20, clock)
     display.started("seq 300", BASH, Strategy.RICH, clock.now)
     for n in range(300):  # a line every 10 ms for 3 s
         clock.now += 0.01
@@ -350,7 +389,10 @@ def test_jsonl_display_coalesces_output_to_the_interval() -> None:
 
 def test_pretty_display_keeps_the_status_line_off_stdout() -> None:
     clock, out, err = Clock(), byte_stream(), byte_stream()
-    display = PrettyDisplay(Presentation(True, True, True, True), 1 << 20, clock, stdout=out, stderr=err)
+    env = fake_env(stdout=out, stderr=err, stdout_isatty=True, stderr_isatty=True)
+    assert env.presentation == Presentation(True, True, True, True)
+    display = make_display("pretty", 1 << 20, env, clock)
+    assert isinstance(display, TerminalDisplay)
     display.started("x", BASH, Strategy.RICH, clock.now)
     display.on_output(b"\x1b[32mhello\x1b[0m\r\n")  # type: ignore[misc]
     clock.now += 1
@@ -369,7 +411,10 @@ def test_pretty_display_keeps_the_status_line_off_stdout() -> None:
 
 def test_plain_pretty_display_writes_cleaned_lines() -> None:
     clock, out, err = Clock(), byte_stream(), byte_stream()
-    display = PrettyDisplay(Presentation(False, False, False, False), 1 << 20, clock, stdout=out, stderr=err)
+    env = fake_env(stdout=out, stderr=err)
+    assert env.presentation == Presentation(False, False, False, False)
+    display = make_display("pretty", 1 << 20, env, clock)
+    assert isinstance(display, LineDisplay)
     display.started("x", BASH, Strategy.RICH, clock.now)
     display.on_output(b"\x1b[1mbold\x1b[0m\r\n10%")  # type: ignore[misc]
     display.tick(clock.now)
@@ -384,7 +429,10 @@ def test_plain_pretty_display_writes_cleaned_lines() -> None:
 def test_pretty_display_does_not_claim_that_shown_output_was_omitted(passthrough: bool) -> None:
     """The result keeps only the head and tail of a long output, but the display showed every line."""
     clock, out, err = Clock(), byte_stream(), byte_stream()
-    display = PrettyDisplay(Presentation(passthrough, False, False, False), 1 << 20, clock, stdout=out, stderr=err)
+    env = fake_env({"TERM": "xterm", "LANG": "C.UTF-8", "NO_COLOR": "1"}, out, err, stdout_isatty=passthrough)
+    assert env.presentation == Presentation(passthrough, False, False, False)
+    display = make_display("pretty", 1 << 20, env, clock)
+    assert display is not None
     display.started("seq 1 300000", BASH, Strategy.RICH, clock.now)
     for n in range(0, 3000, 100):
         display.on_output("".join(f"{i}\r\n" for i in range(n, n + 100)).encode())  # type: ignore[misc]
@@ -398,8 +446,8 @@ def test_pretty_display_does_not_claim_that_shown_output_was_omitted(passthrough
 
 def test_pretty_display_draws_ascii_marks_when_the_locale_is_not_utf8() -> None:
     clock, out, err = Clock(), byte_stream(), byte_stream()
-    presentation = choose_presentation({"TERM": "xterm", "LC_ALL": "C", "LANG": "C.UTF-8"}, False, False)
-    display = PrettyDisplay(presentation, 1 << 20, clock, stdout=out, stderr=err)
+    display = make_display("pretty", 1 << 20, fake_env({"TERM": "xterm", "LC_ALL": "C", "LANG": "C.UTF-8"}, out, err), clock)
+    assert display is not None
     display.started("x", BASH, Strategy.RICH, clock.now)
     display.stop()
     display.finished(result(output=""))

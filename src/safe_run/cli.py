@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     import click
 
+    from .environment import Environment
     from .report import AnswerLost
     from .result import Result
 
@@ -64,7 +65,8 @@ def _help_hint(exc: click.UsageError) -> str:
 
 def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -> int:
     """One line on stderr, and the error as JSON on stdout when JSON was asked for."""
-    from .report import FORMATS, SINGLE_ANSWER_FORMATS, wants_json
+    from .environment import Environment
+    from .report import FORMATS, SINGLE_ANSWER_FORMATS
     from .result import error_result
 
     _say(message + (f" (try '{hint}')" if hint else ""))
@@ -72,17 +74,18 @@ def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -
     # jsonl only means something to the run verb: the others answer a refused one like auto.
     accepted = FORMATS if _is_run(argv) else SINGLE_ANSWER_FORMATS
     output_format = output_format if output_format in accepted else "auto"
-    if wants_json(output_format):
-        _answer_quietly(error_result(None, message), output_format)
+    env = Environment.current()
+    if env.wants_json(output_format):
+        _answer_quietly(error_result(None, message), output_format, env)
     return status
 
 
-def _answer_quietly(result: Result, output_format: str) -> None:
+def _answer_quietly(result: Result, output_format: str, env: Environment) -> None:
     """The JSON answer of a failure, when stdout takes it; stderr already has the line."""
     from .report import AnswerLost, json_line, write_json_line
 
     try:
-        write_json_line(json_line(result, output_format), result)
+        write_json_line(json_line(result, output_format), env.stdout, result)
     except AnswerLost:
         pass
 
@@ -93,14 +96,16 @@ def _interrupted(exc: Interrupted, argv: list[str]) -> int:
     if not _is_run(argv):
         _say(f"interrupted by {exc.name}")
         return status
-    from .report import FORMATS, wants_json
+    from .environment import Environment
+    from .report import FORMATS
     from .result import not_started
 
     result = not_started(None, exc.name)
     _say(result.message or "")
     output_format = _format_from_argv(argv)
-    if wants_json(output_format if output_format in FORMATS else "auto"):
-        _answer_quietly(result, output_format)
+    env = Environment.current()
+    if env.wants_json(output_format if output_format in FORMATS else "auto"):
+        _answer_quietly(result, output_format, env)
     return status
 
 

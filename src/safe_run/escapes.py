@@ -33,6 +33,9 @@ ESCAPE = r"\x1b[ -/]*[0-~]?"
 SILENT_CONTROL = r"[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"
 """C0 controls that draw nothing and move no cursor: all but BS, TAB, LF, CR and ESC."""
 
+ALTERNATE_SWITCH = re.compile(rb"\x1b\[\?(?:\d*;)*(?:1049|1047|47)(?:;\d*)*([hl])")
+"""A switch to the alternate screen (group 1 `h`) or back to the main one (`l`), among other modes."""
+
 # The same grammar on undecoded bytes, with the C1 forms in UTF-8 (U+009B is CSI; U+0090, U+0098
 # and U+009D-U+009F begin strings; a string's body stops at any C1 character).
 _SEQUENCE = re.compile(
@@ -92,6 +95,32 @@ def unfinished_start(data: bytes, lookback: int) -> int | None:
     if last is not None and last.end() == len(data) and _unfinished(last.group()):
         return last.start()
     return None
+
+
+UNFINISHED_LOOKBACK = 256
+"""How far back from the end of a read an unfinished sequence is looked for, by default."""
+
+
+def unfinished_length(data: bytes, lookback: int = UNFINISHED_LOOKBACK) -> int:
+    """Bytes at the end of data that start a character or an escape sequence not yet complete,
+    looking at most `lookback` bytes back for the sequence."""
+    start = unfinished_start(data, lookback)
+    if start is not None:
+        return len(data) - start
+    present, _ = partial_char(data)
+    return present
+
+
+def partial_char(data: bytes) -> tuple[int, int]:
+    """Bytes present and bytes needed for a UTF-8 character left incomplete at the end of data."""
+    for present in range(1, min(4, len(data)) + 1):
+        byte = data[-present]
+        if byte < 0x80:
+            break
+        if byte >= 0xC0:
+            needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return (present, needed) if needed > present else (0, 0)
+    return (0, 0)
 
 
 def overrun(before: bytes, after: bytes) -> int:

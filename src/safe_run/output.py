@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 
 from . import escapes
-from .escapes import c1_as_esc
+from .escapes import c1_as_esc, partial_char
 
 __all__ = ["Chunks", "HeadTail", "c1_as_esc", "clean", "cleaned_size"]
 
@@ -226,7 +226,7 @@ class _OmittedSize:
         else:
             self._line += data
         if len(self._line) > _LONGEST_COUNTED_LINE:
-            cut = len(self._line) - _unfinished_length(self._line)
+            cut = len(self._line) - escapes.unfinished_length(self._line, _SEAM)
             self.size += cleaned_size(self._line[:cut])
             self._line = self._line[cut:]
 
@@ -263,7 +263,8 @@ class HeadTail:
             self._head += view[:room]
             view = view[room:]
             if len(self._head) == self._head_limit:  # a character or sequence it cuts is not shown
-                self._omitted.write(bytes(self._head[len(self._head) - _unfinished_length(bytes(self._head)) :]))
+                cut = len(self._head) - escapes.unfinished_length(bytes(self._head), _SEAM)
+                self._omitted.write(bytes(self._head[cut:]))
         keep = self._tail_limit + _SEAM
         if len(view) >= keep:
             self._omitted.write(bytes(self._tail) + view[:-keep])
@@ -336,20 +337,8 @@ def _omitted_marker(head: str, dropped: int) -> str:
     return f"{start}[... {dropped} bytes of output omitted ...]\n"
 
 
-def _partial_char(data: bytes) -> tuple[int, int]:
-    """Bytes present and bytes needed for a UTF-8 character left incomplete at the end of data."""
-    for present in range(1, min(4, len(data)) + 1):
-        byte = data[-present]
-        if byte < 0x80:
-            break
-        if byte >= 0xC0:
-            needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-            return (present, needed) if needed > present else (0, 0)
-    return (0, 0)
-
-
 def _without_partial_char(data: bytes) -> bytes:
-    present, _ = _partial_char(data)
+    present, _ = partial_char(data)
     return data[: len(data) - present]
 
 
@@ -359,7 +348,7 @@ def _cut_fragment_length(before: bytes, window: bytes) -> int:
 
 
 def _char_overrun(before: bytes, window: bytes) -> int:
-    present, needed = _partial_char(before)
+    present, needed = partial_char(before)
     count = 0
     while count < needed - present and count < len(window) and 0x80 <= window[count] < 0xC0:
         count += 1
@@ -381,7 +370,7 @@ class Chunks:
 
     def write(self, data: bytes) -> None:
         data = self._carry + data
-        end = len(data) - _unfinished_length(data)
+        end = len(data) - escapes.unfinished_length(data, _SEAM)
         self._pending.write(data[:end])
         self._carry = data[end:]
 
@@ -392,12 +381,3 @@ class Chunks:
 
     def _fresh(self) -> HeadTail:
         return HeadTail(self._limit // 2, self._limit - self._limit // 2)
-
-
-def _unfinished_length(data: bytes) -> int:
-    """Bytes at the end of data that start a character or escape sequence not yet complete."""
-    start = escapes.unfinished_start(data, _SEAM)
-    if start is not None:
-        return len(data) - start
-    present, _ = _partial_char(data)
-    return present

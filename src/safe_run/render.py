@@ -17,8 +17,6 @@ downgrade was needed; ✗ (red) the command failed or was stopped.
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -26,7 +24,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .events import decided_by_fallback
-from .live import locale_is_utf8, unicode_ok
+from .environment import Environment
 from .result import Result, Status
 
 SUCCESS_STYLE = "green"
@@ -91,10 +89,10 @@ def summary_text(
     return text
 
 
-def summary_console(colour: bool, stream: TextIO | None = None) -> Console:
+def summary_console(colour: bool, stream: TextIO) -> Console:
     """A console whose colour is decided by the caller (NO_COLOR, FORCE_COLOR, CI, TERM, TTY)."""
     return Console(
-        file=stream or sys.stderr,
+        file=stream,
         force_terminal=colour,
         color_system="standard" if colour else None,
         no_color=not colour,
@@ -106,33 +104,27 @@ def summary_console(colour: bool, stream: TextIO | None = None) -> Console:
 
 
 def print_summary(
-    result: Result, colour: bool, stream: TextIO | None = None, unicode: bool | None = None,
-    omitted: int | None = None, notes: Sequence[str] = (),
+    result: Result, env: Environment, omitted: int | None = None, notes: Sequence[str] = ()
 ) -> None:
-    """`unicode` None: decided from the locale and the stream. `omitted`, `notes`: see `summary_text`."""
-    stream = stream or sys.stderr
-    if unicode is None:
-        unicode = unicode_ok(stream, locale_is_utf8(os.environ))
+    """The summary on `env`'s stderr, coloured and marked as it allows. `omitted`, `notes`: see
+    `summary_text`."""
     try:
-        summary_console(colour, stream).print(summary_text(result, unicode, omitted, notes))
+        summary_console(env.presentation.colour, env.stderr).print(summary_text(result, env.unicode, omitted, notes))
     except (OSError, ValueError):
         pass  # stderr is gone; the exit status still says how it ended
 
 
-def render_pretty(result: Result) -> None:
+def render_pretty(result: Result, env: Environment) -> None:
     """A result that was not followed live (a session's): its output, then the summary."""
-    from .live import choose_presentation
-
     if result.output:
-        sys.stdout.write(result.output)
+        env.stdout.write(result.output)
         if not result.output.endswith("\n"):
-            sys.stdout.write("\n")
-        sys.stdout.flush()
-    presentation = choose_presentation(os.environ, sys.stdout.isatty(), sys.stderr.isatty())
-    print_summary(result, presentation.colour, sys.stderr, unicode_ok(sys.stderr, presentation.unicode))
+            env.stdout.write("\n")
+        env.stdout.flush()
+    print_summary(result, env)
 
 
-def render_sessions(rows: list[dict[str, object]], stream: TextIO | None = None) -> None:
+def render_sessions(rows: list[dict[str, object]], stream: TextIO) -> None:
     """The session list as a table for people.
 
     Every cell is a `Text`, never a markup string: a command such as `read -p "[y/N] "` is shown
@@ -140,7 +132,7 @@ def render_sessions(rows: list[dict[str, object]], stream: TextIO | None = None)
     """
     from rich.table import Table
 
-    console = Console(file=stream or sys.stdout, highlight=False, markup=False, emoji=False)
+    console = Console(file=stream, highlight=False, markup=False, emoji=False)
     if not rows:
         console.print(Text("no sessions"))
         return

@@ -1,22 +1,21 @@
 """Where a result goes: JSON on stdout, jsonl events, or the pretty form for people.
 
 Every verb answers through `emit`, so the choice between JSON and pretty is made the same way
-everywhere: asked for, or picked by whether stdout is a terminal. The run verb can also follow
-its command live (`--format jsonl`, and pretty on a terminal): see live.py. Nothing here imports
-rich, or anything a JSON run does not need.
+everywhere: asked for, or picked by the call's `Environment` (stdout a terminal, CI). The run
+verb can also follow its command live (`--format jsonl`, and pretty): see display/. Nothing here
+imports rich, or anything a JSON run does not need.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
-import sys
-from typing import TYPE_CHECKING
-from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TextIO
+from collections.abc import Callable
 
 import click
 
+from .environment import Environment
 from .result import Result, Status
 
 if TYPE_CHECKING:
@@ -37,32 +36,8 @@ class AnswerLost(Exception):
         self.result = result
 
 
-def is_ci(environ: Mapping[str, str]) -> bool:
-    """CI services set CI=true; empty, 0, false and no mean it is not set."""
-    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def wants_json(output_format: str) -> bool:
-    """A machine reads stdout: JSON (or JSON lines) rather than the pretty form.
-
-    Under CI, auto is the pretty form (plain, streaming into the log): a CI step's log is read
-    by people, who expect to see a build's output as it runs.
-    """
-    if output_format == "auto":
-        return not _stdout_is_terminal() and not is_ci(os.environ)
-    return output_format in ("json", "jsonl")
-
-
-def _stdout_is_terminal() -> bool:
-    try:
-        return sys.stdout is not None and sys.stdout.isatty()
-    except (OSError, ValueError):
-        return False
-
-
-def utf8_stdout() -> None:
+def utf8_stdout(stdout: TextIO | None) -> None:
     """Make stdout's text layer UTF-8, for JSON lines written by others (jsonl events) as they come."""
-    stdout = sys.stdout
     if isinstance(stdout, io.TextIOWrapper) and stdout.encoding.lower().replace("-", "") != "utf8":
         try:
             stdout.reconfigure(encoding="utf-8", errors="replace")
@@ -70,29 +45,22 @@ def utf8_stdout() -> None:
             pass
 
 
-def write_json_line(text: str, result: Result | None = None) -> None:
+def write_json_line(text: str, stdout: TextIO | None, result: Result | None = None) -> None:
     """One line of JSON on stdout, as UTF-8 whatever the locale or PYTHONIOENCODING says.
 
     JSON is UTF-8 by definition, and the caller must get the answer even when Python was told to
     encode its text streams as ASCII. A stdout that will not take it raises AnswerLost.
     """
     try:
-        if sys.stdout is None:
+        if stdout is None:
             raise AnswerLost("standard output is closed", result)
-        sys.stdout.flush()
-        sys.stdout.buffer.write((text + "\n").encode("utf-8", "replace"))
-        sys.stdout.buffer.flush()
+        stdout.flush()
+        stdout.buffer.write((text + "\n").encode("utf-8", "replace"))
+        stdout.buffer.flush()
     except BrokenPipeError as exc:
         raise AnswerLost("the reader of standard output went away", result) from exc
     except (OSError, ValueError) as exc:
         raise AnswerLost(f"standard output failed: {getattr(exc, 'strerror', None) or exc}", result) from exc
-
-
-def resolve_format(output_format: str) -> str:
-    """'json', 'jsonl' or 'pretty': auto is pretty on a terminal or under CI, JSON otherwise."""
-    if output_format == "auto":
-        return "json" if wants_json("auto") else "pretty"
-    return output_format
 
 
 def json_line(result: Result, output_format: str) -> str:
@@ -104,35 +72,37 @@ def json_line(result: Result, output_format: str) -> str:
     return result.to_json()
 
 
-def emit(result: Result, output_format: str) -> None:
-    if wants_json(output_format):
-        write_json_line(json_line(result, output_format), result)
+def emit(result: Result, output_format: str, env: Environment) -> None:
+    if env.wants_json(output_format):
+        write_json_line(json_line(result, output_format), env.stdout, result)
         if result.message and result.status is Status.ERROR:
-            warn(f"safe-run: {result.message}")
+            warn(f"safe-run: {result.message}", env.stderr)
         return
     from .render import render_pretty
 
-    render_pretty(result)
+    render_pretty(result, env)
 
 
-def warn(line: str) -> None:
+def warn(line: str, stderr: TextIO | None) -> None:
     """A line on stderr that may be lost (stderr closed, full or gone) but never fails the answer."""
+    if stderr is None:
+        return
     try:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        stderr.write(line + "\n")
+        stderr.flush()
     except (AttributeError, OSError, ValueError):
         pass
 
 
-def annotate(result: Result) -> None:
+def annotate(result: Result, env: Environment) -> None:
     """In GitHub Actions, flag a fallback (warning) or an abort (error) on stderr, whatever the format."""
-    if os.environ.get("GITHUB_ACTIONS") != "true":
+    if not env.github_actions:
         return
     from .events import github_annotation
 
     line = github_annotation(result)
     if line is not None:
-        warn(line)
+        warn(line, env.stderr)
 
 
 def _format_option(choices: tuple[str, ...], help_text: str) -> Callable[[FC], FC]:

@@ -34,7 +34,7 @@ from .transcript import Transcript
 from .workdir import private_workdir
 
 if TYPE_CHECKING:
-    from .live import Display
+    from .display import Display
 
 INTEGRATED = {"bash": bash.launch, "zsh": zsh.launch, "fish": fish.launch}
 PLAIN = {"bash": bash.plain_launch, "zsh": zsh.plain_launch, "fish": fish.plain_launch}

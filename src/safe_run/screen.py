@@ -27,7 +27,7 @@ from . import escapes
 
 # Modes 1049, 1047 and 47 switch to the alternate screen and back; several
 # private modes may be set by one sequence, so the number can sit among others.
-_SWITCH = re.compile(rb"\x1b\[\?(?:\d*;)*(?:1049|1047|47)(?:;\d*)*([hl])")
+_SWITCH = escapes.ALTERNATE_SWITCH
 _SWITCH_START = b"\x1b[?"
 _LONGEST_SWITCH = 64
 """Bytes of earlier input rescanned by each feed, so a switch cut between two feeds is seen."""

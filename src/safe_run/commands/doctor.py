@@ -8,7 +8,8 @@ import os
 import click
 
 from .. import shells
-from ..report import format_option, wants_json
+from ..environment import Environment
+from ..report import format_option
 from ..result import exit_status
 from ..runner import execute
 
@@ -52,7 +53,7 @@ def doctor_command(shell: str | None, output_format: str) -> int:
             click.echo(f"safe-run: doctor interrupted ({interrupted.signal})", err=True)
             return exit_status(interrupted)
         reports.append(report)
-    if wants_json(output_format):
+    if Environment.current().wants_json(output_format):
         click.echo(json.dumps(doctor.report_dict(reports), ensure_ascii=False))
     else:
         doctor.render_pretty(reports)

@@ -11,7 +11,8 @@ from contextlib import AbstractContextManager, nullcontext
 import click
 
 from ..interrupts import StopSignals
-from ..report import AnswerLost, annotate, emit, resolve_format, run_format_option, utf8_stdout
+from ..environment import Environment, is_ci
+from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
 from ..result import Result, error_result, exit_status, not_started
 from ..runner import RunRequest, execute
 from ..session import SessionError
@@ -103,8 +104,6 @@ def yield_after_for(
         return requested or None
     if timeout is not None or shown != "json":
         return None
-    from ..report import is_ci
-
     return None if is_ci(environ) else default_yield_after(environ)
 
 
@@ -199,10 +198,11 @@ def run_command(
     of its own. The result is JSON or a pretty summary; see `man safe-run` for every field.
     """
     text = _read_command(command, command_file)
-    shown = resolve_format(output_format)
+    environment = Environment.current()
+    shown = environment.resolve_format(output_format)
     if shown == "jsonl" and yield_after:
         raise click.UsageError("--format jsonl follows a run to its end; with --yield-after use json and poll")
-    bound = yield_after_for(yield_after, wait, timeout, shown, os.environ)
+    bound = yield_after_for(yield_after, wait, timeout, shown, environment.environ)
     request = RunRequest(
         command=text,
         shell=shell,
@@ -225,11 +225,11 @@ def run_command(
     signals = _stop_signals()
     arrived = signals.keep()
     try:
-        result = _run(request, bound, shown, arrived)
+        result = _run(request, bound, shown, arrived, environment)
     finally:
         if request.log is not None:
             request.log.close()
-    annotate(result)
+    annotate(result, environment)
     return exit_status(result)
 
 
@@ -239,22 +239,22 @@ def _stop_signals() -> StopSignals:
     return obj if isinstance(obj, StopSignals) else StopSignals()
 
 
-def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int]) -> Result:
+def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int], env: Environment) -> Result:
     """The run, in the foreground or in a session, and its answer written."""
     if bound is not None:
-        result = _in_session(request, bound, arrived, shown)
-        emit(result, shown)
+        result = _in_session(request, bound, arrived, shown, env)
+        emit(result, shown, env)
         return result
     display = None
     if shown == "jsonl":
-        utf8_stdout()  # JSON is UTF-8, whatever PYTHONIOENCODING says
+        utf8_stdout(env.stdout)  # JSON is UTF-8, whatever PYTHONIOENCODING says
     if shown != "json":
-        from ..live import make_display
+        from ..display import make_display
 
-        display = make_display(shown, request.max_output)
+        display = make_display(shown, request.max_output, env)
     result = execute(request, display=display, signals=arrived)
     if display is None:
-        emit(result, shown)
+        emit(result, shown, env)
         return result
     display.finished(result)
     if shown == "jsonl" and display.broken and result.signal != "SIGPIPE":
@@ -264,14 +264,14 @@ def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int
     return result
 
 
-def _in_session(request: RunRequest, bound: float, arrived: list[int], shown: str) -> Result:
+def _in_session(request: RunRequest, bound: float, arrived: list[int], shown: str, env: Environment) -> Result:
     """Start the command in a session; a signal that came while it started stops it again."""
     from ..session.client import ask, start_session
 
     if arrived:
         return not_started(request.command, signal.Signals(arrived[0]).name)
     try:
-        with _status_while_waiting(shown, bound):
+        with _status_while_waiting(env, shown, bound):
             result = start_session(request, bound)
         if arrived and result.session_id is not None:
             result = ask(result.session_id, {"op": "interrupt", "signal": signal.Signals(arrived[0]).name})
@@ -282,10 +282,10 @@ def _in_session(request: RunRequest, bound: float, arrived: list[int], shown: st
     return result
 
 
-def _status_while_waiting(shown: str, bound: float) -> AbstractContextManager[None]:
+def _status_while_waiting(env: Environment, shown: str, bound: float) -> AbstractContextManager[None]:
     """A status line for a person waiting at a terminal; JSON loads nothing for it."""
     if shown != "pretty":
         return nullcontext()
-    from ..live import waiting_line
+    from ..display.status_line import waiting_line
 
-    return waiting_line(shown, bound)
+    return waiting_line(env, shown, bound)

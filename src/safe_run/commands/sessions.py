@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import click
 from click.shell_completion import CompletionItem
 
-from ..report import emit, format_option, wants_json, write_json_line
+from ..environment import Environment
+from ..report import emit, format_option, write_json_line
 from ..result import SCHEMA_VERSION, exit_status
 from ..session.keys import NAMED, key_text
 from .params import SECONDS
@@ -63,7 +64,7 @@ def poll_command(session_id: str, wait: float | None, output_format: str) -> int
     from ..session.client import ask
 
     result = ask(session_id, {"op": "poll", "wait": wait or 0})
-    emit(result, output_format)
+    emit(result, output_format, Environment.current())
     return exit_status(result)
 
 
@@ -108,7 +109,7 @@ def send_command(
 
     typed = "" if text is None else text + ("" if no_enter else "\r")
     result = ask(session_id, {"op": "send", "text": typed, "keys": keys, "queue": queue, "wait": wait})
-    emit(result, output_format)
+    emit(result, output_format, Environment.current())
     return exit_status(result)
 
 
@@ -120,7 +121,7 @@ def stop_command(session_id: str, output_format: str) -> int:
     from ..session.client import ask
 
     result = ask(session_id, {"op": "stop"})
-    emit(result, output_format)
+    emit(result, output_format, Environment.current())
     return exit_status(result)
 
 
@@ -131,10 +132,11 @@ def sessions_command(output_format: str) -> int:
     from ..session.client import listing
 
     rows = listing(time.time())
-    if wants_json(output_format):
-        write_json_line(json.dumps({"schema_version": SCHEMA_VERSION, "sessions": rows}, ensure_ascii=False))
+    env = Environment.current()
+    if env.wants_json(output_format):
+        write_json_line(json.dumps({"schema_version": SCHEMA_VERSION, "sessions": rows}, ensure_ascii=False), env.stdout)
     else:
         from ..render import render_sessions
 
-        render_sessions(rows)
+        render_sessions(rows, env.stdout)
     return 0

@@ -1,0 +1,37 @@
+"""The one interface every display has: what the run hands it, and when."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..result import Downgrade, Result, ShellInfo, Strategy
+
+
+class Display:
+    """A display that shows nothing: the shape every display has, and what each call means."""
+
+    on_output: Callable[[bytes], None] | None = None  # the command's raw bytes, as they arrive
+
+    @property
+    def broken(self) -> bool:
+        """The reader of stdout went away; the run should stop as a pipeline's writer would."""
+        return False
+
+    def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
+        """The shell runs; `started_at` is in the clock given to the display."""
+
+    def downgraded(self, downgrade: Downgrade) -> None:
+        """The strategy stepped down."""
+
+    def wait(self, now: float) -> float | None:
+        """How long the run may wait for the command before `tick` has work (None: no limit)."""
+        return None
+
+    def tick(self, now: float) -> None:
+        """Write what is due."""
+
+    def stop(self) -> None:
+        """The run is over (or failed): write what is held and leave the terminal as it was."""
+
+    def finished(self, result: Result) -> None:
+        """Show the result."""
