@@ -14,6 +14,7 @@ import pwd
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -315,7 +316,13 @@ def throwaway_user() -> Iterator[tuple[str, Path]]:
         finally:
             shutil.rmtree(home, ignore_errors=True)
     finally:
-        subprocess.run(["userdel", name], check=False)
+        # Nothing of the user's may outlive the test, or userdel refuses and the user stays.
+        subprocess.run(["pkill", "-KILL", "-u", name], check=False)
+        for _ in range(50):
+            if subprocess.run(["pgrep", "-u", name], capture_output=True).returncode != 0:
+                break
+            time.sleep(0.1)
+        subprocess.run(["userdel", name], check=True)
 
 
 @pytest.mark.slow
@@ -330,7 +337,7 @@ def test_a_setuid_prompt_seen_by_a_user_is_an_input_wait(throwaway_user: tuple[s
     libraries = next(p for p in sys.path if p.endswith("site-packages"))
     user = pwd.getpwnam(name)
     env = {"HOME": str(home), "TMPDIR": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "dumb",
-           "PYTHONPATH": f"{source}:{libraries}"}
+           "PYTHONPATH": f"{source}:{libraries}", "SAFE_RUN_YIELD_AFTER": "never"}
     proc = subprocess.run(
         [python, "-m", "safe_run", "--shell", shell_path("bash"), "--format", "json", "--", "su root -c true"],
         env=env, cwd=str(home), stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
