@@ -11,7 +11,9 @@ from safe_run.output import HeadTail
 from safe_run.result import Reason, Status, Strategy
 from safe_run.screen import ScreenTail
 from safe_run.sequences import Osc
-from safe_run.tracker import CommandTracker, Finish, Lines, Phase, Send, Timers
+from safe_run.tracker import (
+    Action, CommandTracker, Config, Downgraded, Finish, Lines, Output, Phase, Reinjected, Send, Timers, Waiting,
+)
 
 NONCE = "0123456789abcdef0123456789abcdef"
 LINES = Lines(integrated=b"RUN\r", fallback=b"FALLBACK\r", status_query=b"STATUS?\r")
@@ -41,16 +43,12 @@ READING = seen(shell=False, waiting=True, command="python3")
 def tracker(integrated: bool = True, auto: bool = True, hold: bool = False, by_mode: bool = False,
             **timers: float) -> CommandTracker:
     t = CommandTracker(
-        nonce=NONCE,
-        lines=LINES,
+        config=Config(nonce=NONCE, lines=LINES, allow_downgrade=auto, hold_on_input=hold, prompt_by_mode=by_mode),
         capture=HeadTail(1 << 20, 1 << 20),
         screen=ScreenTail(80, 24),
         strategy=Strategy.RICH if integrated else Strategy.NONE,
         integrated=integrated,
         timers=Timers(**timers),
-        allow_downgrade=auto,
-        hold_on_input=hold,
-        prompt_by_mode=by_mode,
     )
     t.start(T0)
     return t
@@ -63,6 +61,18 @@ def running(t: CommandTracker, at: float = T0) -> None:
     t.feed(b" RUN\r\n", at)
     t.feed(mark("C"), at)
     assert t.phase is Phase.RUNNING
+
+
+def sent(actions: list[Action]) -> list[Send]:
+    return [a for a in actions if isinstance(a, Send)]
+
+
+def downgrades(actions: list[Action]) -> list[tuple[str, str, float]]:
+    return [(a.downgrade.from_, a.downgrade.to, a.downgrade.at_s) for a in actions if isinstance(a, Downgraded)]
+
+
+def waits(actions: list[Action]) -> list[Finish]:
+    return [a.wait for a in actions if isinstance(a, Waiting)]
 
 
 def only_finish(actions: list) -> Finish:
@@ -78,7 +88,7 @@ def test_rich_run_frames_output_with_c_and_d() -> None:
     assert (finish.status, finish.reason, finish.exit_code, finish.strategy) == (
         Status.COMPLETED, Reason.SHELL_INTEGRATION, 42, Strategy.RICH)
     assert t.capture.text() == "hello\n"
-    assert finish.message is None and not t.downgrades
+    assert finish.message is None
 
 
 @pytest.mark.parametrize(
@@ -103,13 +113,15 @@ def test_prompt_without_d_downgrades_to_basic_and_asks_for_the_status() -> None:
     t = tracker()
     running(t)
     t.feed(b"out\r\n", T0 + 1)
-    assert t.feed(mark("A"), T0 + 2) == [Send(LINES.status_query)]
+    actions = t.feed(mark("A"), T0 + 2)
+    assert sent(actions) == [Send(LINES.status_query)]
+    assert downgrades(actions) == [("rich", "basic", 2.0)], "said before the question it leads to"
+    assert isinstance(actions[0], Downgraded)
     t.feed(b"user@host:~$ ", T0 + 2)
     assert t.feed(mark("B"), T0 + 2) == []
     finish = only_finish(t.feed(mark("D", "3"), T0 + 2.01))
     assert (finish.status, finish.exit_code, finish.strategy, finish.reason) == (
         Status.COMPLETED, 3, Strategy.BASIC, Reason.PROMPT_IDLE)
-    assert [(d.from_, d.to, d.at_s) for d in t.downgrades] == [("rich", "basic", 2.0)]
     assert t.capture.text() == "out\n", "the prompt after the command is not its output"
     assert finish.message
 
@@ -125,9 +137,9 @@ def test_integration_never_activating_is_decided_once_the_shell_waits_quietly() 
     t = tracker(idle=0.5)
     t.feed(b"$ ", T0 + 0.05)
     assert t.tick(T0 + 0.3, AT_PROMPT) == [], "not quiet long enough yet"
-    assert t.tick(T0 + 0.6, AT_PROMPT) == [Send(LINES.fallback)]
-    assert t.strategy is Strategy.NONE
-    assert t.downgrades[0].from_ == "rich" and t.downgrades[0].to == "none"
+    actions = t.tick(T0 + 0.6, AT_PROMPT)
+    assert sent(actions) == [Send(LINES.fallback)]
+    assert [(f, to) for f, to, _ in downgrades(actions)] == [("rich", "none")]
 
 
 def test_shell_that_never_becomes_ready_is_an_error_at_the_activation_timeout() -> None:
@@ -140,8 +152,7 @@ def test_shell_that_never_becomes_ready_is_an_error_at_the_activation_timeout() 
 def test_plain_shell_is_typed_to_as_soon_as_it_waits() -> None:
     t = tracker(integrated=False, idle=0.5)
     t.feed(b"$ ", T0)
-    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback)]
-    assert not t.downgrades, "no integration was expected, so nothing was lost"
+    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback)], "no integration was expected: nothing lost"
 
 
 def test_without_the_kernel_a_prompt_on_screen_means_ready() -> None:
@@ -200,10 +211,10 @@ def test_shell_back_at_its_prompt_without_marks_is_foreground_returned() -> None
     t = tracker()
     running(t)
     t.feed(b"done\r\nuser@host:~$ ", T0 + 1)
-    assert t.tick(T0 + 2, AT_PROMPT) == [Send(LINES.status_query)]
+    actions = t.tick(T0 + 2, AT_PROMPT)
+    assert sent(actions) == [Send(LINES.status_query)] and downgrades(actions)[-1][1] == "none"
     finish = only_finish(t.feed(mark("D", "7"), T0 + 2.01))
     assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.FOREGROUND_RETURNED, 7, Strategy.NONE)
-    assert t.downgrades[-1].to == "none"
 
 
 def test_unanswered_status_question_still_completes_without_an_exit_code() -> None:
@@ -317,10 +328,9 @@ def test_a_held_input_wait_is_reported_and_the_command_goes_on() -> None:
     t = tracker(hold=True, idle=0.5)
     running(t)
     t.feed(b">>> ", T0 + 1)
-    assert t.tick(T0 + 1.6, READING) == []
-    assert t.phase is Phase.RUNNING
-    wait = t.waiting
-    assert wait is not None and (wait.status, wait.reason, wait.stop) == (Status.INPUT_REQUIRED, Reason.INPUT_WAIT, False)
+    [wait] = waits(t.tick(T0 + 1.6, READING))
+    assert not [a for a in t.tick(T0 + 1.7, READING) if isinstance(a, Finish)], "the command goes on"
+    assert (wait.status, wait.reason, wait.stop) == (Status.INPUT_REQUIRED, Reason.INPUT_WAIT, False)
     assert wait.prompt == ">>>" and "stopped" not in (wait.message or "")
 
 
@@ -328,25 +338,23 @@ def test_an_answer_clears_the_wait_and_the_next_wait_is_decided_quickly() -> Non
     t = tracker(hold=True, idle=0.5, answer=0.05)
     running(t)
     t.feed(b">>> ", T0 + 1)
-    t.tick(T0 + 1.6, READING)
+    assert waits(t.tick(T0 + 1.6, READING))
     t.answered(T0 + 2)
-    assert t.waiting is None
     t.feed(b"print(1)\r\n1\r\n>>> ", T0 + 2.01)
-    assert t.tick(T0 + 2.02, READING) == [] and t.waiting is None, "settling"
+    assert t.tick(T0 + 2.02, READING) == [], "settling"
     assert t.next_deadline(T0 + 2.02) == pytest.approx(T0 + 2.06), "woken when the answer settle ends"
-    assert t.tick(T0 + 2.04, READING) == [] and t.waiting is None, "still settling"
-    t.tick(T0 + 2.07, READING)
-    assert t.waiting is not None and t.waiting.prompt == ">>>"
+    assert t.tick(T0 + 2.04, READING) == [], "still settling"
+    [wait] = waits(t.tick(T0 + 2.07, READING))
+    assert wait.prompt == ">>>"
 
 
 def test_output_after_a_wait_means_it_is_no_longer_waiting() -> None:
     t = tracker(hold=True)
     running(t)
     t.feed(b"? ", T0 + 1)
-    t.tick(T0 + 2, READING)
-    assert t.waiting is not None
-    t.feed(b"working\r\n", T0 + 2.5)
-    assert t.waiting is None
+    assert waits(t.tick(T0 + 2, READING))
+    assert t.feed(b"working\r\n", T0 + 2.5) == [Output(b"working\r\n")], "output: the wait is over"
+    assert t.tick(T0 + 2.6, READING) == [], "no new wait before the quiet window passes"
 
 
 def test_without_a_session_an_answer_settle_does_not_apply() -> None:
@@ -365,14 +373,11 @@ def test_stop_requested_ends_the_run_and_asks_for_the_command_to_be_stopped() ->
 
 
 def test_command_output_is_passed_on_as_it_arrives() -> None:
-    seen_chunks: list[bytes] = []
     t = tracker()
-    t.on_command_output = seen_chunks.append
-    t.feed(b"prompt$ ", T0)
+    assert t.feed(b"prompt$ ", T0) == []
     running(t)
-    t.feed(b"one\r\n", T0 + 0.1)
-    t.feed(b"two\r\n", T0 + 0.2)
-    assert seen_chunks == [b"one\r\n", b"two\r\n"], "only the command's output, not the prompt or the echo"
+    actions = t.feed(b"one\r\n", T0 + 0.1) + t.feed(b"two\r\n", T0 + 0.2)
+    assert actions == [Output(b"one\r\n"), Output(b"two\r\n")], "only the command's output, not the prompt or the echo"
 
 
 # ---- the foreground's evidence: CPU time, keyboard timeouts, stopped and hidden programs -----------
@@ -482,7 +487,7 @@ def test_the_line_editor_is_the_prompt_whatever_the_screen_shows() -> None:
     t = tracker(by_mode=True)
     running(t)
     t.feed(b"broke\r\n$ ", T0 + 0.1)
-    assert t.tick(T0 + 0.7, LINE_EDITOR) == [Send(LINES.status_query)]
+    assert sent(t.tick(T0 + 0.7, LINE_EDITOR)) == [Send(LINES.status_query)]
     finish = only_finish(t.feed(mark("D", "0"), T0 + 0.71))
     assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.FOREGROUND_RETURNED, 0)
     assert t.output_text() == "broke\n"

@@ -378,6 +378,14 @@ class KernelObserver:
     def available(self) -> bool:
         return self._available
 
+    def program(self) -> str | None:
+        """The program the shell's process runs now (a command may `exec` another); None off /proc."""
+        return _readlink(f"/proc/{self._shell_pid}/exe") if self._proc else None
+
+    def directory(self) -> str | None:
+        """The shell's working directory now; None off /proc or once it is gone."""
+        return _readlink(f"/proc/{self._shell_pid}/cwd") if self._proc else None
+
     def observe(self) -> Observation | None:
         """One look at the terminal; None when it cannot be had or the shell is gone.
 

@@ -97,6 +97,17 @@ class Downgrade:
 
 
 @dataclass(frozen=True)
+class Reinjection:
+    """The integration was loaded into a live shell again before the command, and why."""
+
+    reason: str
+    at_s: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"reason": self.reason, "at_s": self.at_s}
+
+
+@dataclass(frozen=True)
 class Result:
     """One run's answer. Every key is always present in the JSON, null when unknown."""
 
@@ -117,6 +128,13 @@ class Result:
     alternate_screen: bool = False
     killed: tuple[Killed, ...] = field(default_factory=tuple)
     signal: str | None = None
+    # Persistent shells (`--in NAME`): which shell ran the command, its directory afterwards,
+    # whether the shell was started for this call, and integration loaded again before it.
+    shell_id: str | None = None
+    shell_name: str | None = None
+    cwd: str | None = None
+    fresh: bool | None = None
+    reinjected: tuple[Reinjection, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
@@ -125,6 +143,7 @@ class Result:
         data["completion_reason"] = self.completion_reason.value if self.completion_reason else None
         data["downgrades"] = [d.to_dict() for d in self.downgrades]
         data["killed"] = [asdict(k) for k in self.killed]
+        data["reinjected"] = [r.to_dict() for r in self.reinjected]
         data["duration_s"] = round(self.duration_s, 3)
         return {"schema_version": SCHEMA_VERSION, **data}
 
@@ -157,6 +176,11 @@ class Result:
             alternate_screen=bool(data.get("alternate_screen")),
             killed=tuple(Killed(**k) for k in data.get("killed", [])),
             signal=data.get("signal"),
+            shell_id=data.get("shell_id"),
+            shell_name=data.get("shell_name"),
+            cwd=data.get("cwd"),
+            fresh=data.get("fresh"),
+            reinjected=tuple(Reinjection(r["reason"], r["at_s"]) for r in data.get("reinjected", [])),
         )
 
 

@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -23,13 +23,15 @@ from .cleanup import Reaper
 from .interrupts import STOP_SIGNALS
 from .kernel import MARKER_VAR, KernelObserver
 from .output import HeadTail
-from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result, not_started
+from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
 from .sequences import Osc, SequenceParser, decode_mark
 from .shells import bash, fish, posix, zsh
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
-from .tracker import CommandTracker, Finish, Phase, Send, Timers
+from .tracker import (
+    Action, CommandTracker, Config, Downgraded, Finish, Lines, Output, Phase, Reinjected, Send, Timers, Waiting,
+)
 from .transcript import Transcript
 from .workdir import private_workdir
 
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
     from .display import Display
 
 INTEGRATED = {"bash": bash.launch, "zsh": zsh.launch, "fish": fish.launch}
+LIVE_LINES = {"bash": bash.live_lines, "zsh": zsh.live_lines, "fish": fish.live_lines}
+# Programs a command may `exec` that safe-run can still type into: the integrated shells get their
+# integration loaded again; the POSIX family is followed without integration.
+KNOWN_SHELLS = frozenset({*INTEGRATED, "sh", "dash", "ash", "ksh", "mksh", "yash", "posh", "busybox"})
 PLAIN = {"bash": bash.plain_launch, "zsh": zsh.plain_launch, "fish": fish.plain_launch}
 
 # The emulated terminal, whatever the caller's own TERM is (agents and CI have dumb or none).
@@ -101,51 +107,98 @@ class Run:
     ) -> None:
         self.request = request
         self._clock = clock
-        self.started_at = clock()
-        self.finish: Finish | None = None
-        self.killed: list[Killed] = []
-        self._shells_own: set[int] | None = None  # what ran before the command line was typed
-        self.signal_name: str | None = None
+        self._on_output = on_output
+        self._begin_command(request)
         self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
         name = shells.shell_name(shell_path)
         self.shell = ShellInfo(name=name, path=shell_path)
         command_file = workdir / "command"
-        command_file.write_text(request.command, encoding="utf-8")
-        problem = check_syntax(name, shell_path, command_file)
-        if problem is not None:
-            raise CommandRefused(Result(
-                status=Status.SYNTAX_ERROR, exit_code=None, strategy=None, completion_reason=Reason.SYNTAX_CHECK,
-                command=request.command, shell=self.shell, duration_s=clock() - self.started_at,
-                message=problem.message(),
-            ))
+        self._check(request.command, command_file)
         cwd = os.path.abspath(request.cwd or os.getcwd())
         env = {**BATCH_ENV, **request.env} if request.batch_env else dict(request.env)
         setup = shells.RunSetup(shell_path, workdir, secrets.token_hex(16), command_file, cwd, request.load_rc, env)
+        self._setup = setup
         launch = _launch(name, setup, request.strategy)
         rows, cols = request.size
         self.tracker = CommandTracker(
-            nonce=setup.nonce,
-            lines=launch.lines,
-            capture=HeadTail(request.max_output // 2, request.max_output - request.max_output // 2),
+            config=_config(setup.nonce, launch.lines, name, request),
+            capture=_capture(request),
             screen=ScreenTail(cols, rows),
             strategy=_first_strategy(request.strategy, launch.integrated),
             integrated=launch.integrated,
             timers=request.timers,
-            allow_downgrade=request.strategy == "auto",
-            hold_on_input=request.hold_on_input,
-            prompt_by_mode=name in ("bash", "zsh"),
-            on_command_output=on_output,
         )
         self._parser = SequenceParser()
         self._status_file = posix.status_file(setup)
         self._exit_word = launch.exit_word
-        self._exit_word_end: int | None = None
         marker = secrets.token_hex(8)  # finds what the command started in other sessions
         shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
         self.terminal = Terminal.spawn(launch.argv, shell_env, cwd, rows, cols)
         self.kernel = KernelObserver(self.terminal.fd, self.terminal.pid, marker=marker)
         self.tracker.start(clock())
+
+    def _begin_command(self, request: RunRequest) -> None:
+        """What each command of the shell reports for itself alone."""
+        self.request = request
+        self.started_at = self._clock()
+        self.finish: Finish | None = None
+        self.killed: list[Killed] = []
+        self.signal_name: str | None = None
+        self.downgrades: list[Downgrade] = []
+        self.reinjected: list[Reinjection] = []
+        self.waiting: Finish | None = None
+        self._shells_own: set[int] | None = None  # what ran before the command line was typed
+        self._exit_word_end: int | None = None
+        self._stopped = False
+
+    def _check(self, command: str, command_file: Path) -> None:
+        """Write the command where the typed line reads it, once the shell's own parser accepts it."""
+        command_file.write_text(command, encoding="utf-8")
+        problem = check_syntax(self.shell.name, self.shell.path, command_file)
+        if problem is not None:
+            raise CommandRefused(Result(
+                status=Status.SYNTAX_ERROR, exit_code=None, strategy=None, completion_reason=Reason.SYNTAX_CHECK,
+                command=self.request.command, shell=self.shell, duration_s=self._clock() - self.started_at,
+                message=problem.message(),
+            ))
+
+    def next_command(self, request: RunRequest, command: str | None = None) -> None:
+        """Start the next command in the same live shell, once the last one is decided.
+
+        `command` is the text to run when it differs from the one reported (a per-command --cwd
+        or --env wraps it). Raises CommandRefused for a command the shell would not parse (nothing
+        is typed), and RunFailed when the shell was replaced by a program that is no shell.
+        """
+        assert self.finish is not None, "next_command() before the last command was decided"
+        previous = self.finish
+        self._begin_command(request)
+        replaced = self._replacement()
+        try:
+            self._check(command or request.command, self._setup.command_file)
+        except CommandRefused:
+            self.finish = previous
+            raise
+        config, by = replaced if replaced is not None else (None, None)
+        self._act(self.tracker.start_next_cycle(self.started_at, request.timers, _capture(request), config, by))
+
+    def _replacement(self) -> tuple[Config, str] | None:
+        """The shell's config anew when a command replaced the shell by another (`exec zsh`)."""
+        program = self.kernel.program()
+        if program is None:
+            return None
+        name = shells.shell_name(program)
+        if name == self.shell.name:
+            return None
+        if name not in KNOWN_SHELLS:
+            raise RunFailed(
+                f"the shell was replaced by {os.path.basename(program)}, which is not a shell; nothing was typed. "
+                "Close this shell and start a fresh one"
+            )
+        self.shell = ShellInfo(name=name, path=program)
+        setup = replace(self._setup, shell_path=program)
+        lines = LIVE_LINES[name](setup) if name in LIVE_LINES and self.request.strategy != "none" else posix.lines(setup, b"")
+        return _config(setup.nonce, lines, name, self.request), name
 
     def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Finish | None:
         """Wait at most `timeout` seconds for something to happen (or a wake fd) and act on it."""
@@ -186,6 +239,7 @@ class Run:
             return 0
         taken = self.terminal.write(data, timeout=0.0)
         if taken:
+            self.waiting = None
             self.tracker.answered(self._clock())
         return taken
 
@@ -196,7 +250,7 @@ class Run:
 
     def progress(self) -> Result:
         """Where a run that has not finished stands: running, or waiting for input."""
-        waiting = self.tracker.waiting
+        waiting = self.waiting
         return Result(
             status=waiting.status if waiting else Status.RUNNING,
             exit_code=None,
@@ -206,20 +260,30 @@ class Run:
             shell=self.shell,
             duration_s=self._clock() - self.started_at,
             message=self.transcript.noted(waiting.message if waiting else None),
-            downgrades=tuple(self.tracker.downgrades),
+            downgrades=tuple(self.downgrades),
+            reinjected=tuple(self.reinjected),
             prompt=waiting.prompt if waiting else None,
             alternate_screen=self.tracker.screen.used_alternate,
         )
 
     def close(self) -> None:
         """Stop what must be stopped, then make sure nothing the run started is left."""
+        self.end_command()
         reaper = Reaper(self.terminal, self.kernel, self._shells_own or ())
         stop = self.finish is not None and self.finish.stop
-        if stop:
-            self.killed += reaper.stop_foreground()
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=not stop)
         self.terminal.close(hang_up=not self.request.keep_background)
+
+    def end_command(self) -> None:
+        """Stop the command itself when its decision says so; the shell and its jobs stay."""
+        if self.finish is not None and self.finish.stop and not self._stopped:
+            self._stopped = True
+            self.killed += Reaper(self.terminal, self.kernel, self._shells_own or ()).stop_foreground()
+
+    def shell_alive(self) -> bool:
+        """Whether the shell is still there to take another command."""
+        return not self.terminal.exited()
 
     def result(self) -> Result:
         finish = self.finish
@@ -240,7 +304,8 @@ class Run:
             output_dropped_bytes=capture.dropped,
             duration_s=duration,
             message=self.transcript.noted(finish.message),
-            downgrades=tuple(self.tracker.downgrades),
+            downgrades=tuple(self.downgrades),
+            reinjected=tuple(self.reinjected),
             prompt=finish.prompt,
             alternate_screen=self.tracker.screen.used_alternate,
             killed=tuple(self.killed),
@@ -285,12 +350,22 @@ class Run:
         for item in self._parser.flush():
             self._act(self.tracker.feed(item, now))
 
-    def _act(self, actions: list[Send | Finish]) -> None:
+    def _act(self, actions: list[Action]) -> None:
         for action in actions:
-            if isinstance(action, Send):
+            if isinstance(action, Output):
+                self.waiting = None
+                if self._on_output is not None:
+                    self._on_output(action.data)
+            elif isinstance(action, Send):
                 if self._shells_own is None:
                     self._shells_own = {p.pid for p in self.kernel.run_processes()}
                 self.terminal.write(action.data)
+            elif isinstance(action, Downgraded):
+                self.downgrades.append(action.downgrade)
+            elif isinstance(action, Waiting):
+                self.waiting = action.wait
+            elif isinstance(action, Reinjected):
+                self.reinjected.append(Reinjection(action.reason, action.at_s))
             elif self.finish is None:
                 self.finish = action
 
@@ -355,9 +430,9 @@ def _follow_shown(run: Run, display: Display, wake_fd: int, pending: list[int], 
     reported = 0
     while True:
         finish = run.step(display.wait(clock()), (wake_fd,))
-        for downgrade in run.tracker.downgrades[reported:]:
+        for downgrade in run.downgrades[reported:]:
             display.downgraded(downgrade)
-        reported = len(run.tracker.downgrades)
+        reported = len(run.downgrades)
         if finish is not None:
             return
         if pending:
@@ -410,6 +485,20 @@ def _launch(name: str, setup: shells.RunSetup, strategy: str) -> shells.Launch:
     if strategy in ("rich", "basic"):
         raise RunFailed(f"--strategy {strategy} needs shell integration, which {name} does not have")
     return posix.plain_launch(setup)
+
+
+def _config(nonce: str, lines: Lines, name: str, request: RunRequest) -> Config:
+    return Config(
+        nonce=nonce,
+        lines=lines,
+        allow_downgrade=request.strategy == "auto",
+        hold_on_input=request.hold_on_input,
+        prompt_by_mode=name in ("bash", "zsh"),
+    )
+
+
+def _capture(request: RunRequest) -> HeadTail:
+    return HeadTail(request.max_output // 2, request.max_output - request.max_output // 2)
 
 
 def _first_strategy(requested: str, integrated: bool) -> Strategy:

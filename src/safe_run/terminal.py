@@ -110,6 +110,10 @@ class Terminal:
             os.set_blocking(self.fd, True)
         return written
 
+    def exited(self) -> bool:
+        """Whether the shell has exited (never waits)."""
+        return self._status is not None or self._reaped()
+
     def exit_status(self) -> int:
         """The shell's status the way a shell reports it: 128+N when killed by signal N."""
         if self._status is None:

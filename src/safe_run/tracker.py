@@ -35,7 +35,6 @@ Marks without this run's nonce (a command printing `ESC ] 633 ; D ; 0 BEL`, a pr
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -54,7 +53,7 @@ class Phase(Enum):
     TYPED = "typed"  # the run line was sent, waiting for C
     RUNNING = "running"  # between C and the end: output belongs to the command
     FETCHING = "fetching"  # the command ended without D; its exit code was asked for
-    DONE = "done"
+    DONE = "done"  # this command is decided; the shell may take the next one (`start_next_cycle`)
 
 
 @dataclass(frozen=True)
@@ -72,11 +71,29 @@ class Timers:
 
 @dataclass(frozen=True)
 class Lines:
-    """What to type: the command under integration, without it, and the exit-status question."""
+    """What to type: the command under integration, without it, and the exit-status question.
+
+    `heal` runs the command after loading the integration into the live shell again, for a shell
+    whose last command broke it; it announces itself with an R mark before C.
+    """
 
     integrated: bytes
     fallback: bytes
     status_query: bytes
+    heal: bytes = b""
+
+
+@dataclass(frozen=True)
+class Config:
+    """What stays the same for every command of one shell (replaced only when the shell is)."""
+
+    nonce: str
+    lines: Lines
+    allow_downgrade: bool = True
+    # In a session an input wait is reported with `Waiting` and the command goes on, to be answered.
+    hold_on_input: bool = False
+    # The shell's prompt is told from its builtin `read` by the terminal's mode (bash and zsh).
+    prompt_by_mode: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,7 +116,36 @@ class Finish:
     prompt: str | None = None
 
 
-Action = Send | Finish
+@dataclass(frozen=True)
+class Output:
+    """Bytes of the command's own output (not the shell's prompt or echo)."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Downgraded:
+    """The command is now followed with less evidence than it started with."""
+
+    downgrade: Downgrade
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A held input wait (sessions): the command goes on and waits for an answer; any output ends it."""
+
+    wait: Finish
+
+
+@dataclass(frozen=True)
+class Reinjected:
+    """The integration was loaded into the live shell again before this command, and why."""
+
+    reason: str
+    at_s: float
+
+
+Action = Send | Finish | Output | Downgraded | Waiting | Reinjected
 
 # What a reader is told when the end was not the integration's own D (or the shell's exit).
 FALLBACK_ENDS = {
@@ -131,29 +177,27 @@ class Clocks:
 class CommandTracker:
     """Decides when the command ran, when it ended, how, and with which exit code."""
 
-    nonce: str
-    lines: Lines
+    config: Config
     capture: HeadTail
     screen: ScreenTail
     strategy: Strategy
     integrated: bool
     timers: Timers
-    allow_downgrade: bool = True
-    # In a session an input wait is reported in `waiting` and the command goes on, to be answered.
-    hold_on_input: bool = False
-    # The shell's prompt is told from its builtin `read` by the terminal's mode (bash and zsh).
-    prompt_by_mode: bool = False
-    on_command_output: Callable[[bytes], None] | None = None
-    waiting: Finish | None = None
     started_integrated: bool = False
     phase: Phase = Phase.STARTING
-    downgrades: list[Downgrade] = field(default_factory=list)
     startup: HeadTail = field(default_factory=lambda: HeadTail(0, STARTUP_TAIL_BYTES))
     clocks: Clocks | None = None
     ready_prompt: str = ""
     _fetch_reason: Reason = Reason.FOREGROUND_RETURNED
     _prompt_after: str = ""  # a prompt seen only on the screen, so it went into the capture
     _status_written: int | None = None  # the exit status the typed line wrote to its file
+    _pending: list[Action] = field(default_factory=list)  # effects decided on the way, returned next
+    # Between commands: the shell's next prompt mark came, and whether the integration held.
+    _cycle: int = 1
+    _first_strategy: Strategy = Strategy.RICH
+    _prompt_ready: bool = False
+    _broken: str | None = None  # why the integration must be loaded again before the next command
+    _healing: str | None = None  # the reason given to the heal line typed for this command
 
     def output_text(self) -> str:
         """The command's output, without a prompt that only the screen told apart from it."""
@@ -164,18 +208,59 @@ class CommandTracker:
 
     # ---- inputs -------------------------------------------------------------------------------
 
+    @property
+    def nonce(self) -> str:
+        return self.config.nonce
+
     def start(self, now: float) -> None:
         self.clocks = Clocks(started=now, last_output=now)
         self.started_integrated = self.integrated
+        self._first_strategy = self.strategy
+
+    def start_next_cycle(
+        self, now: float, timers: Timers, capture: HeadTail, config: Config | None = None,
+        replaced_by: str | None = None,
+    ) -> list[Action]:
+        """Follow the next command in the same shell, once the last one is decided.
+
+        A new `config` means the shell was replaced (`exec zsh`): its own lines, and its own
+        integration to load. A shell whose last command left the integration broken gets it
+        back before this command runs; one whose prompt has not come back yet is waited for.
+        """
+        assert self.phase is Phase.DONE, "start_next_cycle() before the last command was decided"
+        was_integrated = self.integrated
+        if config is not None:
+            self.config = config
+            self.integrated = bool(config.lines.heal)
+            self._broken = f"the shell was replaced by {replaced_by or 'another shell'}" if self.integrated else None
+        self._cycle += 1
+        self.timers = timers
+        self.capture = capture
+        self.phase = Phase.STARTING
+        self._prompt_after = ""
+        self._status_written = None
+        self._healing = None
+        self.strategy = self._first_strategy if self.integrated else Strategy.NONE
+        self.started_integrated = self.integrated
+        self.clocks = Clocks(started=now, last_output=now)
+        if not self.integrated:
+            if was_integrated:
+                why = f"the shell was replaced by {replaced_by or 'a shell'}, which has no integration"
+                self._pending.append(Downgraded(Downgrade(self._first_strategy.value, Strategy.NONE.value, why, 0.0)))
+            return self._flush([])  # the fallback line is typed when the kernel shows the shell waiting
+        if self._broken is not None:
+            return self._heal(now, self._broken)
+        if self._prompt_ready:
+            return self._type_command(now, self.config.lines.integrated)
+        return []
 
     def feed(self, item: bytes | Osc, now: float) -> list[Action]:
         if isinstance(item, bytes):
-            self._on_output(item, now)
-            return []
+            return self._on_output(item, now)
         mark = decode_mark(item)
         if mark is None or not self._trusted(mark):
             return []
-        return self._on_mark(mark, now)
+        return self._flush(self._on_mark(mark, now))
 
     def tick(self, now: float, seen: Observation | None) -> list[Action]:
         """Time passed, and here is what the kernel sees now (None where it cannot tell)."""
@@ -186,10 +271,10 @@ class CommandTracker:
         if self.timers.timeout is not None and now - clocks.started >= self.timers.timeout:
             return self._finish_timeout()
         if self.phase is Phase.STARTING:
-            return self._tick_starting(now, seen)
+            return self._flush(self._tick_starting(now, seen))
         if self.phase is Phase.FETCHING:
             return self._tick_fetching(now)
-        return self._tick_command(now, seen)
+        return self._flush(self._tick_command(now, seen))
 
     def shell_exited(self, exit_code: int) -> Finish:
         """The shell is gone: once the command started, that is the command's own end."""
@@ -223,7 +308,6 @@ class CommandTracker:
 
     def answered(self, now: float) -> None:
         """Someone typed into a held input wait: whatever waits next is a new wait."""
-        self.waiting = None
         self._clocks().answered = now
 
     def stop_requested(self) -> Finish:
@@ -258,8 +342,17 @@ class CommandTracker:
         return mark.family == 633 and bool(mark.args) and mark.args[-1].lower() == self.nonce.lower()
 
     def _on_mark(self, mark: Mark, now: float) -> list[Action]:
+        if self.phase is Phase.DONE:
+            self._between_commands(mark)
+            return []
         if self.phase is Phase.STARTING and mark.kind == "B":
-            return self._type_command(now, self.lines.integrated)
+            if self._broken is not None:
+                return self._heal(now, self._broken)
+            return self._type_command(now, self.config.lines.integrated)
+        if self.phase is Phase.TYPED and mark.kind == "R":
+            why = self._healing or "the integration's functions were gone when the command was typed"
+            self._broken = None
+            return [Reinjected(why, round(now - self._clocks().started, 3))]
         if self.phase is Phase.TYPED and mark.kind == "C":
             self.phase = Phase.RUNNING
             self.screen.reset()
@@ -270,14 +363,23 @@ class CommandTracker:
             return self._finish_completed(self._fetch_reason, _exit_code(mark.args[:-1]))
         return []
 
+    def _between_commands(self, mark: Mark) -> None:
+        """The prompt after a command: its B says the shell is ready for the next one."""
+        if mark.kind == "B":
+            self._prompt_ready = True
+        elif mark.kind == "A":
+            self._prompt_ready = False
+
     def _mark_while_running(self, mark: Mark, now: float) -> list[Action]:
         if mark.kind == "D" and (self.strategy is not Strategy.BASIC or not self.integrated):
             reason = Reason.SHELL_INTEGRATION if self.integrated else Reason.SENTINEL
             return self._finish_completed(reason, _exit_code(mark.args[:-1]))
         if mark.kind in ("A", "B"):
             # The prompt is back: whatever follows is the shell's, not the command's.
+            if mark.kind == "B":
+                self._prompt_ready = True
             if self.strategy is Strategy.RICH:
-                if not self.allow_downgrade:
+                if not self.config.allow_downgrade:
                     return [self._finish_lost("the prompt came back without the command-finished mark")]
                 self._downgrade(Strategy.BASIC, "the prompt came back without the command-finished mark", now)
             return self._ask_exit_status(now, Reason.PROMPT_IDLE)
@@ -285,21 +387,18 @@ class CommandTracker:
 
     # ---- output -------------------------------------------------------------------------------
 
-    def _on_output(self, data: bytes, now: float) -> None:
+    def _on_output(self, data: bytes, now: float) -> list[Action]:
         clocks = self._clocks()
         clocks.last_output = now
-        if self.phase is Phase.DONE:
-            return
         self.screen.feed(data)
-        if self.phase is Phase.RUNNING:
-            self.capture.write(data)
-            self.waiting = None
-            if self.on_command_output is not None:
-                self.on_command_output(data)
-        elif self.phase is Phase.STARTING:
-            self.startup.write(data)
         if clocks.typed is not None:
             clocks.output_since_typed = True
+        if self.phase is Phase.RUNNING:
+            self.capture.write(data)
+            return [Output(data)]
+        if self.phase is Phase.STARTING and self._cycle == 1:
+            self.startup.write(data)
+        return []
 
     # ---- time and the kernel ------------------------------------------------------------------
 
@@ -327,7 +426,7 @@ class CommandTracker:
         clocks = self._clocks()
         self._note_activity(now, seen)
         quiet_for = now - clocks.last_output
-        answered = self.hold_on_input and clocks.answered is not None and seen is not None
+        answered = self.config.hold_on_input and clocks.answered is not None and seen is not None
         if quiet_for < (min(self.timers.idle, self.timers.answer) if answered else self.timers.idle):
             return []
         if self._status_written is not None:
@@ -390,7 +489,7 @@ class CommandTracker:
 
     def _shell_reads(self, now: float, seen: Observation, line: str) -> list[Action]:
         """The shell itself reads the terminal: its prompt, or its builtin `read`."""
-        if self.prompt_by_mode:
+        if self.config.prompt_by_mode:
             if seen.canonical or seen.echo:
                 return self._finish_input(None)  # a builtin `read` (after `stty -icanon` too)
             return self._prompt_back(now, Reason.FOREGROUND_RETURNED, "the shell is back at its prompt")
@@ -436,7 +535,7 @@ class CommandTracker:
 
     def _settling_after_answer(self, now: float) -> bool:
         clocks = self._clocks()
-        return self.hold_on_input and clocks.answered is not None and now - clocks.last_output < self.timers.answer
+        return self.config.hold_on_input and clocks.answered is not None and now - clocks.last_output < self.timers.answer
 
     def _shows_prompt(self, line: str) -> bool:
         """Whether the shell itself is asking for the next command.
@@ -456,23 +555,31 @@ class CommandTracker:
         clocks = self._clocks()
         self.ready_prompt = self.screen.before_cursor()
         self.phase = Phase.TYPED
+        self._prompt_ready = False
         clocks.typed = now
         clocks.output_since_typed = False
         return [Send(line)]
 
+    def _heal(self, now: float, why: str) -> list[Action]:
+        """Load the integration into the live shell again, in the same line that runs the command."""
+        self._healing = why
+        return self._type_command(now, self.config.lines.heal)
+
     def _start_without_integration(self, now: float, why: str) -> list[Action]:
+        if self.integrated and self._cycle > 1:
+            return self._heal(now, f"no prompt mark came back after the last command ({why})")
         if self.integrated:
-            if not self.allow_downgrade:
+            if not self.config.allow_downgrade:
                 self.phase = Phase.DONE
                 return [self._finish_lost(f"shell integration did not start: {why}")]
             self._downgrade(Strategy.NONE, f"shell integration did not start: {why}", now)
             self.integrated = False
-        return self._type_command(now, self.lines.fallback)
+        return self._type_command(now, self.config.lines.fallback)
 
     def _prompt_back(self, now: float, reason: Reason, why: str) -> list[Action]:
         self._prompt_after = self.screen.before_cursor()
         if self.strategy is not Strategy.NONE:
-            if not self.allow_downgrade:
+            if not self.config.allow_downgrade:
                 return [self._finish_lost(f"{why} without any integration mark")]
             self._downgrade(Strategy.NONE, f"{why} without any integration mark", now)
         return self._ask_exit_status(now, reason)
@@ -482,12 +589,20 @@ class CommandTracker:
         self.phase = Phase.FETCHING
         self._fetch_reason = reason
         clocks.fetch_sent = now
-        return [Send(self.lines.status_query)]
+        return [Send(self.config.lines.status_query)]
 
     def _downgrade(self, to: Strategy, reason: str, now: float) -> None:
         at = round(now - self._clocks().started, 3)
-        self.downgrades.append(Downgrade(self.strategy.value, to.value, reason, at))
+        self._pending.append(Downgraded(Downgrade(self.strategy.value, to.value, reason, at)))
         self.strategy = to
+        self._broken = reason
+
+    def _flush(self, actions: list[Action]) -> list[Action]:
+        """The effects decided on the way first (a downgrade before the line it leads to)."""
+        if not self._pending:
+            return actions
+        pending, self._pending = self._pending, []
+        return [*pending, *actions]
 
     # ---- results ------------------------------------------------------------------------------
 
@@ -516,9 +631,8 @@ class CommandTracker:
     def _finish_input(self, program: str | None) -> list[Action]:
         """An input wait: the end of a run, or in a session a state to report while it goes on."""
         wait = self._input_wait(program)
-        if self.hold_on_input:
-            self.waiting = wait
-            return []
+        if self.config.hold_on_input:
+            return [Waiting(wait)]
         self.phase = Phase.DONE
         return [wait]
 
@@ -529,7 +643,7 @@ class CommandTracker:
         who = program or "the command"
         shown = f" at {line.strip()!r}" if line.strip() else ""
         what = "opened a full-screen program" if alternate else "is waiting for input"
-        if self.hold_on_input:
+        if self.config.hold_on_input:
             return Finish(Status.INPUT_REQUIRED, reason, None, self.strategy, f"{who} {what}{shown}", prompt=line)
         message = (f"{who} {what}{shown}; it was stopped. safe-run gives commands no input: "
                    "pass answers in the command (flags such as --yes, a pipe, a here-document) and retry")

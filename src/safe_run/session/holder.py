@@ -240,7 +240,7 @@ class Holder:
 
     def _answer_due(self, run: Run) -> None:
         now = self._clock()
-        waiting = run.tracker.waiting is not None
+        waiting = run.waiting is not None
         for waiter in list(self.waiters):
             if waiter.deadline is not None and (waiting or now >= waiter.deadline):
                 self._answer(waiter, with_note(self._progress(run), waiter.note))
@@ -299,7 +299,7 @@ def _hung_up(conn: socket.socket) -> bool:
 def _look(run: Run) -> Look:
     """Whether the command reads its terminal now, from the kernel, else from the run's input wait."""
     seen = run.kernel.observe() if run.kernel.available else None
-    return look_from(seen, run.tracker.waiting is not None)
+    return look_from(seen, run.waiting is not None)
 
 
 def _next_steps(result: Result, session_id: str) -> str:

@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
-from .posix import header, lines
+from .posix import arrival, header, lines, quote
 
 RUN_LINE = b' __sr_start; builtin eval -- "$(< "$__sr_command_file")"\r'
+# Sourced into the live shell again: kept out of its history, then the hooks, then R.
+REINJECT_HEAD = "builtin set +o history\nbuiltin unset HISTFILE\n"
 # An interactive bash prints this on stderr when the exit builtin runs (the terminal turns \n into \r\n).
 EXIT_WORD = b"exit\r\n"
 
 
 def launch(setup: RunSetup) -> Launch:
     script = setup.workdir / "integration.bash"
-    text = header(setup) + integration_script("startup.bash") + integration_script("integration.bash")
+    text = header(setup) + integration_script("startup.bash") + arrival() + integration_script("integration.bash")
     script.write_text(text, encoding="utf-8")
     argv = [setup.shell_path, "--init-file", str(script), "-i"]
-    return Launch(argv, {}, lines(setup, RUN_LINE), integrated=True, exit_word=EXIT_WORD)
+    return Launch(argv, {}, live_lines(setup), integrated=True, exit_word=EXIT_WORD)
+
+
+def live_lines(setup: RunSetup) -> Lines:
+    """What to type into this shell, healing included; also for a shell a command started by `exec`."""
+    return lines(setup, RUN_LINE, heal_line(setup))
+
+
+def heal_line(setup: RunSetup) -> bytes:
+    """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
+    script = setup.workdir / "reinject.bash"
+    if not script.exists():
+        text = header(setup) + REINJECT_HEAD + integration_script("integration.bash") + "__sr_mark R\n"
+        script.write_text(text, encoding="utf-8")
+    return f" builtin . {quote(str(script))};".encode() + RUN_LINE
 
 
 def plain_launch(setup: RunSetup) -> Launch:

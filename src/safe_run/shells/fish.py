@@ -24,7 +24,7 @@ def header(setup: RunSetup) -> str:
     )
 
 
-def lines(setup: RunSetup, integrated: bytes) -> Lines:
+def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
     """fish spells the exit status `$status`; otherwise as for the POSIX shells (see `posix.lines`)."""
     nonce = setup.nonce
     query = f" printf '\\e]633;D;%s;%s\\a' $status {nonce} {TO_TERMINAL}\r"
@@ -33,7 +33,7 @@ def lines(setup: RunSetup, integrated: bytes) -> Lines:
         f" set -g __sr_status $status; printf '\\e]633;D;%s;%s\\a' $__sr_status {nonce} {TO_TERMINAL};"
         f" echo $__sr_status >{quote(str(status_file(setup)))}\r"
     )
-    return Lines(integrated, fallback.encode(), query.encode())
+    return Lines(integrated, fallback.encode(), query.encode(), heal)
 
 
 def _argv(setup: RunSetup) -> list[str]:
@@ -41,11 +41,28 @@ def _argv(setup: RunSetup) -> list[str]:
     return argv if setup.load_rc else [*argv, "--no-config"]
 
 
+# The caller's --env and --cwd, applied after the config files (which may have changed them).
+ARRIVAL = "__sr_apply_env\nbuiltin cd -- $__sr_cwd; or exit 125\n"
+
+
 def launch(setup: RunSetup) -> Launch:
     script = setup.workdir / "integration.fish"
-    script.write_text(header(setup) + integration_script("integration.fish"), encoding="utf-8")
+    script.write_text(header(setup) + ARRIVAL + integration_script("integration.fish"), encoding="utf-8")
     argv = [*_argv(setup), "--init-command", f"source {quote(str(script))}"]
-    return Launch(argv, {}, lines(setup, RUN_LINE), integrated=True)
+    return Launch(argv, {}, live_lines(setup), integrated=True)
+
+
+def live_lines(setup: RunSetup) -> Lines:
+    """What to type into this shell, healing included; also for a shell a command started by `exec`."""
+    return lines(setup, RUN_LINE, heal_line(setup))
+
+
+def heal_line(setup: RunSetup) -> bytes:
+    """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
+    script = setup.workdir / "reinject.fish"
+    if not script.exists():
+        script.write_text(header(setup) + integration_script("integration.fish") + "__sr_mark R\n", encoding="utf-8")
+    return f" source {quote(str(script))};".encode() + RUN_LINE
 
 
 def plain_launch(setup: RunSetup) -> Launch:

@@ -1,15 +1,9 @@
-# safe-run integration for bash, loaded with `bash --init-file` after startup.bash.
-# The header at the top of this file, written by safe-run, defines:
+# safe-run integration for bash: loaded with `bash --init-file` after startup.bash, and sourced
+# again into a live shell whose hooks a command removed (so every step here may find its own
+# earlier self, and must leave one copy). The header written above it by safe-run defines:
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_command_file  the file holding the command text
-#   __sr_cwd           the directory the command runs in
-#   __sr_load_rc       1 to load the user's rc files, 0 for --no-rc
-#   __sr_apply_env     a function exporting the caller's --env values
 # Everything here must work under `set -u` and must not disturb `$?`.
-
-# The rc files may have changed these; the caller's choices win.
-__sr_apply_env
-builtin cd -- "$__sr_cwd" || builtin exit 125
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
 # (`exec >build.log 2>&1`) neither loses them nor finds the nonce in its file.
@@ -26,10 +20,13 @@ __sr_running=
 # trap print no word: errexit (so no X while `set -e` is on) and a fatal signal (then $? is
 # 128 or more; an `exit 128` or higher keeps its word). An EXIT trap from the user's files still
 # runs, after ours; one the command sets replaces ours, and then the word stays.
-__sr_exit_trap=
+__sr_exit_trap=${__sr_exit_trap-}
 __sr_read_exit_trap() {
     builtin eval "builtin set -- $(builtin trap -p EXIT)"
-    __sr_exit_trap=${3-}
+    case ${3-} in
+        __sr_on_exit*) ;;  # ours, from an earlier load: the user's own is kept already
+        *) __sr_exit_trap=${3-} ;;
+    esac
 }
 __sr_read_exit_trap
 __sr_on_exit() {
@@ -70,10 +67,19 @@ __sr_wrap_ps1() {
     builtin return "$__sr_status"
 }
 
+# First and last in PROMPT_COMMAND, once: an earlier load's entries are taken out first.
 if [[ -v PROMPT_COMMAND && "${PROMPT_COMMAND@a}" == *a* ]]; then
-    PROMPT_COMMAND=(__sr_precmd "${PROMPT_COMMAND[@]}" __sr_wrap_ps1)
-elif [ -n "${PROMPT_COMMAND-}" ]; then
-    PROMPT_COMMAND="__sr_precmd"$'\n'"$PROMPT_COMMAND"$'\n'"__sr_wrap_ps1"
+    __sr_kept=()
+    for __sr_entry in "${PROMPT_COMMAND[@]}"; do
+        case $__sr_entry in __sr_precmd | __sr_wrap_ps1) ;; *) __sr_kept+=("$__sr_entry") ;; esac
+    done
+    PROMPT_COMMAND=(__sr_precmd "${__sr_kept[@]}" __sr_wrap_ps1)
+    builtin unset __sr_kept __sr_entry
 else
-    PROMPT_COMMAND="__sr_precmd"$'\n'"__sr_wrap_ps1"
+    __sr_kept=${PROMPT_COMMAND-}
+    __sr_kept=${__sr_kept#__sr_precmd$'\n'}
+    __sr_kept=${__sr_kept%$'\n'__sr_wrap_ps1}
+    if [ "$__sr_kept" = __sr_precmd$'\n'__sr_wrap_ps1 ]; then __sr_kept=; fi
+    PROMPT_COMMAND="__sr_precmd"$'\n'"${__sr_kept:+$__sr_kept$'\n'}__sr_wrap_ps1"
+    builtin unset __sr_kept
 fi

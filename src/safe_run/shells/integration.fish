@@ -1,13 +1,8 @@
-# safe-run integration for fish, sourced by `fish --init-command` after the user's config.
-# The header written above this line by safe-run defines:
+# safe-run integration for fish: sourced by `fish --init-command` after the user's config, and
+# again into a live shell whose hooks a command removed (so every step here may find its own
+# earlier self, and must leave one copy). The header written above it by safe-run defines:
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_command_file  the file holding the command text
-#   __sr_cwd           the directory the command runs in
-#   __sr_apply_env     a function exporting the caller's --env values
-
-# The config files may have changed these; the caller's choices win.
-__sr_apply_env
-builtin cd -- $__sr_cwd; or exit 125
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
 # neither loses them nor finds the nonce in its file.
@@ -36,10 +31,12 @@ function __sr_return --argument-names code
     return $code
 end
 
-# Wrap the user's prompt so each prompt is framed by A and B, keeping `$status` for it.
-if functions -q fish_prompt
+# Wrap the user's prompt so each prompt is framed by A and B, keeping `$status` for it (a prompt
+# already wrapped by an earlier load keeps the user's one it wraps).
+if functions -q fish_prompt; and not functions fish_prompt | string match -q '*__sr_mark B*'
+    functions -e __sr_user_prompt
     functions -c fish_prompt __sr_user_prompt
-else
+else if not functions -q __sr_user_prompt
     function __sr_user_prompt
     end
 end

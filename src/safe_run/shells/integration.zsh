@@ -1,15 +1,9 @@
-# safe-run integration for zsh: the rest of $ZDOTDIR/.zshrc in a private directory, after startup.zsh.
-# Its .zshenv (integration-env.zsh plus the header) has defined:
+# safe-run integration for zsh: the rest of $ZDOTDIR/.zshrc in a private directory, after
+# startup.zsh, and sourced again into a live shell whose hooks a command removed (so every step
+# here may find its own earlier self, and must leave one copy). The header defines:
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_command_file  the file holding the command text
-#   __sr_cwd           the directory the command runs in
-#   __sr_load_rc       1 to load the user's rc files, 0 for --no-rc
-#   __sr_apply_env     a function exporting the caller's --env values
 # Everything here must work under `set -u` (NO_UNSET) and must not disturb `$?`.
-
-# The rc files may have changed these; the caller's choices win.
-__sr_apply_env
-builtin cd -q -- $__sr_cwd || builtin exit 125
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
 # (`exec >build.log 2>&1`) neither loses them nor finds the nonce in its file.
@@ -51,4 +45,4 @@ __sr_wrap_ps1() {
 # PROMPT_SP draws its end-of-line mark before precmd runs, inside the command's output.
 builtin setopt PROMPT_PERCENT NO_PROMPT_SP
 typeset -ga precmd_functions
-precmd_functions=(__sr_precmd ${precmd_functions[@]} __sr_wrap_ps1)
+precmd_functions=(__sr_precmd ${precmd_functions[@]:#__sr_(precmd|wrap_ps1)} __sr_wrap_ps1)

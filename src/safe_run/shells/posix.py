@@ -32,7 +32,7 @@ def header(setup: RunSetup) -> str:
     )
 
 
-def lines(setup: RunSetup, integrated: bytes) -> Lines:
+def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
     """The command bracketed by nonce-marked C and D that the typed line prints itself.
 
     Nothing may be typed after the command where a prompt cannot be told from a `read` (dash), so
@@ -48,7 +48,12 @@ def lines(setup: RunSetup, integrated: bytes) -> Lines:
         f" __sr_status=$?; command printf '\\033]633;D;%s;%s\\007' \"$__sr_status\" {nonce} {TO_TERMINAL};"
         f" command echo \"$__sr_status\" >{quote(str(status_file(setup)))}\r"
     )
-    return Lines(integrated, fallback.encode(), query.encode())
+    return Lines(integrated, fallback.encode(), query.encode(), heal)
+
+
+def arrival() -> str:
+    """The caller's --env and --cwd, applied after the rc files (which may have changed them)."""
+    return '__sr_apply_env\nbuiltin cd -- "$__sr_cwd" || builtin exit 125\n'
 
 
 def status_file(setup: RunSetup) -> Path:

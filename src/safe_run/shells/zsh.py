@@ -5,15 +5,34 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
-from .posix import header, lines, quote
+from .posix import arrival, header, lines, quote
 
 RUN_LINE = b' __sr_start; builtin eval "$(<$__sr_command_file)"\r'
+# Sourced into the live shell again: no history file written, and the prompt's options back.
+REINJECT_HEAD = "builtin unset HISTFILE\n"
 
 
 def launch(setup: RunSetup) -> Launch:
-    zdotdir = _private_zdotdir(setup, header(setup), integration_script("integration.zsh"))
-    return Launch([setup.shell_path, "-i"], {"ZDOTDIR": str(zdotdir)}, lines(setup, RUN_LINE), integrated=True)
+    rest = arrival().replace("builtin cd --", "builtin cd -q --") + integration_script("integration.zsh")
+    zdotdir = _private_zdotdir(setup, header(setup), rest)
+    launch_lines = live_lines(setup)
+    return Launch([setup.shell_path, "-i"], {"ZDOTDIR": str(zdotdir)}, launch_lines, integrated=True)
+
+
+def live_lines(setup: RunSetup) -> Lines:
+    """What to type into this shell, healing included; also for a shell a command started by `exec`."""
+    return lines(setup, RUN_LINE, heal_line(setup))
+
+
+def heal_line(setup: RunSetup) -> bytes:
+    """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
+    script = setup.workdir / "reinject.zsh"
+    if not script.exists():
+        text = header(setup) + REINJECT_HEAD + integration_script("integration.zsh") + "__sr_mark R\n"
+        script.write_text(text, encoding="utf-8")
+    return f" builtin . {quote(str(script))};".encode() + RUN_LINE
 
 
 def plain_launch(setup: RunSetup) -> Launch:
