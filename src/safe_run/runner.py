@@ -26,7 +26,9 @@ from .output import HeadTail
 from .result import Killed, Reason, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
 from .sequences import Osc, SequenceParser, decode_mark
-from .shells import bash, fish, posix, zsh
+from .shells import posix
+from .shells.kind import ShellKind
+from .shells.registry import kind_of
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
 from .tracker import CommandTracker, Finish, Phase, Send, Timers
@@ -35,9 +37,6 @@ from .workdir import private_workdir
 
 if TYPE_CHECKING:
     from .display import Display
-
-INTEGRATED = {"bash": bash.launch, "zsh": zsh.launch, "fish": fish.launch}
-PLAIN = {"bash": bash.plain_launch, "zsh": zsh.plain_launch, "fish": fish.plain_launch}
 
 # The emulated terminal, whatever the caller's own TERM is (agents and CI have dumb or none).
 TERM = "xterm-256color"
@@ -108,11 +107,11 @@ class Run:
         self.signal_name: str | None = None
         self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
-        name = shells.shell_name(shell_path)
-        self.shell = ShellInfo(name=name, path=shell_path)
+        kind = kind_of(shell_path)
+        self.shell = ShellInfo(name=kind.name, path=shell_path)
         command_file = workdir / "command"
         command_file.write_text(request.command, encoding="utf-8")
-        problem = check_syntax(name, shell_path, command_file)
+        problem = check_syntax(kind.name, shell_path, command_file)
         if problem is not None:
             raise CommandRefused(Result(
                 status=Status.SYNTAX_ERROR, exit_code=None, strategy=None, completion_reason=Reason.SYNTAX_CHECK,
@@ -122,7 +121,7 @@ class Run:
         cwd = os.path.abspath(request.cwd or os.getcwd())
         env = {**BATCH_ENV, **request.env} if request.batch_env else dict(request.env)
         setup = shells.RunSetup(shell_path, workdir, secrets.token_hex(16), command_file, cwd, request.load_rc, env)
-        launch = _launch(name, setup, request.strategy)
+        launch = _launch(kind, setup, request.strategy)
         rows, cols = request.size
         self.tracker = CommandTracker(
             nonce=setup.nonce,
@@ -134,7 +133,7 @@ class Run:
             timers=request.timers,
             allow_downgrade=request.strategy == "auto",
             hold_on_input=request.hold_on_input,
-            prompt_by_mode=name in ("bash", "zsh"),
+            prompt_by_mode=kind.prompt_by_mode,
             on_command_output=on_output,
         )
         self._parser = SequenceParser()
@@ -401,15 +400,14 @@ def signals_to_fd(pending: list[int] | None = None) -> Iterator[tuple[int, list[
         os.close(write_fd)
 
 
-def _launch(name: str, setup: shells.RunSetup, strategy: str) -> shells.Launch:
+def _launch(kind: ShellKind, setup: shells.RunSetup, strategy: str) -> shells.Launch:
     if strategy == "none":
-        return PLAIN.get(name, posix.plain_launch)(setup)
-    integrated = INTEGRATED.get(name)
-    if integrated is not None:
-        return integrated(setup)
+        return kind.plain_launch(setup)
+    if kind.launch is not None:
+        return kind.launch(setup)
     if strategy in ("rich", "basic"):
-        raise RunFailed(f"--strategy {strategy} needs shell integration, which {name} does not have")
-    return posix.plain_launch(setup)
+        raise RunFailed(f"--strategy {strategy} needs shell integration, which {kind.name} does not have")
+    return kind.plain_launch(setup)
 
 
 def _first_strategy(requested: str, integrated: bool) -> Strategy:
