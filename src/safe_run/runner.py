@@ -26,7 +26,9 @@ from .output import HeadTail
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
 from .sequences import Osc, SequenceParser, decode_mark
-from .shells import bash, fish, posix, zsh
+from .shells import posix
+from .shells.kind import ShellKind
+from .shells.registry import kind_of
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
 from .tracker import (
@@ -38,12 +40,9 @@ from .workdir import private_workdir
 if TYPE_CHECKING:
     from .display import Display
 
-INTEGRATED = {"bash": bash.launch, "zsh": zsh.launch, "fish": fish.launch}
-LIVE_LINES = {"bash": bash.live_lines, "zsh": zsh.live_lines, "fish": fish.live_lines}
 # Programs a command may `exec` that safe-run can still type into: the integrated shells get their
 # integration loaded again; the POSIX family is followed without integration.
-KNOWN_SHELLS = frozenset({*INTEGRATED, "sh", "dash", "ash", "ksh", "mksh", "yash", "posh", "busybox"})
-PLAIN = {"bash": bash.plain_launch, "zsh": zsh.plain_launch, "fish": fish.plain_launch}
+KNOWN_SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash", "ash", "ksh", "mksh", "yash", "posh", "busybox"})
 
 # The emulated terminal, whatever the caller's own TERM is (agents and CI have dumb or none).
 TERM = "xterm-256color"
@@ -111,18 +110,18 @@ class Run:
         self._begin_command(request)
         self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
-        name = shells.shell_name(shell_path)
-        self.shell = ShellInfo(name=name, path=shell_path)
+        kind = kind_of(shell_path)
+        self.shell = ShellInfo(name=kind.name, path=shell_path)
         command_file = workdir / "command"
         self._check(request.command, command_file)
         cwd = os.path.abspath(request.cwd or os.getcwd())
         env = {**BATCH_ENV, **request.env} if request.batch_env else dict(request.env)
         setup = shells.RunSetup(shell_path, workdir, secrets.token_hex(16), command_file, cwd, request.load_rc, env)
         self._setup = setup
-        launch = _launch(name, setup, request.strategy)
+        launch = _launch(kind, setup, request.strategy)
         rows, cols = request.size
         self.tracker = CommandTracker(
-            config=_config(setup.nonce, launch.lines, name, request),
+            config=_config(setup.nonce, launch.lines, kind, request),
             capture=_capture(request),
             screen=ScreenTail(cols, rows),
             strategy=_first_strategy(request.strategy, launch.integrated),
@@ -187,18 +186,20 @@ class Run:
         program = self.kernel.program()
         if program is None:
             return None
-        name = shells.shell_name(program)
-        if name == self.shell.name:
+        kind = kind_of(program)
+        if kind.name == self.shell.name:
             return None
-        if name not in KNOWN_SHELLS:
+        if kind.name not in KNOWN_SHELLS:
             raise RunFailed(
                 f"the shell was replaced by {os.path.basename(program)}, which is not a shell; nothing was typed. "
                 "Close this shell and start a fresh one"
             )
-        self.shell = ShellInfo(name=name, path=program)
+        self.shell = ShellInfo(name=kind.name, path=program)
+        self._exit_word = b""
         setup = replace(self._setup, shell_path=program)
-        lines = LIVE_LINES[name](setup) if name in LIVE_LINES and self.request.strategy != "none" else posix.lines(setup, b"")
-        return _config(setup.nonce, lines, name, self.request), name
+        integrate = kind.live_lines is not None and self.request.strategy != "none"
+        lines = kind.live_lines(setup) if kind.live_lines is not None and integrate else posix.lines(setup, b"")
+        return _config(setup.nonce, lines, kind, self.request), kind.name
 
     def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Finish | None:
         """Wait at most `timeout` seconds for something to happen (or a wake fd) and act on it."""
@@ -476,24 +477,23 @@ def signals_to_fd(pending: list[int] | None = None) -> Iterator[tuple[int, list[
         os.close(write_fd)
 
 
-def _launch(name: str, setup: shells.RunSetup, strategy: str) -> shells.Launch:
+def _launch(kind: ShellKind, setup: shells.RunSetup, strategy: str) -> shells.Launch:
     if strategy == "none":
-        return PLAIN.get(name, posix.plain_launch)(setup)
-    integrated = INTEGRATED.get(name)
-    if integrated is not None:
-        return integrated(setup)
+        return kind.plain_launch(setup)
+    if kind.launch is not None:
+        return kind.launch(setup)
     if strategy in ("rich", "basic"):
-        raise RunFailed(f"--strategy {strategy} needs shell integration, which {name} does not have")
-    return posix.plain_launch(setup)
+        raise RunFailed(f"--strategy {strategy} needs shell integration, which {kind.name} does not have")
+    return kind.plain_launch(setup)
 
 
-def _config(nonce: str, lines: Lines, name: str, request: RunRequest) -> Config:
+def _config(nonce: str, lines: Lines, kind: ShellKind, request: RunRequest) -> Config:
     return Config(
         nonce=nonce,
         lines=lines,
         allow_downgrade=request.strategy == "auto",
         hold_on_input=request.hold_on_input,
-        prompt_by_mode=name in ("bash", "zsh"),
+        prompt_by_mode=kind.prompt_by_mode,
     )
 
 

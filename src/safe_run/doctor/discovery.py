@@ -6,12 +6,10 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from glob import escape, glob
 
 from .. import shells
+from ..shells.registry import KNOWN_NAMES, kind_of
 
-# The shells looked for on PATH, in report order; $SHELL and the passwd shell are added to them.
-KNOWN_SHELLS = ("bash", "zsh", "fish", "dash", "sh")
 # `exec PROGRAM` in a start-up file (not `exec >file` or `exec 2>&1`, which only redirect).
 EXEC_LINE = re.compile(
     r"(?:^|[;&|({]|\bthen|\bdo|\belse)\s*exec\s+(?:-\w+\s+)*(?![\d\s]*[<>&])([^\s;&|()<>#'\"]+)"
@@ -49,14 +47,15 @@ def find_targets(environ: Mapping[str, str], passwd_shell: str | None) -> list[T
     seen: set[tuple[str, str]] = set()
 
     def add(path: str) -> None:
-        name = shells.shell_name(path)
+        name = kind_of(path).name
         key = (name, os.path.realpath(path))
         if key in seen:
             return
         seen.add(key)
         targets.append(Target(name, path, default=default is not None and key == _key(default)))
 
-    for name in KNOWN_SHELLS:
+    # $SHELL and the passwd shell are added to the known ones.
+    for name in KNOWN_NAMES:
         path = shells.find_shell(name, environ)
         if path is None:
             targets.append(Target(name, None))
@@ -71,7 +70,7 @@ def find_targets(environ: Mapping[str, str], passwd_shell: str | None) -> list[T
         elif extra == (environ.get("SHELL") or passwd_shell) and all(t.path != extra for t in targets):
             where = "$SHELL" if extra == environ.get("SHELL") else "your passwd entry"
             missing = Target(
-                shells.shell_name(extra), extra, default=True,
+                kind_of(extra).name, extra, default=True,
                 missing=f"{where} names {extra}, which is not an executable file: "
                 "safe-run without --shell cannot run anything",
             )
@@ -84,7 +83,7 @@ def find_targets(environ: Mapping[str, str], passwd_shell: str | None) -> list[T
 def named_target(path: str, environ: Mapping[str, str], passwd_shell: str | None) -> Target:
     """The one shell named with --shell (already resolved), marked `default` if plain runs use it."""
     default = _default_shell(environ, passwd_shell)
-    return Target(shells.shell_name(path), path, default=default is not None and _key(default) == _key(path))
+    return Target(kind_of(path).name, path, default=default is not None and _key(default) == _key(path))
 
 
 def _default_shell(environ: Mapping[str, str], passwd_shell: str | None) -> str | None:
@@ -93,28 +92,13 @@ def _default_shell(environ: Mapping[str, str], passwd_shell: str | None) -> str 
 
 
 def _key(path: str) -> tuple[str, str]:
-    return (shells.shell_name(path), os.path.realpath(path))
+    return (kind_of(path).name, os.path.realpath(path))
 
 
 def rc_files(name: str, environ: Mapping[str, str], home: str, zdotdir: str | None = None) -> list[str]:
-    """The start-up files that exist and that a run of this shell loads (as safe-run starts it).
-
-    zsh reads .zshrc from the ZDOTDIR that .zshenv leaves (`zdotdir`, as a run reported it), not
-    necessarily the one it started with."""
-    if name == "bash":
-        candidates = ["/etc/bash.bashrc", os.path.join(home, ".bashrc")]
-    elif name == "zsh":
-        first = environ.get("ZDOTDIR") or home
-        candidates = ["/etc/zsh/zshenv", "/etc/zshenv", os.path.join(first, ".zshenv"),
-                      "/etc/zsh/zshrc", "/etc/zshrc", os.path.join(zdotdir or first, ".zshrc")]
-    elif name == "fish":
-        config = os.path.join(environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "fish")
-        candidates = [*sorted(glob("/etc/fish/conf.d/*.fish")), "/etc/fish/config.fish",
-                      *sorted(glob(os.path.join(escape(config), "conf.d", "*.fish"))),
-                      os.path.join(config, "config.fish")]
-    else:
-        env_file = environ.get("ENV")
-        candidates = [os.path.expanduser(os.path.expandvars(env_file))] if env_file else []
+    """The start-up files that exist and that a run of this shell loads (as safe-run starts it);
+    `zdotdir` is the ZDOTDIR a zsh run reported, where its .zshrc is read from."""
+    candidates = kind_of(name).doctor.rc_candidates(environ, home, zdotdir)
     return [path for path in candidates if os.path.isfile(path)]
 
 

@@ -8,26 +8,21 @@ files define (functions, aliases, exported variables), one `name:` line each. It
 from __future__ import annotations
 
 from ..result import Result, Status, Strategy
-from ..runner import INTEGRATED
+from ..shells import fish, posix
+from ..shells.registry import kind_of
 from ..tracker import Timers
 
 # A check may take the activation time of a real run, and a little more; never longer than this.
 CHECK_TIMERS = Timers(timeout=20.0)
 
-POSIX_PROBE = "command readlink /proc/$$/exe 2>/dev/null; true"
-FISH_PROBE = "command readlink /proc/$fish_pid/exe 2>/dev/null; true"
-NAMES_PROBES = {
-    "bash": "builtin printf 'name:%s\\n' $(builtin compgen -A function -A alias -A export); ",
-    "zsh": "builtin printf 'name:%s\\n' ${(k)functions} ${(k)aliases} ${(k)parameters[(R)*export*]}; "
-           "builtin printf 'zdotdir:%s\\n' \"${ZDOTDIR-}\"; ",
-    "fish": "printf 'name:%s\\n' (functions -a -n) (set -xn); ",
-}
+POSIX_PROBE = posix.SHELL.doctor.exe_probe
+FISH_PROBE = fish.SHELL.doctor.exe_probe
 NAME_LINE = "name:"
 
 
 def best_strategy(name: str) -> Strategy:
     """What a run can get at best: rich with integration (bash, zsh, fish), none without."""
-    return Strategy.RICH if name in INTEGRATED else Strategy.NONE
+    return Strategy.RICH if kind_of(name).integrated else Strategy.NONE
 
 
 def gets_best(result: Result, best: Strategy) -> bool:
@@ -42,7 +37,8 @@ def gets_best(result: Result, best: Strategy) -> bool:
 
 def probe(name: str) -> str:
     """The check command for this shell: the names its files define, then the program running it."""
-    return NAMES_PROBES.get(name, "") + (FISH_PROBE if name == "fish" else POSIX_PROBE)
+    facts = kind_of(name).doctor
+    return facts.names_probe + facts.exe_probe
 
 
 def defined_names(output: str) -> frozenset[str]:

@@ -10,14 +10,13 @@ from collections.abc import Callable, Mapping
 
 from ..result import Result, Status
 from ..runner import CALLER_TERMINAL_VARS, TERM, RunRequest
+from ..shells.registry import kind_of
 from .discovery import Target, find_exec_lines, rc_files, read_texts
 from .probe import (
-    CHECK_TIMERS, NAMES_PROBES, best_strategy, defined_names, gets_best, probe, reported_zdotdir, runs_as,
+    CHECK_TIMERS, best_strategy, defined_names, gets_best, probe, reported_zdotdir, runs_as,
 )
 from .verdict import ShellReport, judge, missing_report
 
-# Before listing, the plain shell is kept out of the user's history (fish by --private).
-_HISTORY_OFF = {"bash": "builtin set +o history; builtin unset HISTFILE; ", "zsh": "builtin unset HISTFILE; "}
 # The plain start-up is given this long; a shell that takes longer is not compared.
 PLAIN_TIMEOUT_S = 10.0
 
@@ -44,7 +43,7 @@ def check(
     with_rc, without_rc = results
     paths = rc_files(target.name, environ, home, reported_zdotdir(with_rc))
     exec_lines = find_exec_lines(read_texts(paths)) if not gets_best(with_rc, best_strategy(target.name)) else []
-    reference = (plain or plain_names)(target, environ) if target.name in NAMES_PROBES else None
+    reference = (plain or plain_names)(target, environ) if kind_of(target.name).doctor.names_probe else None
     real_paths = {path: os.path.realpath(path) for path in (target.path, runs_as(with_rc)) if path}
     return judge(target, with_rc, without_rc, paths, exec_lines, home, reference, real_paths), None
 
@@ -53,9 +52,9 @@ def plain_names(target: Target, environ: Mapping[str, str]) -> frozenset[str] | 
     """The names the user's files define when the shell starts them itself (`SHELL -i -c`), in the
     environment a run gets; None when it does not list them in time."""
     assert target.path is not None
-    argv = [target.path, "-i", "-c", _HISTORY_OFF.get(target.name, "") + probe(target.name)]
-    if target.name == "fish":
-        argv.insert(1, "--private")
+    facts = kind_of(target.name).doctor
+    # Before listing, the plain shell is kept out of the user's history.
+    argv = [target.path, *facts.plain_options, "-i", "-c", facts.history_off + probe(target.name)]
     env = {k: v for k, v in environ.items() if k not in CALLER_TERMINAL_VARS} | {"TERM": TERM}
     try:
         with subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from ..result import Result, Status
-from ..runner import INTEGRATED
+from ..shells.registry import kind_of
 from .advice import MAX_MISSING_NAMES, explain, not_loaded
 from .discovery import ExecLine, Target
 from .probe import CHECK_TIMERS, best_strategy, defined_names, gets_best, runs_as
@@ -83,7 +83,7 @@ def judge(
     """
     assert target.path is not None
     best = best_strategy(target.name)
-    available = target.name in INTEGRATED
+    available = kind_of(target.name).integrated
     good_rc, good_no_rc = gets_best(with_rc, best), gets_best(without_rc, best)
     running = runs_as(with_rc)
     report = ShellReport(
@@ -137,7 +137,7 @@ def missing_report(target: Target) -> ShellReport:
         path=target.path,
         installed=False,
         default=target.default,
-        integration_available=target.name in INTEGRATED,
+        integration_available=kind_of(target.name).integrated,
         best_strategy=best_strategy(target.name).value,
         ok=target.missing is None,
         problem=target.missing,

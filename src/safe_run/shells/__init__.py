@@ -3,7 +3,8 @@
 Each supported shell has a module that turns a `RunSetup` into a `Launch`: the argv, the extra
 environment, the files written into the private directory, and the short lines typed at the
 prompt. bash, zsh and fish can be started with integration or plainly; other shells (sh, dash,
-ksh, ...) only plainly, and are driven by the fallback lines.
+ksh, ...) only plainly, and are driven by the fallback lines. Each module describes its shell as
+one `kind.ShellKind`, and `registry.kind_of` finds the kind of a shell from its path.
 """
 
 from __future__ import annotations
@@ -61,15 +62,6 @@ def find_shell(candidate: str, environ: Mapping[str, str]) -> str | None:
     """A shell given by path, or by name looked up on $PATH, if it is an executable file."""
     path = candidate if os.sep in candidate else _which(candidate, environ.get("PATH", os.defpath))
     return path if path is not None and _executable(path) else None
-
-
-def shell_name(path: str) -> str:
-    """The shell's family, from its file name (`bash5.2`, `/usr/bin/zsh-5.9`, `-bash` included)."""
-    base = os.path.basename(path).lstrip("-")
-    for name in ("bash", "zsh", "fish"):
-        if base.startswith(name):
-            return name
-    return base
 
 
 def integration_script(name: str) -> str:

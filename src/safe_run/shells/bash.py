@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
-from .posix import arrival, header, lines, quote
+from .kind import DoctorFacts, ShellKind, SyntaxFacts
+from .posix import EXE_PROBE, arrival, header, lines, quote
 
 RUN_LINE = b' __sr_start; builtin eval -- "$(< "$__sr_command_file")"\r'
 # Sourced into the live shell again: kept out of its history, then the hooks, then R.
@@ -42,3 +46,27 @@ def plain_launch(setup: RunSetup) -> Launch:
     script.write_text(text, encoding="utf-8")
     argv = [setup.shell_path, "--init-file", str(script), "-i"]
     return Launch(argv, {}, lines(setup, b""), integrated=False)
+
+
+def rc_candidates(environ: Mapping[str, str], home: str, zdotdir: str | None) -> list[str]:
+    """What startup.bash loads, as `bash -i` would."""
+    return ["/etc/bash.bashrc", os.path.join(home, ".bashrc")]
+
+
+SHELL = ShellKind(
+    name="bash",
+    family="bash",
+    plain_launch=plain_launch,
+    launch=launch,
+    live_lines=live_lines,
+    prompt_by_mode=True,
+    # extglob changes how `!(x)` parses and many interactive setups (the bash-completion package
+    # among them) turn it on; the command's own `shopt` cannot help, as nothing runs under -n.
+    syntax=SyntaxFacts(("-O", "extglob", "-n"), warns_open_heredoc=True),
+    doctor=DoctorFacts(
+        rc_candidates=rc_candidates,
+        exe_probe=EXE_PROBE,
+        names_probe="builtin printf 'name:%s\\n' $(builtin compgen -A function -A alias -A export); ",
+        history_off="builtin set +o history; builtin unset HISTFILE; ",
+    ),
+)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from glob import escape, glob
+
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
+from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import TO_TERMINAL, status_file
 
 RUN_LINE = b" __sr_start; eval (string collect < $__sr_command_file)\r"
@@ -67,3 +72,29 @@ def heal_line(setup: RunSetup) -> bytes:
 
 def plain_launch(setup: RunSetup) -> Launch:
     return Launch(_argv(setup), {}, lines(setup, b""), integrated=False)
+
+
+def rc_candidates(environ: Mapping[str, str], home: str, zdotdir: str | None) -> list[str]:
+    config = os.path.join(environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "fish")
+    return [*sorted(glob("/etc/fish/conf.d/*.fish")), "/etc/fish/config.fish",
+            *sorted(glob(os.path.join(escape(config), "conf.d", "*.fish"))), os.path.join(config, "config.fish")]
+
+
+SHELL = ShellKind(
+    name="fish",
+    family="fish",
+    plain_launch=plain_launch,
+    launch=launch,
+    live_lines=live_lines,
+    # fish's `read` uses its line editor, like its prompt: the terminal's mode cannot tell them apart.
+    prompt_by_mode=False,
+    # --no-config: the user's files are not even read.
+    syntax=SyntaxFacts(("--no-config", "--no-execute"), grammar="fish"),
+    doctor=DoctorFacts(
+        rc_candidates=rc_candidates,
+        exe_probe="command readlink /proc/$fish_pid/exe 2>/dev/null; true",
+        names_probe="printf 'name:%s\\n' (functions -a -n) (set -xn); ",
+        # Kept out of the user's history by --private.
+        plain_options=("--private",),
+    ),
+)

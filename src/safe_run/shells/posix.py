@@ -3,16 +3,24 @@ integration header, and the lines typed when no integration can be relied on."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from ..tracker import Lines
 from . import Launch, RunSetup
+from .kind import DoctorFacts, ShellKind, SyntaxFacts
 
 # The only way to learn the exit code of a command whose end no integration reported: ask. The
 # answer goes to the terminal itself, so a command that sent the shell's output elsewhere
 # (`exec >build.log`) neither loses it nor finds it in its file.
 TO_TERMINAL = "2>/dev/null >/dev/tty"
 STATUS_QUERY = " command printf '\\033]633;D;%s;%s\\007' \"$?\" {nonce} " + TO_TERMINAL + "\r"
+# Prints the program running it (Linux /proc; nothing elsewhere): doctor names an rc file's `exec`.
+EXE_PROBE = "command readlink /proc/$$/exe 2>/dev/null; true"
+# The shells whose `-n` is known to parse POSIX text; the text of any other is not checked.
+POSIX_FAMILY = ("sh", "dash", "ash", "ksh", "mksh", "pdksh", "oksh", "loksh", "posh", "yash")
 
 
 def quote(value: str) -> str:
@@ -65,3 +73,25 @@ def plain_launch(setup: RunSetup) -> Launch:
     """sh, dash, ksh and the like: an interactive shell, no integration to inject."""
     env = {} if setup.load_rc else {"ENV": ""}
     return Launch([setup.shell_path, "-i"], env, lines(setup, b""), integrated=False)
+
+
+def rc_candidates(environ: Mapping[str, str], home: str, zdotdir: str | None) -> list[str]:
+    """An interactive POSIX shell reads the file $ENV names, and that only."""
+    env_file = environ.get("ENV")
+    return [os.path.expanduser(os.path.expandvars(env_file))] if env_file else []
+
+
+SHELL = ShellKind(
+    name="sh",
+    family="posix",
+    plain_launch=plain_launch,
+    syntax=SyntaxFacts(("-n",), accepts_open_heredoc=True),
+    doctor=DoctorFacts(rc_candidates=rc_candidates, exe_probe=EXE_PROBE),
+)
+
+
+def kind_named(name: str) -> ShellKind:
+    """Any shell the registry does not know is started as a POSIX shell and shown by its own name;
+    its command is checked only if it is known to parse POSIX text."""
+    known = name in POSIX_FAMILY or name.startswith(("dash", "ksh", "mksh"))
+    return replace(SHELL, name=name, syntax=SHELL.syntax if known else None)

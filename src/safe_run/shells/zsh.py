@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
-from .posix import arrival, header, lines, quote
+from .kind import DoctorFacts, ShellKind, SyntaxFacts
+from .posix import EXE_PROBE, arrival, header, lines, quote
 
 RUN_LINE = b' __sr_start; builtin eval "$(<$__sr_command_file)"\r'
 # Sourced into the live shell again: no history file written, and the prompt's options back.
@@ -54,3 +56,30 @@ def _private_zdotdir(setup: RunSetup, preamble: str, rest_of_zshrc: str) -> Path
     (zdotdir / ".zshenv").write_text(zshenv + integration_script("integration-env.zsh"), encoding="utf-8")
     (zdotdir / ".zshrc").write_text(integration_script("startup.zsh") + rest_of_zshrc, encoding="utf-8")
     return zdotdir
+
+
+def rc_candidates(environ: Mapping[str, str], home: str, zdotdir: str | None) -> list[str]:
+    """zsh reads .zshrc from the ZDOTDIR that .zshenv leaves (`zdotdir`, as a run reported it),
+    not necessarily the one it started with."""
+    first = environ.get("ZDOTDIR") or home
+    return ["/etc/zsh/zshenv", "/etc/zshenv", os.path.join(first, ".zshenv"),
+            "/etc/zsh/zshrc", "/etc/zshrc", os.path.join(zdotdir or first, ".zshrc")]
+
+
+SHELL = ShellKind(
+    name="zsh",
+    family="zsh",
+    plain_launch=plain_launch,
+    launch=launch,
+    live_lines=live_lines,
+    prompt_by_mode=True,
+    # -f: the user's files are not even read (only /etc/zshenv is, whatever the options, and not run).
+    syntax=SyntaxFacts(("-f", "-n"), accepts_open_heredoc=True, accepts_dangling_operator=True),
+    doctor=DoctorFacts(
+        rc_candidates=rc_candidates,
+        exe_probe=EXE_PROBE,
+        names_probe="builtin printf 'name:%s\\n' ${(k)functions} ${(k)aliases} ${(k)parameters[(R)*export*]}; "
+                    "builtin printf 'zdotdir:%s\\n' \"${ZDOTDIR-}\"; ",
+        history_off="builtin unset HISTFILE; ",
+    ),
+)

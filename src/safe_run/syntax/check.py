@@ -27,27 +27,19 @@ from pathlib import Path
 
 from .constructs import DANGLING, heredoc, swallows_the_rest
 from .diagnosis import SyntaxProblem, bash_heredoc_warning, classify
-from .family import shell_family
+from ..shells.kind import SyntaxFacts
+from .family import syntax_facts
 from .posix_scan import dangling_operator, scan_posix
 from .words import ShellWords, main_words, shell_words
 
 
-def check_argv(family: str, shell_path: str, script: str) -> list[str]:
-    """The no-execute invocation.
+def check_argv(facts: SyntaxFacts, shell_path: str, script: str) -> list[str]:
+    """The no-execute invocation, with the options the shell's kind gives (see `shells/`).
 
-    bash gets extglob because it changes how `!(x)` parses and many interactive setups (the
-    bash-completion package among them) turn it on; the command's own `shopt` cannot help, as
-    nothing runs under -n. Options the user's rc files set cannot be honoured by any shell here:
-    under -n those files would not run even if read. zsh -f and fish --no-config make sure
-    they are not even read (only /etc/zshenv is read whatever the options, and not run).
+    Options the user's rc files set cannot be honoured by any shell here: under -n those files
+    would not run even if read, so the kinds make sure they are not even read.
     """
-    if family == "bash":
-        return [shell_path, "-O", "extglob", "-n", script]
-    if family == "zsh":
-        return [shell_path, "-f", "-n", script]
-    if family == "fish":
-        return [shell_path, "--no-config", "--no-execute", script]
-    return [shell_path, "-n", script]
+    return [shell_path, *facts.check_options, script]
 
 
 def check_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -109,7 +101,7 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def _heredoc_left_open(family: str, shell_path: str, command: str, timeout: float) -> bool:
+def _heredoc_left_open(facts: SyntaxFacts, shell_path: str, command: str, timeout: float) -> bool:
     """Whether the shell reads a line appended after the text as heredoc body.
 
     A lone `)` is an error wherever the shell reads it as code, so if the text plus that line
@@ -118,23 +110,23 @@ def _heredoc_left_open(family: str, shell_path: str, command: str, timeout: floa
     """
     with tempfile.TemporaryDirectory(prefix="safe-run-syntax-") as directory:
         Path(directory, "command").write_text(command + "\n)\n", encoding="utf-8")
-        verdict = _run_check(check_argv(family, shell_path, "./command"), Path(directory), timeout)
+        verdict = _run_check(check_argv(facts, shell_path, "./command"), Path(directory), timeout)
     return verdict is not None and verdict.returncode == 0
 
 
 def _accepted_but_unfinished(
-    family: str, shell_path: str, command: str, words: list[ShellWords], deadline: float
+    facts: SyntaxFacts, shell_path: str, command: str, words: list[ShellWords], deadline: float
 ) -> SyntaxProblem | None:
     """The mistakes a shell lets through at the end of the input (see the module docstring)."""
-    if family == "bash":
+    if facts.warns_open_heredoc:
         return bash_heredoc_warning(words)
-    if family in ("zsh", "posix") and "<<" in command:
+    if facts.accepts_open_heredoc and "<<" in command:
         remaining = deadline - time.monotonic()
-        if remaining > 0 and _heredoc_left_open(family, shell_path, command, remaining):
+        if remaining > 0 and _heredoc_left_open(facts, shell_path, command, remaining):
             scanned = scan_posix(command)
             construct = scanned if scanned is not None and swallows_the_rest(scanned) else heredoc("")
             return SyntaxProblem(construct, "", None)
-    if family == "zsh" and dangling_operator(command):
+    if facts.accepts_dangling_operator and dangling_operator(command):
         return SyntaxProblem(DANGLING, "", None)
     return None
 
@@ -146,8 +138,8 @@ def check_syntax(shell_name: str, shell_path: str, command_file: Path, timeout: 
     The shell is run in the file's directory and given the file's bare name, so that what it
     prints about the file is predictable and can be taken out of the message.
     """
-    family = shell_family(shell_name)
-    if family is None:
+    facts = syntax_facts(shell_name)
+    if facts is None:
         return None
     command_file = Path(command_file)
     try:
@@ -158,12 +150,12 @@ def check_syntax(shell_name: str, shell_path: str, command_file: Path, timeout: 
         shell_path = os.path.abspath(shell_path)
     script = f"./{command_file.name}"
     deadline = time.monotonic() + timeout
-    verdict = _run_check(check_argv(family, shell_path, script), command_file.parent, timeout)
+    verdict = _run_check(check_argv(facts, shell_path, script), command_file.parent, timeout)
     if verdict is None:
         return None
     words = shell_words(verdict.stderr, script)
     if verdict.returncode == 0:
-        return _accepted_but_unfinished(family, shell_path, command, words, deadline)
+        return _accepted_but_unfinished(facts, shell_path, command, words, deadline)
     if not words:
         # Not about the command: a shell too old for an option fails before reading the file,
         # and `zsh -n` exits 1 for valid text with a top-level `!` pipeline (`! false`), as it

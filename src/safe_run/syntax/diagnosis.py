@@ -16,7 +16,7 @@ from .constructs import (
     HEREDOC_PREFIX, IF, LOOP, PARENTHESIS, QUOTE_CHARS, QUOTES, STRAY_DONE, STRAY_END, STRAY_ESAC,
     STRAY_FI, UNKNOWN, heredoc, swallows_the_rest,
 )
-from .family import shell_family
+from .family import syntax_facts
 from .fish_scan import scan_fish
 from .posix_scan import scan_posix
 from .words import BASH_HEREDOC, ShellWords
@@ -98,7 +98,8 @@ def classify(shell_name: str, shell_message: str, command: str) -> str:
     An open quote or heredoc found in the text outranks a vaguer complaint from the shell: it
     swallows the rest of the input, so the `fi` or `)` the shell then misses is only a symptom.
     """
-    fish = shell_family(shell_name) == "fish"
+    facts = syntax_facts(shell_name)
+    fish = facts is not None and facts.grammar == "fish"
     said = _from_fish_words(shell_message) if fish else _from_posix_words(shell_message)
     if said is not None and swallows_the_rest(said):
         return said

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-_POSIX_SHELLS = ("sh", "dash", "ash", "ksh", "mksh", "pdksh", "oksh", "loksh", "posh", "yash")
+from ..shells.kind import SyntaxFacts
+from ..shells.registry import kind_of
 
 
 def shell_family(shell_name: str) -> str | None:
     """bash, zsh, fish, posix, or None for a shell whose no-execute mode is not known."""
-    for family in ("bash", "zsh", "fish"):
-        if shell_name.startswith(family):
-            return family
-    if shell_name in _POSIX_SHELLS or shell_name.startswith(("dash", "ksh", "mksh")):
-        return "posix"
-    return None
+    kind = kind_of(shell_name)
+    return kind.family if kind.syntax is not None else None
 
+
+def syntax_facts(shell_name: str) -> SyntaxFacts | None:
+    """How the shell is asked for a parse; None when it cannot be (the command then runs unchecked)."""
+    return kind_of(shell_name).syntax
