@@ -25,6 +25,7 @@ class Status(str, Enum):
     INTERRUPTED = "interrupted"
     RUNNING = "running"
     ERROR = "error"
+    BUSY = "busy"  # a persistent shell was running another command: nothing ran
 
 
 class Strategy(str, Enum):
@@ -54,6 +55,7 @@ class Reason(str, Enum):
     STOPPED = "stopped"  # `safe-run stop` ended a session's command
     PROCESS_STOPPED = "process_stopped"  # the command or its shell was stopped by a signal (state T)
     ERROR = "error"  # safe-run could not carry out the run
+    BUSY = "busy"  # a persistent shell was running another command, so this one was not run
 
 
 class ExitStatus(IntEnum):
@@ -61,6 +63,7 @@ class ExitStatus(IntEnum):
 
     USAGE = 2  # also a syntax error: the command as given cannot run
     PENDING = 75  # the command still runs in a session (running, or input_required with a session id)
+    BUSY = 76  # the persistent shell runs another command; nothing was run
     UNRESPONSIVE = 122  # a session's holder did not answer in time (stopped with SIGSTOP, or stuck)
     NO_SESSION = 123  # poll, send or stop named a session that does not exist (any more)
     STOPPED = 124  # stopped before it finished: --timeout, a timer fallback, waiting for input, or a stopped process
@@ -186,6 +189,8 @@ class Result:
 
 def exit_status(result: Result) -> int:
     """The status safe-run itself exits with: the command's code when it completed."""
+    if result.status is Status.BUSY:
+        return ExitStatus.BUSY
     if result.session_id is not None:
         return ExitStatus.PENDING
     if result.status is Status.COMPLETED:

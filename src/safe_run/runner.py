@@ -225,6 +225,23 @@ class Run:
             self._act(self.tracker.tick(self._clock(), seen))
         return self.finish
 
+    def wait_between_commands(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> bool:
+        """Between two commands of a live shell: take what it prints (its prompt, background jobs'
+        output, which belongs to no command) so that nothing blocks on a full terminal; False once
+        the shell has exited."""
+        ready = self.terminal.wait(timeout, wake_fds)
+        if ready.readable:
+            self._consume(self.terminal.read())
+        return not ready.exited
+
+    def set_output(self, on_output: Callable[[bytes], None] | None) -> None:
+        """Where the next command's output goes as it arrives."""
+        self._on_output = on_output
+
+    def directory(self) -> str | None:
+        """The shell's working directory now."""
+        return self.kernel.directory()
+
     def interrupt(self, signum: int) -> None:
         """safe-run itself was told to stop: stop the command and report what there is."""
         self.signal_name = signal.Signals(signum).name

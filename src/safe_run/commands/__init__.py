@@ -13,7 +13,7 @@ from click.shell_completion import CompletionItem
 from .. import __version__
 from .doctor import doctor_command
 from .run import run_command
-from .sessions import poll_command, send_command, sessions_command, stop_command
+from .sessions import close_command, poll_command, send_command, sessions_command, stop_command
 
 from ..cli import GROUP_OPTIONS, RUN
 
@@ -61,5 +61,7 @@ def cli() -> None:
     """Run a command through your shell in a pseudo-terminal and report how it ended."""
 
 
-for _command in (run_command, poll_command, send_command, stop_command, sessions_command, doctor_command):
+for _command in (
+    run_command, poll_command, send_command, stop_command, close_command, sessions_command, doctor_command,
+):
     cli.add_command(_command)

@@ -13,15 +13,16 @@ import click
 from ..interrupts import StopSignals
 from ..environment import Environment, is_ci
 from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
-from ..result import Result, error_result, exit_status, not_started
+from ..result import ExitStatus, Result, error_result, exit_status, not_started
 from ..runner import RunRequest, execute
-from ..session import SessionError
+from ..session import DEFAULT_IDLE_EXPIRE_S, SessionError
 from ..tracker import Timers
 from .params import SECONDS, current_directory, open_log, read_command_file, stdin_is_open
 
 EXIT_STATUS_HELP = (
     "Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
     "75 still running in a session (--yield-after, or the default bound of JSON output); "
+    "76 the persistent shell (--in) is busy with another command; "
     "123 no such session (poll, send, stop); 124 stopped before it finished (timeout, waiting for input); "
     "125 safe-run could not run the command; 129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM); "
     "141 stdout was closed or its reader went away (SIGPIPE)."
@@ -171,6 +172,16 @@ def yield_after_for(
     "--log", type=click.Path(dir_okay=False), metavar="FILE",
     help="Write the raw terminal transcript to FILE, a regular file (created with mode 0600).",
 )
+@click.option(
+    "--in", "in_shell", metavar="NAME",
+    help="Run in the persistent shell NAME (started on first use; cwd, variables, functions and jobs "
+    "persist between calls). --shell, --no-rc, --log, --idle-expire, and --cwd/--env apply when it starts; "
+    "--cwd/--env on a later call apply to that command alone.",
+)
+@click.option(
+    "--idle-expire", type=SECONDS, default=DEFAULT_IDLE_EXPIRE_S, show_default=True, metavar="SECONDS",
+    help="With --in: a shell left without a command this long closes itself and ends its jobs (0: never).",
+)
 def run_command(
     command: tuple[str, ...],
     command_file: str | None,
@@ -191,6 +202,8 @@ def run_command(
     keep_background: bool,
     no_batch_env: bool,
     log: str | None,
+    in_shell: str | None,
+    idle_expire: float,
 ) -> int:
     """Run COMMAND through your shell in a pseudo-terminal and report how it ended.
 
@@ -200,8 +213,8 @@ def run_command(
     text = _read_command(command, command_file)
     environment = Environment.current()
     shown = environment.resolve_format(output_format)
-    if shown == "jsonl" and yield_after:
-        raise click.UsageError("--format jsonl follows a run to its end; with --yield-after use json and poll")
+    if shown == "jsonl" and (yield_after or in_shell is not None):
+        raise click.UsageError("--format jsonl follows a one-shot run to its end; with --yield-after or --in use json")
     bound = yield_after_for(yield_after, wait, timeout, shown, environment.environ)
     request = RunRequest(
         command=text,
@@ -224,8 +237,17 @@ def run_command(
     )
     signals = _stop_signals()
     arrived = signals.keep()
+    scoped: dict[str, object] = {}
+    if cwd is not None:
+        scoped["cwd"] = request.cwd
+    if env:
+        scoped["env"] = request.env
     try:
-        result = _run(request, bound, shown, arrived, environment)
+        if in_shell is not None:
+            result = _in_shell(in_shell, request, bound, scoped, idle_expire or None, arrived)
+            emit(result, shown, environment)
+        else:
+            result = _run(request, bound, shown, arrived, environment)
     finally:
         if request.log is not None:
             request.log.close()
@@ -280,6 +302,25 @@ def _in_session(request: RunRequest, bound: float, arrived: list[int], shown: st
     except OSError as exc:  # no process or no room for the session's holder
         return error_result(request.command, f"cannot start a session for the command: {exc.strerror or exc}")
     return result
+
+
+def _in_shell(
+    name: str, request: RunRequest, bound: float | None, scoped: dict[str, object], idle_expire: float | None,
+    arrived: list[int],
+) -> Result:
+    """The command in the persistent shell `name`; nothing runs when a signal came first."""
+    from ..session.client import run_in_shell
+
+    if arrived:
+        return not_started(request.command, signal.Signals(arrived[0]).name)
+    try:
+        return run_in_shell(name, request, bound, scoped, idle_expire)
+    except SessionError as exc:
+        if exc.status == ExitStatus.USAGE:
+            raise click.UsageError(str(exc)) from None
+        return error_result(request.command, str(exc))
+    except OSError as exc:
+        return error_result(request.command, f"cannot start the shell {name}: {exc.strerror or exc}")
 
 
 def _status_while_waiting(env: Environment, shown: str, bound: float) -> AbstractContextManager[None]:

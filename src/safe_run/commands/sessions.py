@@ -125,6 +125,18 @@ def stop_command(session_id: str, output_format: str) -> int:
     return exit_status(result)
 
 
+@click.command("close", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("name", metavar="NAME")
+@format_option
+def close_command(name: str, output_format: str) -> int:
+    """End the persistent shell NAME (--in NAME) and everything it started; its last result, with what was ended."""
+    from ..session.client import close_shell
+
+    result = close_shell(name)
+    emit(result, output_format, Environment.current())
+    return 0
+
+
 @click.command("sessions", context_settings={"help_option_names": ["-h", "--help"]})
 @format_option
 def sessions_command(output_format: str) -> int:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from ..result import ExitStatus
 
+# A persistent shell (`--in NAME`) left without a command this long closes itself and ends its jobs.
+DEFAULT_IDLE_EXPIRE_S = 3600.0
+
 
 class SessionError(Exception):
     """A session cannot be used: unknown, malformed, gone, or its directory is not private."""

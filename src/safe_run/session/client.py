@@ -16,13 +16,13 @@ import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from ..result import ExitStatus, Result
 from ..runner import RunRequest, signals_to_fd
 from . import SessionError, wire
-from .holder import NOT_TYPED, detach, with_note
-from .store import Session, SessionStore
+from .holder import NOT_TYPED, ShellPlan, detach, with_note
+from .store import SHELL_NAME, Session, SessionStore
 
 # How long a holder gets to answer beyond the wait asked for: stopping a command (Ctrl-C, SIGTERM,
 # SIGKILL, the sweep of its jobs, the hang-up) takes it up to about 3 s.
@@ -43,6 +43,66 @@ def start_session(request: RunRequest, yield_after: float, report: Report | None
     session = store.create(request.command)
     detach(session, replace(request, hold_on_input=True))
     return _ask_interruptibly(session, {"op": "poll", "wait": yield_after, "first": True})
+
+
+def run_in_shell(
+    name: str, request: RunRequest, bound: float | None, scoped: dict[str, object], idle_expire: float | None,
+    report: Report | None = None,
+) -> Result:
+    """Run the command in the persistent shell `name`, started with `request`'s shell on first use.
+
+    `scoped` holds a later command's own --cwd and --env. Answers at the command's end, or after
+    `bound` seconds with the session that holds it (None: at the end).
+    """
+    check_name(name)
+    store = SessionStore.open(report=report)
+    wait = wire.MAX_WAIT_S if bound is None else bound
+    with store.naming():
+        session = store.named(name)
+        if session is None or not _live(session):
+            note = _fresh_note(name, session)
+            session = store.create(request.command, shell_name=name)
+            store.give_name(name, session)
+            detach(session, replace(request, hold_on_input=True), ShellPlan(name, idle_expire, note))
+            return _ask_interruptibly(session, {"op": "poll", "wait": wait, "first": True})
+    ask_run: dict[str, object] = {
+        "op": "run", "wait": wait, "command": request.command, "timers": asdict(request.timers),
+        "max_output": request.max_output, **scoped,
+    }
+    return _ask_interruptibly(session, ask_run)
+
+
+def close_shell(name: str, report: Report | None = None) -> Result:
+    """End the persistent shell `name` and everything it started; its last result, with what was ended."""
+    check_name(name)
+    store = SessionStore.open(report=report)
+    with store.naming():
+        session = store.named(name)
+        if session is None or not _live(session):
+            raise SessionError(f"no shell named {name!r} is running (it was never started, or it ended)")
+        result = _request(session, {"op": "close"})
+        store.forget_name(name, session)
+    return result
+
+
+def check_name(name: str) -> None:
+    if not SHELL_NAME.match(name):
+        raise SessionError(
+            f"{name!r} is not a shell name: 1 to 64 letters, digits, '.', '_' or '-', not starting with a punctuation mark",
+            ExitStatus.USAGE,
+        )
+
+
+def _live(session: Session) -> bool:
+    return session.load_result() is None and session.holder_listens()
+
+
+def _fresh_note(name: str, earlier: Session | None) -> str | None:
+    """Why a name that had a shell gets a new one: its state (directory, variables, jobs) is gone."""
+    if earlier is None:
+        return None
+    why = earlier.meta().get("ended") or "ended"
+    return f"a new shell was started for {name!r}: the one before {why}, and its directory, variables and jobs are gone"
 
 
 def ask(session_id: str, request: dict[str, object], report: Report | None = None) -> Result:

@@ -1,10 +1,14 @@
-"""The session holder: a detached process that owns one command's terminal and answers callers.
+"""The session holder: a detached process that owns one shell's terminal and answers callers.
 
 It drives the same `Run` a foreground call does, so strategies, fallbacks, --timeout and clean-up
 are the foreground's; what it adds is the socket. Callers ask to poll (now, or waiting for the end,
 an input wait or their time limit), to send input, or to stop. Waiting is done by the run loop's
 own select, which watches the terminal, the socket and every caller together: an end is answered
 the moment it is seen.
+
+A persistent shell (`--in NAME`) is a holder that outlives its command: between commands it waits
+for the next `run` (one at a time: a `run` while a command runs is answered `busy`), a `close`,
+or its idle limit, while it keeps reading what the shell prints so that nothing blocks.
 """
 
 from __future__ import annotations
@@ -20,16 +24,18 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ..interrupts import STOP_SIGNALS
 from ..output import Chunks
 from ..process_title import name_holder
-from ..result import Result, Status, error_result
+from ..result import Reason, Result, Status, error_result
 from ..runner import CommandRefused, Run, RunFailed, RunRequest, signals_to_fd
+from ..tracker import Timers
 from ..shells import ShellNotFound
 from ..terminal import TerminalError
 from ..workdir import private_workdir
-from . import wire
+from . import DEFAULT_IDLE_EXPIRE_S, wire
 from .orphans import process
 from .store import Session
 from .typist import Look, Typist, look_from
@@ -41,6 +47,20 @@ FIRST_CALLER_WAIT_S = 5.0
 # Callers served at once; more wait in the socket's queue, which the kernel bounds.
 MAX_CALLERS = 64
 NOT_TYPED = "nothing was typed: the command had already ended"
+
+
+@dataclass(frozen=True)
+class ShellPlan:
+    """What makes a holder a persistent shell: the caller's name for it, and its idle limit."""
+
+    name: str
+    idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S
+    fresh_note: str | None = None  # said in the first answer: why this is a new shell
+
+
+def idle_expired(last_used: float, now: float, limit: float | None) -> bool:
+    """Whether a persistent shell has waited for its next command longer than it may."""
+    return limit is not None and now - last_used >= limit
 
 
 @dataclass
@@ -77,12 +97,18 @@ class Holder:
     """
 
     def __init__(
-        self, session: Session, listener: socket.socket, request: RunRequest, clock: Callable[[], float] = time.monotonic
+        self, session: Session, listener: socket.socket, request: RunRequest, clock: Callable[[], float] = time.monotonic,
+        plan: ShellPlan | None = None,
     ) -> None:
         self.session = session
         self.listener = listener
         self.request = request
+        self.plan = plan
         self._clock = clock
+        self._commands = 0
+        self._closing = False
+        self._next: tuple[RunRequest, str] | None = None
+        self._last: Result | None = None
         self.chunks = Chunks(request.max_output)
         self.final: Result | None = None
         self.typist: Typist | None = None
@@ -97,14 +123,103 @@ class Holder:
             run = self._start(workdir)
             if run is not None:
                 self._record_shell(run)
-                typist = Typist(look=lambda: _look(run), write=run.answer, clock=self._clock)
-                self.typist = typist
                 try:
-                    self._follow(run, wake_fd, signals)
+                    self._serve_commands(run, wake_fd, signals)
                 finally:
                     run.close()
-                self.final = with_note(run.result(), typist.discard())
+                if self.final is not None and run.killed:
+                    self.final = replace(self.final, killed=(*self.final.killed, *run.killed))
         self._finish()
+
+    def _serve_commands(self, run: Run, wake_fd: int, signals: list[int]) -> None:
+        """Each command to its end; a persistent shell then waits for the next one."""
+        while True:
+            typist = Typist(look=lambda: _look(run), write=run.answer, clock=self._clock)
+            self.typist = typist
+            self._follow(run, wake_fd, signals)
+            run.end_command()
+            result = self._shell_fields(run, with_note(run.result(), typist.discard()))
+            if self.plan is None or self._closing or signals or not run.shell_alive():
+                self.final = self._last_words(run, result, signals)
+                return
+            self._answer_ended(result)
+            run.killed = []
+            self._next = None
+            since = self._clock()
+            while self._next is None:
+                if not self._between_commands(run, wake_fd, signals, since):
+                    self.final = self._last_words(run, self._last or result, signals)
+                    return
+                request, command = self._next or (None, None)
+                if request is None or command is None:
+                    continue
+                try:
+                    run.next_command(request, command)
+                except CommandRefused as refused:
+                    self._next = None
+                    self._answer_ended(self._shell_fields(run, refused.result, started=False))
+                except RunFailed as exc:
+                    self._next = None
+                    self._answer_ended(self._shell_fields(run, error_result(request.command, str(exc)), started=False))
+            self.request = self._next[0]
+            self.chunks = Chunks(self.request.max_output)
+            run.set_output(self.chunks.write)
+
+    def _shell_fields(self, run: Run, result: Result, started: bool = True) -> Result:
+        """A persistent shell's answer names the shell, its directory, and whether it is new."""
+        if self.plan is None:
+            return result
+        fresh = self._commands == 0
+        if started:
+            self._commands += 1
+        note = self.plan.fresh_note if fresh else None
+        return with_note(replace(
+            result, shell_id=self.session.id, shell_name=self.plan.name, cwd=run.directory(), fresh=fresh,
+        ), note)
+
+    def _answer_ended(self, result: Result) -> None:
+        """Everyone waiting gets the command's final result, and a later `poll` gets it again."""
+        self._last = result
+        self.handed_out = True  # a persistent shell's record outlives it, to say how it ended
+        self.session.write_meta(last_used=time.time(), cwd=result.cwd, shell=result.shell.name if result.shell else None)
+        for waiter in list(self.waiters):
+            self._answer(waiter, with_note(result, waiter.note))
+        self._deliver()
+
+    def _between_commands(self, run: Run, wake_fd: int, signals: list[int], last_used: float) -> bool:
+        """One turn of waiting for the next command; False when the shell is to end."""
+        assert self.plan is not None
+        limit = self.plan.idle_expire
+        wait = self._wait_time()
+        if limit is not None:
+            until = max(0.0, last_used + limit - self._clock())
+            wait = until if wait is None else min(wait, until)
+        if not run.wait_between_commands(wait, (wake_fd, *self._fds())):
+            return False
+        if signals or self._closing:
+            return False
+        self._serve_callers(run)
+        self._deliver()
+        if self._next is not None:
+            return True
+        callers = bool(self.inboxes or self.outboxes)
+        return callers or not idle_expired(last_used, self._clock(), limit)
+
+    def _last_words(self, run: Run, result: Result, signals: list[int]) -> Result:
+        """The result kept once the shell is gone, saying why it went (also told to its next user)."""
+        if self.plan is None:
+            return result
+        name = self.plan.name
+        if self._closing:
+            why = "was closed"
+        elif signals:
+            why = f"was ended by {signal.Signals(signals[0]).name} to its holder"
+        elif not run.shell_alive():
+            why = "exited"
+        else:
+            why = f"was idle for {self.plan.idle_expire:g} s and closed itself"
+        self.session.write_meta(ended=why)
+        return with_note(result, f"the shell {name} {why}; the next `safe-run --in {name}` starts a new shell")
 
     def _start(self, workdir: Path) -> Run | None:
         try:
@@ -218,6 +333,8 @@ class Holder:
         now = self._clock()
         deadline = now + wire.wait_of(request)
         first = bool(request.get("first"))
+        if self.plan is not None and run is not None and self._handle_shell(conn, request, run, deadline):
+            return
         if run is None or run.finish is not None or self.typist is None:
             self.waiters.append(Waiter(conn, None, first=first, note=NOT_TYPED if op == "send" else None))
         elif op == "poll":
@@ -238,6 +355,41 @@ class Holder:
         else:
             self._drop(conn)
 
+    def _handle_shell(self, conn: socket.socket, request: dict[str, object], run: Run, deadline: float) -> bool:
+        """What only a persistent shell answers: run, close, and any call between commands."""
+        op = request.get("op")
+        idle = run.finish is not None and self._last is not None
+        if op == "close":
+            self._closing = True
+            if not idle:
+                run.stop()
+            self.waiters.append(Waiter(conn, None))
+            return True
+        if op == "run" and not idle:
+            self._answer(Waiter(conn, self._clock()), self._busy(run, str(request.get("command", ""))))
+            return True
+        if op == "run":
+            self._next = _next_command(self.request, request, run.shell.name)
+            self.waiters.append(Waiter(conn, deadline, first=True))
+            return True
+        if idle and self._last is not None:
+            note = NOT_TYPED if op == "send" else None
+            self._answer(Waiter(conn, self._clock()), with_note(self._last, note))
+            return True
+        return False
+
+    def _busy(self, run: Run, command: str) -> Result:
+        assert self.plan is not None
+        return Result(
+            status=Status.BUSY, exit_code=None, strategy=None, completion_reason=Reason.BUSY, command=command,
+            shell=run.shell, session_id=self.session.id, shell_id=self.session.id, shell_name=self.plan.name,
+            message=(
+                f"nothing was run: the shell {self.plan.name} is running {_first_line(self.request.command)!r} "
+                f"(session {self.session.id}). Wait for it with `safe-run poll {self.session.id} --wait 60`, "
+                f"end it with `safe-run stop {self.session.id}`, or use another shell name"
+            ),
+        )
+
     def _answer_due(self, run: Run) -> None:
         now = self._clock()
         waiting = run.waiting is not None
@@ -247,7 +399,9 @@ class Holder:
 
     def _progress(self, run: Run, take_output: bool = True) -> Result:
         """Where the command stands, with the output since the last answer and what to do next."""
-        result = replace(run.progress(), session_id=self.session.id)
+        result = self._shell_fields(run, replace(run.progress(), session_id=self.session.id), started=False)
+        if self.plan is not None:
+            result = replace(result, fresh=self._commands == 0)
         if take_output:
             text, dropped = self.chunks.take()
             result = replace(result, output=text, output_truncated=dropped > 0, output_dropped_bytes=dropped)
@@ -285,6 +439,56 @@ class Holder:
         self.inboxes.pop(conn, None)
         self.outboxes.pop(conn, None)
         conn.close()
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0][:80] if lines else ""
+
+
+def _next_command(base: RunRequest, request: dict[str, object], shell: str) -> tuple[RunRequest, str]:
+    """The request for a persistent shell's next command, and the text to type for it.
+
+    A --cwd or --env given with a later command applies to that command alone: it runs in a
+    subshell that has them.
+    """
+    command = str(request.get("command", ""))
+    timers = request.get("timers")
+    fields: dict[str, Any] = timers if isinstance(timers, dict) else {}
+    max_output = request.get("max_output")
+    next_request = replace(
+        base, command=command, timers=Timers(**{k: v for k, v in fields.items() if k in Timers.__dataclass_fields__}),
+        max_output=max_output if isinstance(max_output, int) and max_output >= 1024 else base.max_output,
+        log=None,
+    )
+    cwd = request.get("cwd")
+    env = request.get("env")
+    scoped = _scoped_fish if shell == "fish" else _scoped
+    return next_request, scoped(command, cwd if isinstance(cwd, str) else None, env if isinstance(env, dict) else {})
+
+
+def _scoped(command: str, cwd: str | None, env: dict[str, object]) -> str:
+    """The command in a subshell with its own directory and variables, when it has any."""
+    if cwd is None and not env:
+        return command
+    from ..shells.posix import quote
+
+    lines = [f"cd -- {quote(cwd)} || exit"] if cwd is not None else []
+    lines += [f"export {name}={quote(str(value))}" for name, value in env.items()]
+    return "(\n" + "\n".join(lines) + "\n" + command + "\n)"
+
+
+def _scoped_fish(command: str, cwd: str | None, env: dict[str, object]) -> str:
+    """fish has no subshell: a block with local exported variables, and the directory put back."""
+    if cwd is None and not env:
+        return command
+    from ..shells.fish import quote
+
+    lines = ["begin", "set -l __sr_back $PWD"]
+    lines += [f"set -lx {name} {quote(str(value))}" for name, value in env.items()]
+    lines += [f"builtin cd {quote(cwd)}" if cwd is not None else "true", "and begin", command, "end"]
+    lines += ["set -l __sr_s $status", "builtin cd $__sr_back", "__sr_return $__sr_s", "end"]
+    return "\n".join(lines)
 
 
 def _hung_up(conn: socket.socket) -> bool:
@@ -332,7 +536,7 @@ def _peer_uid(conn: socket.socket) -> int | None:
     return uid
 
 
-def detach(session: Session, request: RunRequest) -> None:
+def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None) -> None:
     """Start the holder in a process of its own session, free of the caller's terminal and pipes.
 
     The listening socket exists before the fork, so the caller can connect at once. The holder
@@ -354,7 +558,7 @@ def detach(session: Session, request: RunRequest) -> None:
         os.setsid()
         name_holder(session.id)
         _detach_descriptors(session, listener, request)
-        Holder(session, listener, request).serve()
+        Holder(session, listener, request, plan=plan).serve()
         status = 0
     except BaseException:  # a holder must never return into the caller's code
         traceback.print_exc()

@@ -9,6 +9,7 @@ ended. A session whose `meta.json` is not one of ours is skipped, and said so on
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -29,6 +30,9 @@ from . import SessionError
 from .orphans import end_left_behind
 
 SESSION_ID = re.compile(r"[0-9a-f]{24}\Z")
+# A persistent shell's name: a file name anywhere, and a word in a shell.
+SHELL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+NAMES_DIR = "names"
 # How long a finished session keeps its result for `poll`, counted from the end of the command.
 RETENTION_S = 600.0
 # A session younger than this may still be setting up: never taken for a crashed one.
@@ -236,12 +240,42 @@ class SessionStore:
     def open(cls, env: Mapping[str, str] | None = None, report: Callable[[str], None] | None = None) -> SessionStore:
         return cls(sessions_root(os.environ if env is None else env), report=report)
 
-    def create(self, command: str) -> Session:
+    def create(self, command: str, **meta: object) -> Session:
         session_id = secrets.token_hex(12)
         session = Session(session_id, self.root / session_id)
         session.path.mkdir(mode=0o700)
-        session.write_meta(command=command, started=self._clock())
+        session.write_meta(command=command, started=self._clock(), **meta)
         return session
+
+    @contextmanager
+    def naming(self) -> Iterator[None]:
+        """Hold the names while one is looked up and given, so two first calls start one shell."""
+        names = private_directory(self.root / NAMES_DIR)
+        fd = os.open(names / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def named(self, name: str) -> Session | None:
+        """The session that the persistent shell `name` was last given, if it is still kept."""
+        try:
+            session_id = (self.root / NAMES_DIR / name).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not SESSION_ID.match(session_id) or not (self.root / session_id).is_dir():
+            return None
+        return Session(session_id, self.root / session_id)
+
+    def give_name(self, name: str, session: Session) -> None:
+        _write_atomically(self.root / NAMES_DIR / name, session.id)
+
+    def forget_name(self, name: str, session: Session) -> None:
+        """Take a name back from a shell that ended, unless it already names another."""
+        current = self.named(name)
+        if current is not None and current.id == session.id:
+            (self.root / NAMES_DIR / name).unlink(missing_ok=True)
 
     def get(self, session_id: str) -> Session:
         if not SESSION_ID.match(session_id):
