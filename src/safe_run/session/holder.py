@@ -200,6 +200,8 @@ class Holder:
             return False
         self._serve_callers(run)
         self._deliver()
+        if self._closing:
+            return False
         if self._next is not None:
             return True
         callers = bool(self.inboxes or self.outboxes)
@@ -212,6 +214,7 @@ class Holder:
         name = self.plan.name
         if self._closing:
             why = "was closed"
+            result = replace(result, output="", output_truncated=False, output_dropped_bytes=0)
         elif signals:
             why = f"was ended by {signal.Signals(signals[0]).name} to its holder"
         elif not run.shell_alive():
