@@ -136,10 +136,19 @@ def render_sessions(rows: list[dict[str, object]], stream: TextIO) -> None:
     if not rows:
         console.print(Text("no sessions"))
         return
-    table = Table("id", "status", "exit", "age", "command", box=None)
+    table = Table("id", "shell", "status", "exit", "age", "command", box=None)
     for row in rows:
         exit_code = "" if row["exit_code"] is None else str(row["exit_code"])
         age = "" if row["age_s"] is None else f"{row['age_s']:.0f} s"
         command = str(row["command"]).splitlines()[0] if row["command"] else ""
-        table.add_row(*(Text(cell) for cell in (str(row["session_id"]), str(row["status"]), exit_code, age, command)))
+        cells = (str(row["session_id"]), _shell_cell(row), str(row["status"]), exit_code, age, command)
+        table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
+
+
+def _shell_cell(row: dict[str, object]) -> str:
+    """A persistent shell's name, program and directory (and how long it has been idle); blank otherwise."""
+    if row.get("shell_name") is None:
+        return ""
+    idle = f", idle {row['idle_s']:.0f} s" if isinstance(row.get("idle_s"), (int, float)) else ""
+    return f"{row['shell_name']} ({row.get('shell') or '?'} in {row.get('cwd') or '?'}{idle})"

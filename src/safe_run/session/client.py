@@ -225,14 +225,38 @@ def listing(now: float, report: Report | None = None) -> list[dict[str, object]]
         if status is None:
             continue
         started = session.started
-        rows.append({
+        meta = session.meta()
+        row: dict[str, object] = {
             "session_id": session.id,
-            "command": session.meta().get("command", ""),
+            "command": meta.get("command", ""),
             "status": status if isinstance(status, str) else status.status.value,
             "exit_code": None if isinstance(status, str) else status.exit_code,
             "age_s": round(now - started, 1) if started else None,
-        })
+            "shell_name": None,
+            "shell": None,
+            "cwd": None,
+            "idle_s": None,
+        }
+        if isinstance(meta.get("shell_name"), str):
+            row.update(_shell_row(session, meta, status, now))
+        rows.append(row)
     return rows
+
+
+def _shell_row(session: Session, meta: dict[str, object], status: Result | str, now: float) -> dict[str, object]:
+    """A persistent shell: its name, program, directory, and idle (waiting for a command) or closed."""
+    ended = session.result_path.exists()
+    last_used = meta.get("last_used")
+    row: dict[str, object] = {"shell_name": meta["shell_name"], "shell": meta.get("shell"), "cwd": meta.get("cwd")}
+    if isinstance(status, Result):
+        row["command"] = status.command or row.get("command", "")
+        if ended:
+            row["status"] = "closed"
+        elif status.session_id is None:
+            row["status"] = "idle"
+            if isinstance(last_used, (int, float)):
+                row["idle_s"] = round(max(0.0, now - last_used), 1)
+    return row
 
 
 def _status(session: Session) -> Result | str | None:

@@ -377,6 +377,8 @@ class Holder:
             return True
         if idle and self._last is not None:
             note = NOT_TYPED if op == "send" else None
+            if op == "status":
+                note = None
             self._answer(Waiter(conn, self._clock()), with_note(self._last, note))
             return True
         return False
