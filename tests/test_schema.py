@@ -104,7 +104,7 @@ def test_the_enums_are_the_python_enums(schema: Json) -> None:
 
 def test_every_enum_and_constant_elsewhere_names_a_real_value(schema: Json) -> None:
     """The if/then rules name statuses too; a typo there would silently make a rule never apply."""
-    known = set(values(Status)) | set(values(Strategy)) | set(values(Reason)) | {UNRESPONSIVE}
+    known = set(values(Status)) | set(values(Strategy)) | set(values(Reason)) | {UNRESPONSIVE, "idle", "closed"}
     named = [v for node in walk(schema) for v in [*node.get("enum", []), node.get("const")] if isinstance(v, str)]
     assert named
     assert set(named) <= known
@@ -302,7 +302,8 @@ def test_the_running_breakage_fails_only_for_the_missing_session_id(real_result:
 
 @pytest.mark.parametrize("breakage", ["a row without age", "a finished row with a status as exit code"])
 def test_a_broken_session_listing_fails_validation(breakage: str, schema: Json) -> None:
-    row: Json = {"session_id": "0" * 24, "command": "sleep 2", "status": "running", "exit_code": None, "age_s": 0.4}
+    row: Json = {"session_id": "0" * 24, "command": "sleep 2", "status": "running", "exit_code": None, "age_s": 0.4,
+                 "shell_name": None, "shell": None, "cwd": None, "idle_s": None}
     validator = session_list_validator(schema)
     assert errors(validator, {"schema_version": 1, "sessions": [row]}) == []
     if breakage == "a row without age":

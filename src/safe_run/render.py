@@ -136,12 +136,14 @@ def render_sessions(rows: list[dict[str, object]], stream: TextIO) -> None:
     if not rows:
         console.print(Text("no sessions"))
         return
-    table = Table("id", "shell", "status", "exit", "age", "command", box=None)
+    shells = any(row.get("shell_name") is not None for row in rows)
+    table = Table("id", *(["shell"] if shells else []), "status", "exit", "age", "command", box=None)
     for row in rows:
         exit_code = "" if row["exit_code"] is None else str(row["exit_code"])
         age = "" if row["age_s"] is None else f"{row['age_s']:.0f} s"
         command = str(row["command"]).splitlines()[0] if row["command"] else ""
-        cells = (str(row["session_id"]), _shell_cell(row), str(row["status"]), exit_code, age, command)
+        shell = [_shell_cell(row)] if shells else []
+        cells = (str(row["session_id"]), *shell, str(row["status"]), exit_code, age, command)
         table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
 
