@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     args = sys.argv[1:] if argv is None else argv
     if argv is None:  # the process is safe-run itself, not a caller of this function
         _utf8_mode()
-        if args != VERSION_ONLY:  # setproctitle loads logging: not worth it for a line that shows nothing
+        if args != VERSION_ONLY:  # nothing to hide; setproctitle (with logging) would double its time
             from . import process_title
 
             process_title.hide_command()

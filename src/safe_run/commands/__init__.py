@@ -35,7 +35,10 @@ VERB_COMMANDS = {
 
 
 class Verbs(MutableMapping[str, click.Command]):
-    """The group's commands by name, each imported on first use."""
+    """The group's commands by name, each imported on first use.
+
+    click's groups keep a mutable mapping, but the verbs are fixed: adding or removing one is refused.
+    """
 
     def __init__(self) -> None:
         self._loaded: dict[str, click.Command] = {}
@@ -43,8 +46,7 @@ class Verbs(MutableMapping[str, click.Command]):
     def __getitem__(self, name: str) -> click.Command:
         if name not in self._loaded:
             module, attribute = VERB_COMMANDS[name]
-            command = getattr(import_module(f".{module}", __package__), attribute)
-            assert isinstance(command, click.Command)
+            command: click.Command = getattr(import_module(f".{module}", __package__), attribute)
             self._loaded[name] = command
         return self._loaded[name]
 
