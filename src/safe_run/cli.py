@@ -8,7 +8,8 @@ Before anything else, `main` makes the process fit to answer: UTF-8 mode (argume
 as UTF-8 whatever the locale), descriptors 0-2 occupied (so that nothing safe-run opens takes the
 place of a closed one), and stop-signal handlers that give an answer from the first moment. That
 is why this module imports nothing heavy at the top: the handlers are in place before click,
-the verbs and the run machinery are loaded, which takes most of the start-up time.
+the verbs and the run machinery are loaded, which takes most of the start-up time. `--version`
+alone is answered before any of that is loaded, and before the process title is set.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import process_title
+from . import __version__
 from .interrupts import Interrupted, StopSignals
 
 # Not from typing, which alone takes a tenth of the import time; type checkers know the name.
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 RUN = "run"
 # Words that mean the group itself rather than a command to run.
 GROUP_OPTIONS = ("-h", "--help", "--version")
-VERBS = (RUN, "poll", "send", "stop", "sessions", "doctor")
+VERSION_ONLY = ["--version"]
+VERBS = (RUN, "poll", "send", "stop", "close", "sessions", "doctor")
 
 
 def _format_from_argv(argv: list[str]) -> str:
@@ -191,10 +193,13 @@ def _first_non_utf8(args: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
+    args = sys.argv[1:] if argv is None else argv
     if argv is None:  # the process is safe-run itself, not a caller of this function
         _utf8_mode()
-        process_title.hide_command()
-    args = sys.argv[1:] if argv is None else argv
+        if args != VERSION_ONLY:  # nothing to hide; setproctitle (with logging) would double its time
+            from . import process_title
+
+            process_title.hide_command()
     stdout_open = _occupy_standard_descriptors()
     signals = StopSignals()
     signals.install()
@@ -207,6 +212,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 
 def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
+    if stdout_open and args == VERSION_ONLY:
+        return _version(args)
     from .result import ExitStatus
 
     if not stdout_open:
@@ -239,13 +246,33 @@ def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
     except click.Abort:
         code = ExitStatus.INTERRUPTED
     except Exception as exc:  # the last line of defence: one line, not a traceback
-        if os.environ.get("SAFE_RUN_DEBUG"):
-            raise
-        message = _one_line(f"internal error: {type(exc).__name__}: {exc}")
-        code = _fail(f"{message} (a bug in safe-run: please report it, with the traceback SAFE_RUN_DEBUG=1 prints)",
-                     args, ExitStatus.FAILURE)
+        code = _internal_error(exc, args)
     signals.keep()
     return code if isinstance(code, int) else 0
+
+
+def _version(args: list[str]) -> int:
+    """What click's --version option answers, without loading click or the verbs: nothing else
+    is needed for it. A reader gone away ends it with status 1 and stdout silenced, as in click."""
+    try:
+        sys.stdout.write(f"safe-run, version {__version__}\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
+    except OSError as exc:
+        return _internal_error(exc, args)
+    return 0
+
+
+def _internal_error(exc: Exception, args: list[str]) -> int:
+    from .result import ExitStatus
+
+    if os.environ.get("SAFE_RUN_DEBUG"):
+        raise exc
+    message = _one_line(f"internal error: {type(exc).__name__}: {exc}")
+    return _fail(f"{message} (a bug in safe-run: please report it, with the traceback SAFE_RUN_DEBUG=1 prints)",
+                 args, ExitStatus.FAILURE)
 
 
 def _one_line(message: str) -> str:

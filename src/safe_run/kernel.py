@@ -39,7 +39,6 @@ rules work on strings and numbers and are pure, so each one can be tested withou
 from __future__ import annotations
 
 import os
-import platform
 import stat
 import struct
 import sys
@@ -363,7 +362,7 @@ class KernelObserver:
         self._shell_pid = shell_pid
         self._marker = marker
         self._rescan_interval = rescan_interval
-        self._arch = platform.machine()
+        self._arch = os.uname().machine  # what platform.machine() says, without importing platform
         self._terminal: str | None = None
         self._processes: list[ProcessInfo] = []
         self._elsewhere: list[int] = []

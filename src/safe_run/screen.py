@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import re
 
-import pyte
-
 from . import escapes
 
 # Modes 1049, 1047 and 47 switch to the alternate screen and back; several
@@ -199,33 +197,15 @@ def _render_screen(data: bytes, columns: int, rows: int) -> Rendered:
         if line.isascii():
             return _replay_line(line.decode("ascii"), columns)
         data = line
-    return _emulate(data, columns, rows)
+    from .emulator import emulate  # pyte: only here, since most runs never need the emulator
+
+    return emulate(data, columns, rows)
 
 
 def _starts_in_first_column(data: bytes) -> bool:
     """A bare line feed keeps the column, so only a carriage return before it is known to reset it."""
     newline = data.rfind(b"\n")
     return newline <= 0 or data[newline - 1] == 0x0D
-
-
-class _Screen(pyte.Screen):
-    """pyte 0.8 hands `CSI > ... m` (key-modifier settings, sent by vim) to this method with a
-    `private` flag it does not accept; such sequences draw nothing."""
-
-    def select_graphic_rendition(self, *attrs: int, private: bool = False) -> None:
-        if not private:
-            super().select_graphic_rendition(*attrs)
-
-
-def _emulate(data: bytes, columns: int, rows: int) -> Rendered:
-    screen = _Screen(columns, rows)
-    try:
-        pyte.ByteStream(screen).feed(data)
-    except Exception:  # noqa: BLE001 - hostile bytes must not end a run; the cursor row so far stands
-        pass
-    cells = screen.buffer[screen.cursor.y]
-    upto = "".join(cells[x].data for x in range(min(screen.cursor.x, columns)))
-    return screen.display[screen.cursor.y], upto
 
 
 def _replay_line(line: str, columns: int) -> Rendered:

@@ -3,19 +3,65 @@
 `safe-run [OPTIONS] [--] COMMAND...` runs a command; a first word that names a verb (`poll`,
 `send`, `stop`, `sessions`, `doctor`, `run`) runs that verb instead, so a program with such a name
 runs as `safe-run -- poll`.
+
+A verb's module is imported when the verb is first looked up, so that a run does not pay for
+the code of the doctor or of the session verbs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, MutableMapping
+from importlib import import_module
+
 import click
-from click.shell_completion import CompletionItem
 
 from .. import __version__
-from .doctor import doctor_command
-from .run import run_command
-from .sessions import close_command, poll_command, send_command, sessions_command, stop_command
 
 from ..cli import GROUP_OPTIONS, RUN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+# Each verb's module and command object, in the order of cli.VERBS (the order help lists them in).
+VERB_COMMANDS = {
+    RUN: ("run", "run_command"),
+    "poll": ("sessions", "poll_command"),
+    "send": ("sessions", "send_command"),
+    "stop": ("sessions", "stop_command"),
+    "close": ("sessions", "close_command"),
+    "sessions": ("sessions", "sessions_command"),
+    "doctor": ("doctor", "doctor_command"),
+}
+
+
+class Verbs(MutableMapping[str, click.Command]):
+    """The group's commands by name, each imported on first use.
+
+    click's groups keep a mutable mapping, but the verbs are fixed: adding or removing one is refused.
+    """
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            module, attribute = VERB_COMMANDS[name]
+            command: click.Command = getattr(import_module(f".{module}", __package__), attribute)
+            self._loaded[name] = command
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        raise TypeError("the verbs are fixed")
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("the verbs are fixed")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(VERB_COMMANDS)
+
+    def __len__(self) -> int:
+        return len(VERB_COMMANDS)
 
 
 class SafeRunGroup(click.Group):
@@ -61,7 +107,4 @@ def cli() -> None:
     """Run a command through your shell in a pseudo-terminal and report how it ended."""
 
 
-for _command in (
-    run_command, poll_command, send_command, stop_command, close_command, sessions_command, doctor_command,
-):
-    cli.add_command(_command)
+cli.commands = Verbs()

@@ -15,7 +15,6 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 
 from ..result import ExitStatus, Result
@@ -217,6 +216,8 @@ def listing(now: float, report: Report | None = None) -> list[dict[str, object]]
 
     A holder that does not answer in time is listed as unresponsive; one that died, as an error.
     """
+    from concurrent.futures import ThreadPoolExecutor  # only listing needs threads: not on a run's start
+
     sessions = SessionStore.open(report=report).all()
     with ThreadPoolExecutor(max_workers=LISTING_PARALLEL) as pool:
         statuses = list(pool.map(_status, sessions))

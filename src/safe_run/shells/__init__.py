@@ -13,7 +13,6 @@ import os
 import pwd
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from ..tracker import Lines
@@ -65,8 +64,9 @@ def find_shell(candidate: str, environ: Mapping[str, str]) -> str | None:
 
 
 def integration_script(name: str) -> str:
-    """The text of one of the integration scripts shipped with the package."""
-    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    """The text of one of the integration scripts shipped with the package (next to this file:
+    importlib.resources would cost more start-up time than the whole run of a short command)."""
+    return Path(__file__).with_name(name).read_text(encoding="utf-8")
 
 
 def passwd_shell() -> str | None:

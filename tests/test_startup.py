@@ -1,0 +1,62 @@
+"""What a call loads: start-up time is mostly imports, so a call must not load what it does not use.
+
+Python's own import log (`-X importtime`) names every module a process imports, on stderr; no
+time is asserted, only which modules appear.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from safe_run import __version__
+from conftest import Outcome, SafeRun
+
+# Only for a screen that has to be emulated, for people, for other verbs, or replaced by open().
+NOT_FOR_A_JSON_RUN = (
+    "pyte", "rich", "safe_run.emulator", "safe_run.doctor", "safe_run.commands.doctor",
+    "safe_run.commands.sessions", "safe_run.render", "safe_run.display", "importlib.resources",
+    "concurrent.futures",
+)
+
+
+def logged(safe_run: SafeRun, *args: str, env: dict[str, str] | None = None) -> Outcome:
+    """safe-run as the fixture runs it, with Python's import log on stderr."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "safe_run", *args], stdin=subprocess.DEVNULL,
+                          capture_output=True, env=safe_run.environment(env), timeout=60)
+    return Outcome(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
+
+
+def imported(outcome: Outcome) -> set[str]:
+    return {line.split("|")[-1].strip() for line in outcome.stderr.splitlines() if line.startswith("import time:")}
+
+
+def answer_lines(outcome: Outcome) -> list[str]:
+    return [line for line in outcome.stderr.splitlines() if not line.startswith("import time:")]
+
+
+@pytest.mark.parametrize("bound", ["never", ""], ids=["foreground", "session"])
+def test_a_json_run_loads_only_what_it_needs(safe_run: SafeRun, bound: str) -> None:
+    outcome = logged(safe_run, "--format", "json", "--", "true", env={"SAFE_RUN_YIELD_AFTER": bound, "SHELL": "/bin/bash"})
+    assert outcome.returncode == 0, outcome.stderr
+    assert outcome.json["status"] == "completed" and outcome.json["strategy"] == "rich"
+    modules = imported(outcome)
+    assert "safe_run.runner" in modules, "the import log was read"
+    assert sorted(modules & set(NOT_FOR_A_JSON_RUN)) == []
+
+
+def test_version_alone_loads_neither_click_nor_the_verbs(safe_run: SafeRun) -> None:
+    outcome = logged(safe_run, "--version")
+    assert (outcome.returncode, outcome.stdout, answer_lines(outcome)) == (0, f"safe-run, version {__version__}\n", [])
+    modules = imported(outcome)
+    assert "safe_run.cli" in modules, "the import log was read"
+    assert not {"click", "safe_run.commands", "setproctitle"} & modules
+
+
+def test_version_answers_as_click_does(safe_run: SafeRun) -> None:
+    """`--version` followed by a word goes through click's option: the same answer."""
+    fast, through_click = safe_run("--version"), safe_run("--version", "true")
+    assert (fast.returncode, fast.stdout, fast.stderr) == (through_click.returncode, through_click.stdout, through_click.stderr)
+
