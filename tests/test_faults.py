@@ -255,7 +255,8 @@ class FullAfter:
 
 
 def test_a_log_that_fills_up_is_reported_and_the_run_goes_on(safe_run: SafeRun, monkeypatch) -> None:
-    from safe_run.runner import RunRequest, execute
+    from safe_run.request import RunRequest
+    from safe_run.runner import execute
 
     for name, value in safe_run.environment().items():
         monkeypatch.setenv(name, value)

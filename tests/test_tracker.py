@@ -11,8 +11,9 @@ from safe_run.output import HeadTail
 from safe_run.result import Reason, Status, Strategy
 from safe_run.screen import ScreenTail
 from safe_run.sequences import Osc
+from safe_run.request import Timers
 from safe_run.tracker import (
-    Action, CommandTracker, Config, Downgraded, Finish, Lines, Output, Phase, Reinjected, Send, Timers, Waiting,
+    Action, CommandTracker, Config, Downgraded, Finish, Lines, Output, Phase, Reinjected, Send, Waiting,
 )
 
 NONCE = "0123456789abcdef0123456789abcdef"

@@ -9,7 +9,10 @@ its command and reports.
 
 from __future__ import annotations
 
+import os
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -52,3 +55,27 @@ class StopSignals:
         """
         self._deferring = True
         return self.arrived
+
+
+@contextmanager
+def signals_to_fd(pending: list[int] | None = None) -> Iterator[tuple[int, list[int]]]:
+    """Turn stop signals into a readable fd (so the loop wakes) and a list of what arrived.
+
+    `pending` is the list to add to, when the caller kept signals of its own before this.
+    """
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    os.set_blocking(read_fd, False)
+    pending = [] if pending is None else pending
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    old_wakeup = signal.set_wakeup_fd(write_fd)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, lambda signum, frame: pending.append(signum))
+    try:
+        yield read_fd, pending
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        signal.set_wakeup_fd(old_wakeup)
+        os.close(read_fd)
+        os.close(write_fd)

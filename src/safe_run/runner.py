@@ -12,15 +12,15 @@ import secrets
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from . import shells
 from .cleanup import Reaper
-from .interrupts import STOP_SIGNALS
+from .interrupts import signals_to_fd
 from .kernel import MARKER_VAR, KernelObserver
 from .output import HeadTail
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
@@ -31,8 +31,9 @@ from .shells.kind import ShellKind
 from .shells.registry import kind_of
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError
+from .request import RunRequest
 from .tracker import (
-    Action, CommandTracker, Config, Downgraded, Finish, Lines, Output, Phase, Reinjected, Send, Timers, Waiting,
+    Action, CommandTracker, Config, Downgraded, Finish, Lines, Output, Phase, Reinjected, Send, Waiting,
 )
 from .transcript import Transcript
 from .workdir import private_workdir
@@ -46,7 +47,6 @@ KNOWN_SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash", "ash", "ksh", "mk
 
 # The emulated terminal, whatever the caller's own TERM is (agents and CI have dumb or none).
 TERM = "xterm-256color"
-DEFAULT_SIZE = (50, 200)
 # Variables describing the caller's terminal, wrong inside ours.
 CALLER_TERMINAL_VARS = ("COLUMNS", "LINES", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TERM_SESSION_ID")
 # Nobody is there to page, edit or type a password: commands get non-interactive settings
@@ -61,25 +61,6 @@ BATCH_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "DEBIAN_FRONTEND": "noninteractive",
 }
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """Everything the caller decided about one run."""
-
-    command: str
-    shell: str | None = None
-    cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    load_rc: bool = True
-    strategy: str = "auto"
-    timers: Timers = field(default_factory=Timers)
-    batch_env: bool = True
-    keep_background: bool = False
-    max_output: int = 1024 * 1024
-    size: tuple[int, int] = DEFAULT_SIZE
-    log: BinaryIO | None = None
-    hold_on_input: bool = False  # a session: report input waits and keep the command for answers
 
 
 class RunFailed(Exception):
@@ -468,30 +449,6 @@ def _drain(fd: int) -> None:
             pass
     except (BlockingIOError, InterruptedError):
         pass
-
-
-@contextmanager
-def signals_to_fd(pending: list[int] | None = None) -> Iterator[tuple[int, list[int]]]:
-    """Turn stop signals into a readable fd (so the loop wakes) and a list of what arrived.
-
-    `pending` is the list to add to, when the caller kept signals of its own before this.
-    """
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(write_fd, False)
-    os.set_blocking(read_fd, False)
-    pending = [] if pending is None else pending
-    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
-    old_wakeup = signal.set_wakeup_fd(write_fd)
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, lambda signum, frame: pending.append(signum))
-    try:
-        yield read_fd, pending
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        signal.set_wakeup_fd(old_wakeup)
-        os.close(read_fd)
-        os.close(write_fd)
 
 
 def _launch(kind: ShellKind, setup: shells.RunSetup, strategy: str) -> shells.Launch:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from .kernel import Observation
+from .request import Timers
 from .output import HeadTail
 from .result import Downgrade, Reason, Status, Strategy
 from .screen import ScreenTail, continuation_prompt, input_prompt, looks_like_prompt
@@ -54,19 +55,6 @@ class Phase(Enum):
     RUNNING = "running"  # between C and the end: output belongs to the command
     FETCHING = "fetching"  # the command ended without D; its exit code was asked for
     DONE = "done"  # this command is decided; the shell may take the next one (`start_next_cycle`)
-
-
-@dataclass(frozen=True)
-class Timers:
-    """Every fallback delay, in seconds; those a caller may need to change are command-line options."""
-
-    activation: float = 10.0  # the shell must show it is ready within this
-    idle: float = 0.5  # quiet this long before the kernel's or the screen's word is taken
-    silence: float = 30.0  # no output this long, and nothing can tell whether the command still runs
-    no_output: float = 10.0  # not a byte since the command was typed, and nothing can tell
-    fetch: float = 2.0  # waiting for the answer to an exit-status question
-    answer: float = 0.05  # after an answer was typed, quiet this long before the kernel's word on a new wait
-    timeout: float | None = None  # the caller's hard limit for the whole run
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,8 @@ from ..interrupts import StopSignals
 from ..environment import Environment, is_ci
 from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
 from ..result import ExitStatus, Result, error_result, exit_status, not_started
-from ..runner import RunRequest, execute
+from ..request import RunRequest, Timers
 from ..session import DEFAULT_IDLE_EXPIRE_S, SessionError
-from ..tracker import Timers
 from .params import SECONDS, current_directory, open_log, read_command_file, stdin_is_open
 
 EXIT_STATUS_HELP = (
@@ -274,6 +273,8 @@ def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int
         from ..display import make_display
 
         display = make_display(shown, request.max_output, env)
+    from ..runner import execute
+
     result = execute(request, display=display, signals=arrived)
     if display is None:
         emit(result, shown, env)

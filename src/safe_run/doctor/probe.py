@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..result import Result, Status, Strategy
 from ..shells import fish, posix
 from ..shells.registry import kind_of
-from ..tracker import Timers
+from ..request import Timers
 
 # A check may take the activation time of a real run, and a little more; never longer than this.
 CHECK_TIMERS = Timers(timeout=20.0)

@@ -9,10 +9,22 @@ it without loading the rest.
 
 from __future__ import annotations
 
-from ..result import ExitStatus
+from dataclasses import replace
+
+from ..result import ExitStatus, Result
 
 # A persistent shell (`--in NAME`) left without a command this long closes itself and ends its jobs.
 DEFAULT_IDLE_EXPIRE_S = 3600.0
+
+
+NOT_TYPED = "nothing was typed: the command had already ended"
+
+
+def with_note(result: Result, note: str | None) -> Result:
+    """The result with a sentence put before its message."""
+    if note is None:
+        return result
+    return replace(result, message=f"{note}. {result.message}" if result.message else note)
 
 
 class SessionError(Exception):

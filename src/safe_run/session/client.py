@@ -15,13 +15,16 @@ import signal
 import socket
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from dataclasses import asdict, replace
 
 from ..result import ExitStatus, Result
-from ..runner import RunRequest, signals_to_fd
-from . import SessionError, wire
-from .holder import NOT_TYPED, ShellPlan, detach, with_note
+from ..interrupts import signals_to_fd
+from . import NOT_TYPED, SessionError, wire, with_note
 from .store import SHELL_NAME, Session, SessionStore
+
+if TYPE_CHECKING:
+    from ..request import RunRequest
 
 # How long a holder gets to answer beyond the wait asked for: stopping a command (Ctrl-C, SIGTERM,
 # SIGKILL, the sweep of its jobs, the hang-up) takes it up to about 3 s.
@@ -38,6 +41,8 @@ def start_session(request: RunRequest, yield_after: float, report: Report | None
 
     A signal to this caller while it waits (Ctrl-C) stops the command, as in a foreground run.
     """
+    from .holder import detach
+
     store = SessionStore.open(report=report)
     session = store.create(request.command)
     detach(session, replace(request, hold_on_input=True))
@@ -59,6 +64,8 @@ def run_in_shell(
     with store.naming():
         session = store.named(name)
         if session is None or not _live(session):
+            from .holder import ShellPlan, detach
+
             note = _fresh_note(name, session)
             session = store.create(request.command, shell_name=name)
             store.give_name(name, session)

@@ -30,12 +30,13 @@ from ..interrupts import STOP_SIGNALS
 from ..output import Chunks
 from ..process_title import name_holder
 from ..result import Reason, Result, Status, error_result
-from ..runner import CommandRefused, Run, RunFailed, RunRequest, signals_to_fd
-from ..tracker import Timers
+from ..interrupts import signals_to_fd
+from ..request import RunRequest, Timers
+from ..runner import CommandRefused, Run, RunFailed
 from ..shells import ShellNotFound
 from ..terminal import TerminalError
 from ..workdir import private_workdir
-from . import DEFAULT_IDLE_EXPIRE_S, wire
+from . import DEFAULT_IDLE_EXPIRE_S, NOT_TYPED, wire, with_note
 from .orphans import process
 from .store import Session
 from .typist import Look, Typist, look_from
@@ -46,7 +47,6 @@ CALLER_TIMEOUT_S = 5.0
 FIRST_CALLER_WAIT_S = 5.0
 # Callers served at once; more wait in the socket's queue, which the kernel bounds.
 MAX_CALLERS = 64
-NOT_TYPED = "nothing was typed: the command had already ended"
 
 
 @dataclass(frozen=True)
@@ -524,12 +524,6 @@ def _next_steps(result: Result, session_id: str) -> str:
         f"answer is included. Wait for the end with `safe-run poll {session_id} --wait 60` (it returns as soon "
         "as the command ends or asks for input); do not run the command again"
     )
-
-
-def with_note(result: Result, note: str | None) -> Result:
-    if note is None:
-        return result
-    return replace(result, message=f"{note}. {result.message}" if result.message else note)
 
 
 def _peer_uid(conn: socket.socket) -> int | None:

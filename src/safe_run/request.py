@@ -1,0 +1,45 @@
+"""What a caller decides about a run: the command, where and how it runs, and its time limits.
+
+Kept apart from the engine so that a call that only hands a request to a session (a persistent
+shell's next command) does not load the engine to build it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+# The emulated terminal's size (rows, columns).
+DEFAULT_SIZE = (50, 200)
+
+
+@dataclass(frozen=True)
+class Timers:
+    """Every fallback delay, in seconds; those a caller may need to change are command-line options."""
+
+    activation: float = 10.0  # the shell must show it is ready within this
+    idle: float = 0.5  # quiet this long before the kernel's or the screen's word is taken
+    silence: float = 30.0  # no output this long, and nothing can tell whether the command still runs
+    no_output: float = 10.0  # not a byte since the command was typed, and nothing can tell
+    fetch: float = 2.0  # waiting for the answer to an exit-status question
+    answer: float = 0.05  # after an answer was typed, quiet this long before the kernel's word on a new wait
+    timeout: float | None = None  # the caller's hard limit for the whole run
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything the caller decided about one run."""
+
+    command: str
+    shell: str | None = None
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    load_rc: bool = True
+    strategy: str = "auto"
+    timers: Timers = field(default_factory=Timers)
+    batch_env: bool = True
+    keep_background: bool = False
+    max_output: int = 1024 * 1024
+    size: tuple[int, int] = DEFAULT_SIZE
+    log: BinaryIO | None = None
+    hold_on_input: bool = False  # a session: report input waits and keep the command for answers
