@@ -392,15 +392,14 @@ def test_a_signal_during_the_run_stops_the_command_and_answers(caller: Caller, t
 # ---- 3. the error funnel ---------------------------------------------------------------------
 
 def test_an_internal_error_asks_to_be_reported(monkeypatch, capsys) -> None:
-    from safe_run import cli
-    from safe_run.commands import run
+    from safe_run import cli, runner
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.delenv("SAFE_RUN_DEBUG", raising=False)
     monkeypatch.setenv("SAFE_RUN_YIELD_AFTER", "never")
-    monkeypatch.setattr(run, "execute", broken)
+    monkeypatch.setattr(runner, "execute", broken)
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         with pytest.raises(SystemExit) as exited:

@@ -560,3 +560,110 @@ def test_a_read_after_stty_icanon_is_still_a_read() -> None:
     t.feed(b"$ ", T0 + 0.1)
     finish = only_finish(t.tick(T0 + 0.7, replace(AT_PROMPT, canonical=False)))
     assert finish.status is Status.INPUT_REQUIRED
+
+
+# ---- several commands through one machine (persistent shells) ------------------------------------
+
+HEALING = Lines(integrated=b"RUN\r", fallback=b"FALLBACK\r", status_query=b"STATUS?\r", heal=b"HEAL;RUN\r")
+
+
+def live_tracker() -> CommandTracker:
+    t = CommandTracker(
+        config=Config(nonce=NONCE, lines=HEALING, hold_on_input=True, prompt_by_mode=True),
+        capture=HeadTail(1 << 20, 1 << 20),
+        screen=ScreenTail(80, 24),
+        strategy=Strategy.RICH,
+        integrated=True,
+        timers=Timers(),
+    )
+    t.start(T0)
+    return t
+
+
+def finish_rich(t: CommandTracker, at: float, code: str = "0", prompt_back: bool = True) -> Finish:
+    """The integrated command ends by its D, and the next prompt (A, B) is drawn."""
+    finish = only_finish(t.feed(mark("D", code), at))
+    if prompt_back:
+        assert t.feed(mark("A"), at) == [] and t.feed(mark("B"), at) == []
+    return finish
+
+
+def next_cycle(t: CommandTracker, at: float, config: Config | None = None, by: str | None = None) -> list[Action]:
+    return t.start_next_cycle(at, Timers(), HeadTail(1 << 20, 1 << 20), config, by)
+
+
+def test_the_next_command_is_typed_at_once_when_the_prompt_is_back() -> None:
+    t = live_tracker()
+    running(t)
+    t.feed(b"one\r\n", T0 + 0.1)
+    assert finish_rich(t, T0 + 0.2, "0").exit_code == 0
+    assert next_cycle(t, T0 + 5) == [Send(HEALING.integrated)]
+    t.feed(mark("C"), T0 + 5.01)
+    assert t.feed(b"two\r\n", T0 + 5.02) == [Output(b"two\r\n")]
+    finish = finish_rich(t, T0 + 5.03, "4")
+    assert (finish.reason, finish.exit_code) == (Reason.SHELL_INTEGRATION, 4)
+    assert t.output_text() == "two\n", "each command reports only its own output"
+
+
+def test_the_next_command_waits_for_a_prompt_that_is_not_back_yet() -> None:
+    t = live_tracker()
+    running(t)
+    finish_rich(t, T0 + 0.2, prompt_back=False)
+    assert next_cycle(t, T0 + 0.21) == [], "the shell still draws its prompt"
+    assert t.feed(mark("B"), T0 + 0.22) == [Send(HEALING.integrated)]
+
+
+def test_a_command_that_broke_the_integration_is_followed_by_the_heal_line() -> None:
+    t = live_tracker()
+    running(t)
+    actions = t.feed(mark("A"), T0 + 1)  # PROMPT_COMMAND= : the prompt came without D
+    assert downgrades(actions) and sent(actions) == [Send(LINES.status_query)]
+    t.feed(mark("B"), T0 + 1)
+    only_finish(t.feed(mark("D", "0"), T0 + 1.01))
+    assert next_cycle(t, T0 + 2) == [Send(HEALING.heal)]
+    [healed] = t.feed(mark("R"), T0 + 2.01)
+    assert isinstance(healed, Reinjected) and "without the command-finished mark" in healed.reason
+    t.feed(mark("C"), T0 + 2.02)
+    finish = finish_rich(t, T0 + 2.03, "7")
+    assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.SHELL_INTEGRATION, 7, Strategy.RICH)
+    assert next_cycle(t, T0 + 3) == [Send(HEALING.integrated)], "healed: the plain line again"
+
+
+def test_no_prompt_mark_after_a_command_heals_once_the_shell_waits() -> None:
+    t = live_tracker()
+    running(t)
+    finish_rich(t, T0 + 0.1, prompt_back=False)  # a command that reset PS1 and the hooks' marks
+    assert next_cycle(t, T0 + 1) == []
+    t.feed(b"$ ", T0 + 1.01)
+    assert t.tick(T0 + 1.2, LINE_EDITOR) == [], "not quiet long enough"
+    assert t.tick(T0 + 1.6, LINE_EDITOR) == [Send(HEALING.heal)]
+
+
+def test_a_shell_replaced_by_one_without_integration_is_followed_by_the_fallback_and_says_why() -> None:
+    t = live_tracker()
+    running(t)
+    finish_rich(t, T0 + 0.1)
+    plain = Config(nonce=NONCE, lines=LINES, hold_on_input=True)
+    actions = next_cycle(t, T0 + 1, plain, "dash")
+    assert [to for _, to, _ in downgrades(actions)] == ["none"] and not sent(actions)
+    assert t.tick(T0 + 1.1, AT_PROMPT) == [Send(LINES.fallback)]
+    t.feed(mark("C"), T0 + 1.15)
+    finish = only_finish(t.feed(mark("D", "2"), T0 + 1.2))
+    assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.SENTINEL, 2, Strategy.NONE)
+
+
+def test_a_shell_replaced_by_another_integrated_shell_gets_its_integration_loaded() -> None:
+    t = live_tracker()
+    running(t)
+    finish_rich(t, T0 + 0.1)
+    zsh = Config(nonce=NONCE, lines=replace(HEALING, heal=b"ZSH-HEAL;RUN\r"), hold_on_input=True, prompt_by_mode=True)
+    assert next_cycle(t, T0 + 1, zsh, "zsh") == [Send(b"ZSH-HEAL;RUN\r")]
+    [healed] = t.feed(mark("R"), T0 + 1.01)
+    assert isinstance(healed, Reinjected) and "zsh" in healed.reason
+
+
+def test_the_next_command_cannot_start_before_the_last_is_decided() -> None:
+    t = live_tracker()
+    running(t)
+    with pytest.raises(AssertionError):
+        next_cycle(t, T0 + 1)
