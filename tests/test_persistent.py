@@ -222,7 +222,6 @@ def test_close_names_a_job_started_by_the_last_command(shells: Shells) -> None:
     assert gone_within(job, 5)
 
 
-@pytest.mark.xfail(reason="close ends a job started by an earlier command but leaves it out of `killed`", strict=True)
 def test_close_names_a_job_started_by_an_earlier_command(shells: Shells) -> None:
     started = shells.result("job", "sleep 300 >/dev/null 2>&1 & echo $!")
     job = int(started["output"].split()[-1])
@@ -328,11 +327,6 @@ def test_fish_postexec_erased_is_healed(shells: Shells) -> None:
     assert result["reinjected"]
 
 
-@pytest.mark.xfail(
-    reason="after `exec dash` the bare dash prompt ('# ' for root) is taken for an input wait: the call answers "
-           "input_required and every later call answers busy",
-    strict=True,
-)
 def test_a_shell_replaced_by_dash_still_runs_commands(shells: Shells) -> None:
     shell_path("dash")
     shells.result("d", "true")

@@ -1,18 +1,21 @@
-"""Stop signals from the moment the command line starts, so that every one of them gets an answer.
+"""Stop requests for a waiting loop, and the stop-signal handlers of the processes that own them.
+
+A loop that follows a command (a foreground run, a session's holder, a caller waiting on a
+session) watches a `Wakeup`: a pipe it selects on, and the list of what asked it to stop. Library
+code never installs a signal handler; the processes that own their signals (the command line, a
+holder) install `StopSignals`, which feed their `Wakeup`, and any thread may `trigger` one.
 
 Python's own handling (KeyboardInterrupt for SIGINT, death for SIGTERM and SIGHUP) would end
-safe-run without a result whenever a signal comes before a run installs its handlers. The command
-line installs these instead: until a command starts, a stop signal ends safe-run with an answer
-saying nothing ran; once a run is under way (`keep`), signals are kept for the run, which stops
-its command and reports.
+safe-run without a result whenever a signal comes before a run is under way. The command line
+installs these handlers at once: until a command starts, a stop signal ends safe-run with an
+answer saying nothing ran; once a run is under way (`keep`), signals are kept for the run, which
+stops its command and reports.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -30,16 +33,64 @@ class Interrupted(BaseException):
         return signal.Signals(self.signum).name
 
 
-class StopSignals:
-    """The process's stop-signal handlers while the command line runs."""
+class Wakeup:
+    """What a waiting loop watches besides its work: a descriptor that becomes readable, and the
+    stop requests (signal numbers) that made it so. Safe to trigger from any thread or handler."""
 
     def __init__(self) -> None:
-        self.arrived: list[int] = []
+        self.fd, self._write_fd = os.pipe()
+        os.set_blocking(self.fd, False)
+        os.set_blocking(self._write_fd, False)
+        self.pending: list[int] = []
+
+    def trigger(self, signum: int) -> None:
+        """Ask the loop to stop its command, as `signum` to safe-run would."""
+        self.pending.append(signum)
+        self.poke()
+
+    def poke(self) -> None:
+        """Wake the loop without asking anything (a display's own signal)."""
+        try:
+            os.write(self._write_fd, b"\0")
+        except (BlockingIOError, OSError):
+            pass  # full: the loop is woken already
+
+    @property
+    def write_fd(self) -> int:
+        return self._write_fd
+
+    def drain(self) -> None:
+        try:
+            while os.read(self.fd, 512):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
+
+    def close(self) -> None:
+        for fd in (self.fd, self._write_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class StopSignals:
+    """A process's own stop-signal handlers: they feed its `Wakeup` once a run is under way.
+
+    Installed by the processes that own their signals (the command line, a session holder), never
+    by library code. Every signal also wakes the loop (a display redraws after Ctrl-Z).
+    """
+
+    def __init__(self, wakeup: Wakeup | None = None) -> None:
+        self.wakeup = wakeup or Wakeup()
+        self.arrived = self.wakeup.pending
         self._deferring = False
 
-    def install(self) -> None:
+    def install(self, deferring: bool = False) -> None:
+        self._deferring = deferring
         for signum in STOP_SIGNALS:
             signal.signal(signum, self._handle)
+        signal.set_wakeup_fd(self.wakeup.write_fd, warn_on_full_buffer=False)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self._deferring:
@@ -55,27 +106,3 @@ class StopSignals:
         """
         self._deferring = True
         return self.arrived
-
-
-@contextmanager
-def signals_to_fd(pending: list[int] | None = None) -> Iterator[tuple[int, list[int]]]:
-    """Turn stop signals into a readable fd (so the loop wakes) and a list of what arrived.
-
-    `pending` is the list to add to, when the caller kept signals of its own before this.
-    """
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(write_fd, False)
-    os.set_blocking(read_fd, False)
-    pending = [] if pending is None else pending
-    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
-    old_wakeup = signal.set_wakeup_fd(write_fd)
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, lambda signum, frame: pending.append(signum))
-    try:
-        yield read_fd, pending
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        signal.set_wakeup_fd(old_wakeup)
-        os.close(read_fd)
-        os.close(write_fd)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from . import shells
 from .cleanup import Reaper
-from .interrupts import signals_to_fd
+from .driver import follow
+from .interrupts import Wakeup
 from .kernel import MARKER_VAR, KernelObserver
 from .output import HeadTail
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
@@ -88,6 +89,8 @@ class Run:
         self.request = request
         self._clock = clock
         self._on_output = on_output
+        # The shell's own processes before its first command: at the end, all else is reported.
+        self._baseline: set[int] | None = None
         self._begin_command(request)
         self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
@@ -162,13 +165,16 @@ class Run:
         config, by = replaced if replaced is not None else (None, None)
         self._act(self.tracker.start_next_cycle(self.started_at, request.timers, _capture(request), config, by))
 
-    def _replacement(self) -> tuple[Config, str] | None:
-        """The shell's config anew when a command replaced the shell by another (`exec zsh`)."""
+    def _replacement(self, strict: bool = True) -> tuple[Config, str] | None:
+        """The shell's config anew when a command replaced the shell by another (`exec zsh`).
+
+        A program that is no shell gets nothing typed: `strict` raises RunFailed for it.
+        """
         program = self.kernel.program()
         if program is None:
             return None
         kind = kind_of(program)
-        if kind.name == self.shell.name:
+        if kind.name == self.shell.name or (not strict and kind.name not in KNOWN_SHELLS):
             return None
         if kind.name not in KNOWN_SHELLS:
             raise RunFailed(
@@ -203,8 +209,17 @@ class Run:
         if self.finish is None and deadline is not None and self._clock() >= deadline:
             self._read_status_file()
             seen = self.kernel.observe() if self.kernel.available else None
+            if seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal:
+                self._notice_replacement()
             self._act(self.tracker.tick(self._clock(), seen))
         return self.finish
+
+    def _notice_replacement(self) -> None:
+        """A command that replaced the shell (`exec dash`) has ended once the new shell waits."""
+        if self.tracker.phase is Phase.RUNNING:
+            replaced = self._replacement(strict=False)
+            if replaced is not None:
+                self._act(self.tracker.shell_replaced(self._clock(), *replaced))
 
     def wait_between_commands(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> bool:
         """Between two commands of a live shell: take what it prints (its prompt, background jobs'
@@ -265,13 +280,17 @@ class Run:
             alternate_screen=self.tracker.screen.used_alternate,
         )
 
-    def close(self) -> None:
-        """Stop what must be stopped, then make sure nothing the run started is left."""
+    def close(self, idle: bool = False) -> None:
+        """Stop what must be stopped, then make sure nothing the run started is left.
+
+        `idle`: the shell waited for its next command (a persistent shell closing), so no prompt
+        hook of a command that just ended is running, and all that is left is reported.
+        """
         self.end_command()
-        reaper = Reaper(self.terminal, self.kernel, self._shells_own or ())
+        reaper = Reaper(self.terminal, self.kernel, self._baseline or ())
         stop = self.finish is not None and self.finish.stop
         if not self.request.keep_background:
-            self.killed += reaper.kill_session(settle=not stop)
+            self.killed += reaper.kill_session(settle=not stop and not idle)
         self.terminal.close(hang_up=not self.request.keep_background)
 
     def end_command(self) -> None:
@@ -358,6 +377,8 @@ class Run:
             elif isinstance(action, Send):
                 if self._shells_own is None:
                     self._shells_own = {p.pid for p in self.kernel.run_processes()}
+                    if self._baseline is None:
+                        self._baseline = self._shells_own
                 self.terminal.write(action.data)
             elif isinstance(action, Downgraded):
                 self.downgrades.append(action.downgrade)
@@ -373,26 +394,29 @@ def execute(
     request: RunRequest,
     clock: Callable[[], float] = time.monotonic,
     display: Display | None = None,
-    signals: list[int] | None = None,
+    wakeup: Wakeup | None = None,
 ) -> Result:
     """Run one command in the foreground and return its result; never raises for the command's sake.
 
-    SIGINT, SIGTERM and SIGHUP to safe-run stop the command and still produce a result; `signals`
-    holds those that arrived before this call (the caller's handlers kept them), and one there
-    means the command is not started at all. A `display` follows the run as it goes (live output,
-    a status line, jsonl events); it is stopped, and the terminal left as it was, however the run
-    ends. Without one (JSON), the loop does no work per chunk of output. A display whose reader
-    went away (`| head`) stops the command as SIGPIPE would stop a pipeline's writer.
+    A stop request on `wakeup` (the command line's SIGINT, SIGTERM and SIGHUP, or any thread's
+    `trigger`) stops the command and still produces a result; one pending before this call means
+    the command is not started at all. Without a `wakeup` nothing can ask for a stop, and no
+    signal handler is installed either way: this runs in any thread. A `display` follows the run
+    as it goes (live output, a status line, jsonl events); it is stopped, and the terminal left as
+    it was, however the run ends. Without one (JSON), the loop does no work per chunk of output. A
+    display whose reader went away (`| head`) stops the command as SIGPIPE would stop a writer.
     """
     with ExitStack() as stack:
-        wake_fd, pending = stack.enter_context(signals_to_fd(signals))
+        if wakeup is None:
+            wakeup = Wakeup()
+            stack.callback(wakeup.close)
         try:
             workdir = stack.enter_context(private_workdir())
         except OSError as exc:
             where = os.environ.get("TMPDIR") or tempfile.gettempdir()
             return error_result(request.command, f"cannot create a private directory in {where}: {exc.strerror or exc}")
-        if pending:
-            return not_started(request.command, signal.Signals(pending[0]).name)
+        if wakeup.pending:
+            return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
         try:
             run = Run(request, workdir, clock, None if display is None else display.on_output)
         except (shells.ShellNotFound, TerminalError, RunFailed) as exc:
@@ -402,53 +426,52 @@ def execute(
         except OSError as exc:  # the private directory's file system is full, or refuses writes
             message = f"cannot prepare the run in {workdir.parent}: {exc.strerror or exc}"
             return error_result(request.command, message)
+        shown = None if display is None else Shown(run, display, clock)
         try:
-            if display is None:
-                _follow(run, wake_fd, pending)
-            else:
-                _follow_shown(run, display, wake_fd, pending, clock)
+            follow(run, wakeup, shown)
         finally:
             try:
-                if display is not None:
-                    display.stop()
+                if shown is not None:
+                    shown.stop()
             finally:
                 run.close()
         return run.result()
 
 
-def _follow(run: Run, wake_fd: int, pending: list[int]) -> None:
-    """The run to its end, with nothing to show on the way (JSON): no work per chunk of output."""
-    while run.step(None, (wake_fd,)) is None:
-        if pending:
-            run.interrupt(pending[0])
+class Shown:
+    """A display following the run: its timer, the downgrades as they happen, and SIGPIPE when
+    its reader went away."""
 
+    def __init__(self, run: Run, display: Display, clock: Callable[[], float]) -> None:
+        self._run = run
+        self._display = display
+        self._clock = clock
+        self._reported = 0
+        display.started(run.request.command, run.shell, run.tracker.strategy, run.started_at)
 
-def _follow_shown(run: Run, display: Display, wake_fd: int, pending: list[int], clock: Callable[[], float]) -> None:
-    """The run to its end, telling the display what happens; a reader gone away stops it like SIGPIPE."""
-    display.started(run.request.command, run.shell, run.tracker.strategy, run.started_at)
-    reported = 0
-    while True:
-        finish = run.step(display.wait(clock()), (wake_fd,))
-        for downgrade in run.downgrades[reported:]:
-            display.downgraded(downgrade)
-        reported = len(run.downgrades)
-        if finish is not None:
-            return
-        if pending:
-            run.interrupt(pending[0])
-        elif display.broken:
-            run.interrupt(signal.SIGPIPE)
-        else:
-            _drain(wake_fd)  # a signal the display handles itself (Ctrl-Z) woke the loop
-            display.tick(clock())
+    def wait_time(self) -> float | None:
+        self._report_downgrades()
+        return self._display.wait(self._clock())
 
+    def fds(self) -> Sequence[int]:
+        return ()
 
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 512):
-            pass
-    except (BlockingIOError, InterruptedError):
-        pass
+    def turn(self) -> int | None:
+        self._report_downgrades()
+        if self._display.broken:
+            return signal.SIGPIPE
+        self._display.tick(self._clock())
+        return None
+
+    def stop(self) -> None:
+        """The run is decided (or failed): what it said last, and the terminal as it was."""
+        self._report_downgrades()
+        self._display.stop()
+
+    def _report_downgrades(self) -> None:
+        for downgrade in self._run.downgrades[self._reported:]:
+            self._display.downgraded(downgrade)
+        self._reported = len(self._run.downgrades)
 
 
 def _launch(kind: ShellKind, setup: shells.RunSetup, strategy: str) -> shells.Launch:

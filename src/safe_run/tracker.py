@@ -186,6 +186,7 @@ class CommandTracker:
     _prompt_ready: bool = False
     _broken: str | None = None  # why the integration must be loaded again before the next command
     _healing: str | None = None  # the reason given to the heal line typed for this command
+    _lost: str | None = None  # why a shell that started with integration has none any more
 
     def output_text(self) -> str:
         """The command's output, without a prompt that only the screen told apart from it."""
@@ -232,15 +233,29 @@ class CommandTracker:
         self.started_integrated = self.integrated
         self.clocks = Clocks(started=now, last_output=now)
         if not self.integrated:
-            if was_integrated:
-                why = f"the shell was replaced by {replaced_by or 'a shell'}, which has no integration"
-                self._pending.append(Downgraded(Downgrade(self._first_strategy.value, Strategy.NONE.value, why, 0.0)))
+            if was_integrated and self._lost is None:
+                self._lost = f"the shell was replaced by {replaced_by or 'a shell'}, which has no integration"
+            if self._lost is not None:
+                # Every later command is followed without integration, and each says why.
+                self._pending.append(Downgraded(Downgrade(self._first_strategy.value, Strategy.NONE.value, self._lost, 0.0)))
             return self._flush([])  # the fallback line is typed when the kernel shows the shell waiting
         if self._broken is not None:
             return self._heal(now, self._broken)
         if self._prompt_ready:
             return self._type_command(now, self.config.lines.integrated)
         return []
+
+    def shell_replaced(self, now: float, config: Config, by: str) -> list[Action]:
+        """The command replaced the shell (`exec dash`), and the new one waits at its prompt: the
+        command has ended, and its exit status is asked of the new shell, in its own words."""
+        if self.phase is not Phase.RUNNING:
+            return []
+        self.config = config
+        actions = self._prompt_back(now, Reason.FOREGROUND_RETURNED, f"the shell was replaced by {by}")
+        self.integrated = bool(config.lines.heal)
+        if not self.integrated and self._first_strategy is not Strategy.NONE:
+            self._lost = f"the shell was replaced by {by}, which has no integration"
+        return self._flush(actions)
 
     def feed(self, item: bytes | Osc, now: float) -> list[Action]:
         if isinstance(item, bytes):

@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager, nullcontext
 
 import click
 
-from ..interrupts import StopSignals
+from ..interrupts import StopSignals, Wakeup
 from ..environment import Environment, is_ci
 from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
 from ..result import ExitStatus, Result, error_result, exit_status, not_started
@@ -235,7 +235,8 @@ def run_command(
         log=None if log is None else open_log(log),  # last: nothing is created for a refused call
     )
     signals = _stop_signals()
-    arrived = signals.keep()
+    signals.keep()
+    wakeup = signals.wakeup
     scoped: dict[str, object] = {}
     if cwd is not None:
         scoped["cwd"] = request.cwd
@@ -243,10 +244,10 @@ def run_command(
         scoped["env"] = request.env
     try:
         if in_shell is not None:
-            result = _in_shell(in_shell, request, bound, scoped, idle_expire or None, arrived)
+            result = _in_shell(in_shell, request, bound, scoped, idle_expire or None, wakeup)
             emit(result, shown, environment)
         else:
-            result = _run(request, bound, shown, arrived, environment)
+            result = _run(request, bound, shown, wakeup, environment)
     finally:
         if request.log is not None:
             request.log.close()
@@ -260,10 +261,10 @@ def _stop_signals() -> StopSignals:
     return obj if isinstance(obj, StopSignals) else StopSignals()
 
 
-def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int], env: Environment) -> Result:
+def _run(request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, env: Environment) -> Result:
     """The run, in the foreground or in a session, and its answer written."""
     if bound is not None:
-        result = _in_session(request, bound, arrived, shown, env)
+        result = _in_session(request, bound, wakeup, shown, env)
         emit(result, shown, env)
         return result
     display = None
@@ -275,7 +276,7 @@ def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int
         display = make_display(shown, request.max_output, env)
     from ..runner import execute
 
-    result = execute(request, display=display, signals=arrived)
+    result = execute(request, display=display, wakeup=wakeup)
     if display is None:
         emit(result, shown, env)
         return result
@@ -287,15 +288,16 @@ def _run(request: RunRequest, bound: float | None, shown: str, arrived: list[int
     return result
 
 
-def _in_session(request: RunRequest, bound: float, arrived: list[int], shown: str, env: Environment) -> Result:
+def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, shown: str, env: Environment) -> Result:
     """Start the command in a session; a signal that came while it started stops it again."""
     from ..session.client import ask, start_session
 
+    arrived = wakeup.pending
     if arrived:
         return not_started(request.command, signal.Signals(arrived[0]).name)
     try:
         with _status_while_waiting(env, shown, bound):
-            result = start_session(request, bound)
+            result = start_session(request, bound, wakeup=wakeup)
         if arrived and result.session_id is not None:
             result = ask(result.session_id, {"op": "interrupt", "signal": signal.Signals(arrived[0]).name})
     except SessionError as exc:  # the sessions directory cannot be used: nothing started
@@ -307,15 +309,15 @@ def _in_session(request: RunRequest, bound: float, arrived: list[int], shown: st
 
 def _in_shell(
     name: str, request: RunRequest, bound: float | None, scoped: dict[str, object], idle_expire: float | None,
-    arrived: list[int],
+    wakeup: Wakeup,
 ) -> Result:
     """The command in the persistent shell `name`; nothing runs when a signal came first."""
     from ..session.client import run_in_shell
 
-    if arrived:
-        return not_started(request.command, signal.Signals(arrived[0]).name)
+    if wakeup.pending:
+        return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
     try:
-        return run_in_shell(name, request, bound, scoped, idle_expire)
+        return run_in_shell(name, request, bound, scoped, idle_expire, wakeup=wakeup)
     except SessionError as exc:
         if exc.status == ExitStatus.USAGE:
             raise click.UsageError(str(exc)) from None

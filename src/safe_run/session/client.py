@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from dataclasses import asdict, replace
 
 from ..result import ExitStatus, Result
-from ..interrupts import signals_to_fd
+from ..interrupts import Wakeup
 from . import NOT_TYPED, SessionError, wire, with_note
 from .store import SHELL_NAME, Session, SessionStore
 
@@ -36,7 +36,9 @@ UNRESPONSIVE = "unresponsive"
 Report = Callable[[str], None]
 
 
-def start_session(request: RunRequest, yield_after: float, report: Report | None = None) -> Result:
+def start_session(
+    request: RunRequest, yield_after: float, report: Report | None = None, wakeup: Wakeup | None = None
+) -> Result:
     """Run the command in a new session; answer at its end or after `yield_after` seconds.
 
     A signal to this caller while it waits (Ctrl-C) stops the command, as in a foreground run.
@@ -46,12 +48,12 @@ def start_session(request: RunRequest, yield_after: float, report: Report | None
     store = SessionStore.open(report=report)
     session = store.create(request.command)
     detach(session, replace(request, hold_on_input=True))
-    return _ask_interruptibly(session, {"op": "poll", "wait": yield_after, "first": True})
+    return _ask_interruptibly(session, {"op": "poll", "wait": yield_after, "first": True}, wakeup)
 
 
 def run_in_shell(
     name: str, request: RunRequest, bound: float | None, scoped: dict[str, object], idle_expire: float | None,
-    report: Report | None = None,
+    report: Report | None = None, wakeup: Wakeup | None = None,
 ) -> Result:
     """Run the command in the persistent shell `name`, started with `request`'s shell on first use.
 
@@ -70,12 +72,12 @@ def run_in_shell(
             session = store.create(request.command, shell_name=name)
             store.give_name(name, session)
             detach(session, replace(request, hold_on_input=True), ShellPlan(name, idle_expire, note))
-            return _ask_interruptibly(session, {"op": "poll", "wait": wait, "first": True})
+            return _ask_interruptibly(session, {"op": "poll", "wait": wait, "first": True}, wakeup)
     ask_run: dict[str, object] = {
         "op": "run", "wait": wait, "command": request.command, "timers": asdict(request.timers),
         "max_output": request.max_output, **scoped,
     }
-    return _ask_interruptibly(session, ask_run)
+    return _ask_interruptibly(session, ask_run, wakeup)
 
 
 def close_shell(name: str, report: Report | None = None) -> Result:
@@ -197,25 +199,28 @@ def _unresponsive_message(session: Session, bound: float) -> str:
     return f"{prefix}: its holder process {pid} is busy or stuck; ask again, or end it with `kill {pid}`"
 
 
-def _ask_interruptibly(session: Session, request: dict[str, object]) -> Result:
+def _ask_interruptibly(session: Session, request: dict[str, object], wakeup: Wakeup | None) -> Result:
+    """Ask and wait for the answer; a stop request on `wakeup` meanwhile stops the command."""
     deadline = _deadline(request)
-    with signals_to_fd() as (wake_fd, signals):
-        conn = _send(session, request, deadline)
-        if conn is None:
-            return _unanswered(session, request)
-        with conn:
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise _unresponsive(session, request)
-                ready, _, _ = select.select([conn.fileno(), wake_fd], [], [], remaining)
-                if conn.fileno() in ready:
-                    try:
-                        return _answer(session, conn, request, deadline)
-                    except TimeoutError:
-                        raise _unresponsive(session, request) from None
-                if signals:
-                    return _request(session, {"op": "interrupt", "signal": signal.Signals(signals[0]).name})
+    conn = _send(session, request, deadline)
+    if conn is None:
+        return _unanswered(session, request)
+    watched = [conn.fileno()] if wakeup is None else [conn.fileno(), wakeup.fd]
+    with conn:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _unresponsive(session, request)
+            ready, _, _ = select.select(watched, [], [], remaining)
+            if conn.fileno() in ready:
+                try:
+                    return _answer(session, conn, request, deadline)
+                except TimeoutError:
+                    raise _unresponsive(session, request) from None
+            if wakeup is not None and wakeup.pending:
+                return _request(session, {"op": "interrupt", "signal": signal.Signals(wakeup.pending[0]).name})
+            if wakeup is not None:
+                wakeup.drain()
 
 
 def listing(now: float, report: Report | None = None) -> list[dict[str, object]]:

@@ -26,11 +26,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..interrupts import STOP_SIGNALS
 from ..output import Chunks
 from ..process_title import name_holder
 from ..result import Reason, Result, Status, error_result
-from ..interrupts import signals_to_fd
+from ..driver import follow
+from ..interrupts import STOP_SIGNALS, StopSignals, Wakeup
 from ..request import RunRequest, Timers
 from ..runner import CommandRefused, Run, RunFailed
 from ..shells import ShellNotFound
@@ -107,6 +107,7 @@ class Holder:
         self._clock = clock
         self._commands = 0
         self._closing = False
+        self._idle = False  # the shell ended while it waited for a command, not with one
         self._next: tuple[RunRequest, str] | None = None
         self._last: Result | None = None
         self.chunks = Chunks(request.max_output)
@@ -118,37 +119,39 @@ class Holder:
         self.handed_out = False  # a caller was given the session id, so the session must outlive the command
         self.first_answered = False
 
-    def serve(self) -> None:
-        with private_workdir(self.session.path) as workdir, signals_to_fd() as (wake_fd, signals):
+    def serve(self, wakeup: Wakeup) -> None:
+        """Serve until the command (or the persistent shell) ends; `wakeup` carries stop requests."""
+        with private_workdir(self.session.path) as workdir:
             run = self._start(workdir)
             if run is not None:
                 self._record_shell(run)
                 try:
-                    self._serve_commands(run, wake_fd, signals)
+                    self._serve_commands(run, wakeup)
                 finally:
-                    run.close()
+                    run.close(idle=self._idle)
                 if self.final is not None and run.killed:
                     self.final = replace(self.final, killed=(*self.final.killed, *run.killed))
         self._finish()
 
-    def _serve_commands(self, run: Run, wake_fd: int, signals: list[int]) -> None:
+    def _serve_commands(self, run: Run, wakeup: Wakeup) -> None:
         """Each command to its end; a persistent shell then waits for the next one."""
         while True:
             typist = Typist(look=lambda: _look(run), write=run.answer, clock=self._clock)
             self.typist = typist
-            self._follow(run, wake_fd, signals)
+            follow(run, wakeup, Callers(self, run))
             run.end_command()
             result = self._shell_fields(run, with_note(run.result(), typist.discard()))
-            if self.plan is None or self._closing or signals or not run.shell_alive():
-                self.final = self._last_words(run, result, signals)
+            if self.plan is None or self._closing or wakeup.pending or not run.shell_alive():
+                self.final = self._last_words(run, result, wakeup.pending)
                 return
             self._answer_ended(result)
             run.killed = []
             self._next = None
             since = self._clock()
             while self._next is None:
-                if not self._between_commands(run, wake_fd, signals, since):
-                    self.final = self._last_words(run, self._last or result, signals)
+                if not self._between_commands(run, wakeup, since):
+                    self._idle = True
+                    self.final = self._last_words(run, self._last or result, wakeup.pending)
                     return
                 request, command = self._next or (None, None)
                 if request is None or command is None:
@@ -186,18 +189,19 @@ class Holder:
             self._answer(waiter, with_note(result, waiter.note))
         self._deliver()
 
-    def _between_commands(self, run: Run, wake_fd: int, signals: list[int], last_used: float) -> bool:
+    def _between_commands(self, run: Run, wakeup: Wakeup, last_used: float) -> bool:
         """One turn of waiting for the next command; False when the shell is to end."""
         assert self.plan is not None
         limit = self.plan.idle_expire
-        wait = self._wait_time()
+        wait = self.wait_time()
         if limit is not None:
             until = max(0.0, last_used + limit - self._clock())
             wait = until if wait is None else min(wait, until)
-        if not run.wait_between_commands(wait, (wake_fd, *self._fds())):
+        if not run.wait_between_commands(wait, (wakeup.fd, *self.fds())):
             return False
-        if signals or self._closing:
+        if wakeup.pending or self._closing:
             return False
+        wakeup.drain()
         self._serve_callers(run)
         self._deliver()
         if self._closing:
@@ -239,15 +243,13 @@ class Holder:
         if shell is not None:
             self.session.write_shell(shell.pid, shell.start)
 
-    def _follow(self, run: Run, wake_fd: int, signals: list[int]) -> None:
+    def turn(self, run: Run) -> None:
+        """Between two steps of a command: callers, text waiting to be typed, answers due."""
         assert self.typist is not None
-        while run.step(self._wait_time(), (wake_fd, *self._fds())) is None:
-            if signals:
-                run.interrupt(signals.pop(0))
-            self._serve_callers(run)
-            self.typist.tick()
-            self._answer_due(run)
-            self._deliver()
+        self._serve_callers(run)
+        self.typist.tick()
+        self._answer_due(run)
+        self._deliver()
 
     def _finish(self) -> None:
         """Save the result, answer everyone, and go; a session nobody was told of goes too."""
@@ -272,14 +274,14 @@ class Holder:
 
     # ---- callers ------------------------------------------------------------------------------
 
-    def _fds(self) -> list[int]:
+    def fds(self) -> list[int]:
         listening = [self.listener.fileno()] if self._room() else []
         return listening + [conn.fileno() for conn in self.inboxes]
 
     def _room(self) -> bool:
         return len(self.inboxes) + len(self.outboxes) < MAX_CALLERS
 
-    def _wait_time(self) -> float | None:
+    def wait_time(self) -> float | None:
         deadlines = [w.deadline for w in self.waiters if w.deadline is not None]
         deadlines += [box.deadline for box in self.inboxes.values() if box.deadline is not None]
         # Answers not yet taken and text not yet typed need no deadline of their own: the run looks
@@ -446,6 +448,24 @@ class Holder:
         conn.close()
 
 
+class Callers:
+    """The holder as the loop's watcher: its callers wake the loop and are served between steps."""
+
+    def __init__(self, holder: Holder, run: Run) -> None:
+        self._holder = holder
+        self._run = run
+
+    def wait_time(self) -> float | None:
+        return self._holder.wait_time()
+
+    def fds(self) -> list[int]:
+        return self._holder.fds()
+
+    def turn(self) -> int | None:
+        self._holder.turn(self._run)
+        return None
+
+
 def _first_line(text: str) -> str:
     lines = text.strip().splitlines()
     return lines[0][:80] if lines else ""
@@ -550,14 +570,15 @@ def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None)
         return
     status = 1
     try:
-        # The caller's handlers came along with the fork; the holder answers stop signals only
-        # while its command runs (serve installs its own), and otherwise simply ends.
-        for signum in STOP_SIGNALS:
+        for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
             signal.signal(signum, signal.SIG_DFL)
         os.setsid()
         name_holder(session.id)
         _detach_descriptors(session, listener, request)
-        Holder(session, listener, request, plan=plan).serve()
+        # The holder owns its process: its stop signals end the command (or the shell) with a result.
+        signals = StopSignals()
+        signals.install(deferring=True)
+        Holder(session, listener, request, plan=plan).serve(signals.wakeup)
         status = 0
     except BaseException:  # a holder must never return into the caller's code
         traceback.print_exc()
