@@ -6,8 +6,8 @@ shell's next command) does not load the engine to build it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import BinaryIO
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, BinaryIO
 
 # The emulated terminal's size (rows, columns).
 DEFAULT_SIZE = (50, 200)
@@ -43,3 +43,17 @@ class RunRequest:
     size: tuple[int, int] = DEFAULT_SIZE
     log: BinaryIO | None = None
     hold_on_input: bool = False  # a session: report input waits and keep the command for answers
+
+
+def request_to_dict(request: RunRequest) -> dict[str, Any]:
+    """The request as JSON data, for a holder started as a new process (the log goes as a descriptor)."""
+    data = {item.name: getattr(request, item.name) for item in fields(request) if item.name != "log"}
+    data["timers"] = asdict(request.timers)
+    return data
+
+
+def request_from_dict(data: dict[str, Any], log: BinaryIO | None) -> RunRequest:
+    given = dict(data)
+    given["timers"] = Timers(**given["timers"])
+    given["size"] = tuple(given["size"])
+    return RunRequest(**given, log=log)

@@ -297,7 +297,8 @@ def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, shown: str, e
         return not_started(request.command, signal.Signals(arrived[0]).name)
     try:
         with _status_while_waiting(env, shown, bound):
-            result = start_session(request, bound, wakeup=wakeup)
+            # This process is safe-run's own and single-threaded: forking the holder is safe and quick.
+            result = start_session(request, bound, wakeup=wakeup, fork=True)
         if arrived and result.session_id is not None:
             result = ask(result.session_id, {"op": "interrupt", "signal": signal.Signals(arrived[0]).name})
     except SessionError as exc:  # the sessions directory cannot be used: nothing started

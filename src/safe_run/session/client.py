@@ -37,7 +37,8 @@ Report = Callable[[str], None]
 
 
 def start_session(
-    request: RunRequest, yield_after: float, report: Report | None = None, wakeup: Wakeup | None = None
+    request: RunRequest, yield_after: float, report: Report | None = None, wakeup: Wakeup | None = None,
+    fork: bool = False,
 ) -> Result:
     """Run the command in a new session; answer at its end or after `yield_after` seconds.
 
@@ -47,7 +48,7 @@ def start_session(
 
     store = SessionStore.open(report=report)
     session = store.create(request.command)
-    detach(session, replace(request, hold_on_input=True))
+    detach(session, replace(request, hold_on_input=True), fork=fork)
     return _ask_interruptibly(session, {"op": "poll", "wait": yield_after, "first": True}, wakeup)
 
 

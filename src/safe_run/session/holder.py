@@ -13,8 +13,11 @@ or its idle limit, while it keeps reading what the shell prints so that nothing 
 
 from __future__ import annotations
 
+import json
 import os
 import select
+import subprocess
+import threading
 import signal
 import socket
 import struct
@@ -22,7 +25,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,7 @@ from ..process_title import name_holder
 from ..result import Reason, Result, Status, error_result
 from ..driver import follow
 from ..interrupts import STOP_SIGNALS, StopSignals, Wakeup
-from ..request import RunRequest, Timers
+from ..request import RunRequest, Timers, request_from_dict, request_to_dict
 from ..runner import CommandRefused, Run, RunFailed
 from ..shells import ShellNotFound
 from ..terminal import TerminalError
@@ -45,6 +48,8 @@ from .typist import Look, Typist, look_from
 CALLER_TIMEOUT_S = 5.0
 # How long a command that ended at once waits for the caller that started it to ask.
 FIRST_CALLER_WAIT_S = 5.0
+# What the caller wants run, handed to a new holder process (read and removed at its start).
+REQUEST_FILE = "request.json"
 # Callers served at once; more wait in the socket's queue, which the kernel bounds.
 MAX_CALLERS = 64
 
@@ -555,14 +560,43 @@ def _peer_uid(conn: socket.socket) -> int | None:
     return uid
 
 
-def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None) -> None:
+def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, fork: bool = False) -> None:
     """Start the holder in a process of its own session, free of the caller's terminal and pipes.
 
-    The listening socket exists before the fork, so the caller can connect at once. The holder
-    keeps no descriptor of the caller's (a caller reading our stdout to its end must not wait for
-    the command), and its own errors go to a log in the session directory.
+    The listening socket exists before the holder does, so the caller can connect at once. The
+    holder keeps no descriptor of the caller's (a caller reading our stdout to its end must not
+    wait for the command), and its own errors go to a log in the session directory.
+
+    A new interpreter runs the holder, so it carries nothing of its caller (threads, memory, locks
+    held mid-fork). `fork` is for safe-run's own single-threaded command line, where a fork costs
+    nothing and spares each session a second start-up of Python.
     """
     listener = session.listen()
+    if fork:
+        _fork_holder(session, listener, request, plan)
+    else:
+        _spawn_holder(session, listener, request, plan)
+
+
+def _spawn_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
+    spec = {"request": request_to_dict(request), "plan": None if plan is None else asdict(plan)}
+    _write_private(session.path / REQUEST_FILE, json.dumps(spec))
+    log_fd = -1 if request.log is None else request.log.fileno()
+    passed = [listener.fileno()] + ([log_fd] if log_fd >= 0 else [])
+    with open(session.path / "holder.log", "ab") as errors:
+        os.chmod(errors.fileno(), 0o600)
+        holder = subprocess.Popen(
+            [sys.executable, "-m", "safe_run.session.holder", str(session.path), str(listener.fileno()), str(log_fd)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, pass_fds=passed,
+            start_new_session=True,
+        )
+    listener.close()
+    session.write_meta(holder_pid=holder.pid)
+    # Collected when it ends, so that a long-lived caller (the Python API) keeps no zombie.
+    threading.Thread(target=holder.wait, name=f"safe-run holder {session.id}", daemon=True).start()
+
+
+def _fork_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
     pid = os.fork()
     if pid != 0:
         listener.close()
@@ -573,18 +607,44 @@ def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None)
         for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
             signal.signal(signum, signal.SIG_DFL)
         os.setsid()
-        name_holder(session.id)
         _detach_descriptors(session, listener, request)
+        status = _serve_here(session, listener, request, plan)
+    finally:
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _serve_here(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
+    """The holder's life, in the process that is now its own; its exit status."""
+    try:
+        name_holder(session.id)
         # The holder owns its process: its stop signals end the command (or the shell) with a result.
         signals = StopSignals()
         signals.install(deferring=True)
         Holder(session, listener, request, plan=plan).serve(signals.wakeup)
-        status = 0
-    except BaseException:  # a holder must never return into the caller's code
+        return 0
+    except BaseException:  # a holder must never return into its caller's code
         traceback.print_exc()
-    finally:
-        sys.stderr.flush()
-        os._exit(status)
+        return 1
+
+
+def main(argv: list[str]) -> int:
+    """`python -m safe_run.session.holder SESSION_DIR LISTEN_FD LOG_FD`, as `detach` starts it."""
+    path, listen_fd, log_fd = Path(argv[0]), int(argv[1]), int(argv[2])
+    session = Session(path.name, path)
+    spec = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
+    (path / REQUEST_FILE).unlink()
+    log = None if log_fd < 0 else os.fdopen(log_fd, "ab", buffering=0)
+    request = request_from_dict(spec["request"], log)
+    plan = None if spec["plan"] is None else ShellPlan(**spec["plan"])
+    listener = socket.socket(fileno=listen_fd)
+    return _serve_here(session, listener, request, plan)
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _detach_descriptors(session: Session, listener: socket.socket, request: RunRequest) -> None:
@@ -608,3 +668,7 @@ def _open_fds() -> list[int]:
         return [int(name) for name in os.listdir("/proc/self/fd")]
     except OSError:
         return list(range(3, 256))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
