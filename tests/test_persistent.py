@@ -222,6 +222,37 @@ def test_close_names_a_job_started_by_the_last_command(shells: Shells) -> None:
     assert gone_within(job, 5)
 
 
+def test_close_while_a_command_runs_ends_it_and_lists_it_once(shells: Shells) -> None:
+    started = shells.result("busy", "sleep 30", "--yield-after", "0.3")
+    assert started["status"] == "running"
+    closed = shells.close("busy")
+    assert closed.returncode == 0
+    names = [k["command"] for k in closed.json["killed"]]
+    assert names.count("sleep") == 1, closed.json["killed"]
+
+
+def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_path: Path, monkeypatch) -> None:
+    """A fork would carry the caller's memory, threads and locks; exec starts clean. The kernel
+    keeps the environment a process was exec'd with: a variable the caller set after its own start
+    is there only if the holder was started by exec."""
+    from safe_run.request import RunRequest
+    from safe_run.session.client import _request
+    from safe_run.session.holder import detach
+    from safe_run.session.store import SessionStore
+
+    monkeypatch.setenv("SAFE_RUN_TEST_SET_LATE", "yes")
+    store = SessionStore(tmp_path / "store")
+    session = store.create("true")
+    detach(session, RunRequest(command="true", shell="/bin/bash", cwd=str(tmp_path), hold_on_input=True))
+    pid = session.meta()["holder_pid"]
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            assert b"SAFE_RUN_TEST_SET_LATE=yes" in handle.read().split(b"\0")
+    finally:
+        result = _request(store.get(session.id), {"op": "poll", "wait": 30})
+    assert result.status.value == "completed" and result.exit_code == 0
+
+
 def test_close_names_a_job_started_by_an_earlier_command(shells: Shells) -> None:
     started = shells.result("job", "sleep 300 >/dev/null 2>&1 & echo $!")
     job = int(started["output"].split()[-1])

@@ -287,7 +287,8 @@ class Run:
         hook of a command that just ended is running, and all that is left is reported.
         """
         self.end_command()
-        reaper = Reaper(self.terminal, self.kernel, self._baseline or ())
+        reported = {process.pid for process in self.killed}
+        reaper = Reaper(self.terminal, self.kernel, (self._baseline or set()) | reported)
         stop = self.finish is not None and self.finish.stop
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=not stop and not idle)

@@ -130,12 +130,14 @@ class Holder:
             run = self._start(workdir)
             if run is not None:
                 self._record_shell(run)
+                counted = 0
                 try:
                     self._serve_commands(run, wakeup)
                 finally:
+                    counted = len(run.killed)  # those are in the result already
                     run.close(idle=self._idle)
-                if self.final is not None and run.killed:
-                    self.final = replace(self.final, killed=(*self.final.killed, *run.killed))
+                if self.final is not None and len(run.killed) > counted:
+                    self.final = replace(self.final, killed=(*self.final.killed, *run.killed[counted:]))
         self._finish()
 
     def _serve_commands(self, run: Run, wakeup: Wakeup) -> None:
