@@ -16,9 +16,9 @@ import signal
 import time
 from collections.abc import Callable, Collection
 
-from .kernel import KernelObserver, ProcessInfo
+from .kernel import ObserverLike, ProcessInfo
 from .result import Killed
-from .terminal import Terminal
+from .terminal import TerminalLike
 
 # How long each step of the escalation waits for the processes to go.
 GRACE_S = 0.5
@@ -35,7 +35,7 @@ class Reaper:
     `shells_own` holds the pids that were already there when the command was typed.
     """
 
-    def __init__(self, terminal: Terminal, kernel: KernelObserver, shells_own: Collection[int] = ()) -> None:
+    def __init__(self, terminal: TerminalLike, kernel: ObserverLike, shells_own: Collection[int] = ()) -> None:
         self._terminal = terminal
         self._kernel = kernel
         self._shell_pgrp = terminal.pid

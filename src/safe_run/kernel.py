@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Protocol
 
 # A decoded system call: its name and its six raw arguments.
 Syscall = tuple[str, tuple[int, ...]]
@@ -344,6 +345,23 @@ def run_members(
 def has_marker(environ: bytes, marker: str) -> bool:
     """Whether a process's /proc/<pid>/environ holds this run's marker."""
     return f"{MARKER_VAR}={marker}".encode() in environ.split(b"\0")
+
+
+class ObserverLike(Protocol):
+    """What a run and its clean-up ask of the kernel: `KernelObserver`, or a stand-in with scripted answers."""
+
+    @property
+    def available(self) -> bool: ...
+
+    def program(self) -> str | None: ...
+
+    def directory(self) -> str | None: ...
+
+    def observe(self) -> Observation | None: ...
+
+    def session_processes(self) -> list[ProcessInfo]: ...
+
+    def run_processes(self) -> list[ProcessInfo]: ...
 
 
 class KernelObserver:

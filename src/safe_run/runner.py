@@ -22,7 +22,7 @@ from . import shells
 from .cleanup import Reaper
 from .driver import follow
 from .interrupts import Wakeup
-from .kernel import MARKER_VAR, KernelObserver
+from .kernel import MARKER_VAR, KernelObserver, ObserverLike
 from .output import HeadTail
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
@@ -31,7 +31,7 @@ from .shells import posix
 from .shells.kind import ShellKind
 from .shells.registry import kind_of
 from .syntax import check_syntax
-from .terminal import Terminal, TerminalError
+from .terminal import Terminal, TerminalError, TerminalLike
 from .request import RunRequest
 from .tracker import (
     Action, CommandTracker, Config, Downgraded, Finish, Lines, Output, Phase, Reinjected, Send, Waiting,
@@ -77,7 +77,11 @@ class CommandRefused(Exception):
 
 
 class Run:
-    """A started run: the shell in its terminal and the tracker following the command."""
+    """A started run: the shell in its terminal and the tracker following the command.
+
+    `start_terminal` and `observe_with` start the shell and watch it; the loop is tested with a
+    stand-in for both that plays a shell (tests/test_driver.py).
+    """
 
     def __init__(
         self,
@@ -85,6 +89,9 @@ class Run:
         workdir: Path,
         clock: Callable[[], float],
         on_output: Callable[[bytes], None] | None = None,
+        *,
+        start_terminal: Callable[[list[str], dict[str, str], str, int, int], TerminalLike] = Terminal.spawn,
+        observe_with: Callable[..., ObserverLike] = KernelObserver,
     ) -> None:
         self.request = request
         self._clock = clock
@@ -117,8 +124,8 @@ class Run:
         self._exit_word = launch.exit_word
         marker = secrets.token_hex(8)  # finds what the command started in other sessions
         shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
-        self.terminal = Terminal.spawn(launch.argv, shell_env, cwd, rows, cols)
-        self.kernel = KernelObserver(self.terminal.fd, self.terminal.pid, marker=marker)
+        self.terminal = start_terminal(launch.argv, shell_env, cwd, rows, cols)
+        self.kernel = observe_with(self.terminal.fd, self.terminal.pid, marker=marker)
         self.tracker.start(clock())
 
     def _begin_command(self, request: RunRequest) -> None:

@@ -15,6 +15,7 @@ import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from .spawn import SpawnError, spawn
 
@@ -33,6 +34,30 @@ class TerminalError(Exception):
 class Readiness:
     readable: bool
     exited: bool
+
+
+class TerminalLike(Protocol):
+    """What a run needs of its shell's terminal: `Terminal`, or a stand-in that plays a shell."""
+
+    @property
+    def fd(self) -> int: ...
+
+    @property
+    def pid(self) -> int: ...
+
+    def wait(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Readiness: ...
+
+    def read(self) -> bytes: ...
+
+    def drain(self) -> list[bytes]: ...
+
+    def write(self, data: bytes, timeout: float = WRITE_TIMEOUT_S) -> int: ...
+
+    def exited(self) -> bool: ...
+
+    def exit_status(self) -> int: ...
+
+    def close(self, hang_up: bool = True) -> None: ...
 
 
 class Terminal:
