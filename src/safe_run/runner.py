@@ -8,7 +8,6 @@ asks the kernel what it sees, and carries out the stopping and the cleaning up.
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import tempfile
 import time
@@ -107,7 +106,7 @@ class Run:
         self._check(request.command, command_file)
         cwd = os.path.abspath(request.cwd or os.getcwd())
         env = {**BATCH_ENV, **request.env} if request.batch_env else dict(request.env)
-        setup = shells.RunSetup(shell_path, workdir, secrets.token_hex(16), command_file, cwd, request.load_rc, env)
+        setup = shells.RunSetup(shell_path, workdir, os.urandom(16).hex(), command_file, cwd, request.load_rc, env)
         self._setup = setup
         launch = _launch(kind, setup, request.strategy)
         rows, cols = request.size
@@ -122,7 +121,7 @@ class Run:
         self._parser = SequenceParser()
         self._status_file = posix.status_file(setup)
         self._exit_word = launch.exit_word
-        marker = secrets.token_hex(8)  # finds what the command started in other sessions
+        marker = os.urandom(8).hex()  # finds what the command started in other sessions
         shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
         self.terminal = start_terminal(launch.argv, shell_env, cwd, rows, cols)
         self.kernel = observe_with(self.terminal.fd, self.terminal.pid, marker=marker)

@@ -13,7 +13,6 @@ import fcntl
 import json
 import os
 import re
-import secrets
 import shutil
 import socket
 import stat
@@ -24,10 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..kernel import parse_stat
 from ..result import ExitStatus, Killed, Result, error_result
 from . import SessionError
-from .orphans import end_left_behind
 
 SESSION_ID = re.compile(r"[0-9a-f]{24}\Z")
 # A persistent shell's name: a file name anywhere, and a word in a shell.
@@ -170,6 +167,8 @@ class Session:
             return None, None
         try:
             with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+                from ..kernel import parse_stat
+
                 return pid, parse_stat(handle.read(4096)).state
         except (OSError, ValueError):
             return pid, None
@@ -212,6 +211,8 @@ class Session:
         pid, start = (shell.get("pid"), shell.get("start")) if isinstance(shell, dict) else (None, None)
         if not isinstance(pid, int) or not isinstance(start, int):
             return []
+        from .orphans import end_left_behind
+
         return end_left_behind(pid, start)
 
     def listen(self) -> socket.socket:
@@ -241,7 +242,7 @@ class SessionStore:
         return cls(sessions_root(os.environ if env is None else env), report=report)
 
     def create(self, command: str, **meta: object) -> Session:
-        session_id = secrets.token_hex(12)
+        session_id = os.urandom(12).hex()
         session = Session(session_id, self.root / session_id)
         session.path.mkdir(mode=0o700)
         session.write_meta(command=command, started=self._clock(), **meta)
