@@ -414,3 +414,15 @@ def test_yield_after_shows_a_status_line_while_it_waits_and_leaves_none(tmux: Tm
     screen = tmux.wait_for("interrupted")
     assert "running · " not in screen, screen
     assert "started" in screen
+
+
+@pytest.mark.slow
+def test_yield_after_at_a_terminal_shows_the_output_as_it_comes_and_once(tmux: Tmux) -> None:
+    line = run_line('echo sta""rted; sleep 30').replace("--format pretty", "--format pretty --yield-after 20")
+    tmux.keys(line, "Enter")
+    screen = tmux.wait_for("\nstarted")
+    assert "interrupted" not in screen and "completed" not in screen, "shown while the command still runs"
+    tmux.keys("C-c")
+    screen = tmux.wait_for("interrupted")
+    assert screen.count("\nstarted") == 1, screen
+    assert "running · " not in screen, screen

@@ -6,7 +6,6 @@ import os
 import re
 import signal
 from collections.abc import Mapping
-from contextlib import AbstractContextManager, nullcontext
 
 import click
 
@@ -264,7 +263,13 @@ def _stop_signals() -> StopSignals:
 def _run(request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, env: Environment) -> Result:
     """The run, in the foreground or in a session, and its answer written."""
     if bound is not None:
-        result = _in_session(request, bound, wakeup, shown, env)
+        if shown == "pretty":
+            result = _watched_session(request, bound, wakeup, env)
+            from ..render import print_summary
+
+            print_summary(result, env)
+            return result
+        result = _in_session(request, bound, wakeup, env)
         emit(result, shown, env)
         return result
     display = None
@@ -288,7 +293,7 @@ def _run(request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, e
     return result
 
 
-def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, shown: str, env: Environment) -> Result:
+def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environment) -> Result:
     """Start the command in a session; a signal that came while it started stops it again."""
     from ..session.client import ask, start_session
 
@@ -296,9 +301,8 @@ def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, shown: str, e
     if arrived:
         return not_started(request.command, signal.Signals(arrived[0]).name)
     try:
-        with _status_while_waiting(env, shown, bound):
-            # This process is safe-run's own and single-threaded: forking the holder is safe and quick.
-            result = start_session(request, bound, wakeup=wakeup, fork=True)
+        # This process is safe-run's own and single-threaded: forking the holder is safe and quick.
+        result = start_session(request, bound, wakeup=wakeup, fork=True)
         if arrived and result.session_id is not None:
             result = ask(result.session_id, {"op": "interrupt", "signal": signal.Signals(arrived[0]).name})
     except SessionError as exc:  # the sessions directory cannot be used: nothing started
@@ -327,10 +331,20 @@ def _in_shell(
         return error_result(request.command, f"cannot start the shell {name}: {exc.strerror or exc}")
 
 
-def _status_while_waiting(env: Environment, shown: str, bound: float) -> AbstractContextManager[None]:
-    """A status line for a person waiting at a terminal; JSON loads nothing for it."""
-    if shown != "pretty":
-        return nullcontext()
-    from ..display.status_line import waiting_line
+def _watched_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environment) -> Result:
+    """A session a person watches: its output as it comes, with a status line, up to the bound."""
+    from ..display.yielding import follow_yielding
+    from ..session.client import follow, start_session
 
-    return waiting_line(env, shown, bound)
+    if wakeup.pending:
+        return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
+    try:
+        return follow_yielding(
+            lambda wait: start_session(request, wait, wakeup=wakeup, fork=True),
+            lambda session_id, wait: follow(session_id, wait, wakeup),
+            bound, env,
+        )
+    except SessionError as exc:
+        return error_result(request.command, str(exc))
+    except OSError as exc:
+        return error_result(request.command, f"cannot start a session for the command: {exc.strerror or exc}")

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import os
 import termios
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import TextIO
 
-from ..environment import Environment
 from .streams import write_err
 
 # The status line's clock ticks this often.
@@ -99,40 +95,3 @@ def elapsed(seconds: float) -> str:
         return f"{seconds:.1f} s"
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes}m{secs:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
-
-
-@contextmanager
-def waiting_line(
-    env: Environment, output_format: str, yield_after: float, clock: Callable[[], float] = time.monotonic
-) -> Iterator[None]:
-    """A status line while a `--yield-after` call waits for its session's first answer.
-
-    The session's holder keeps the output until that answer (it is handed out once, to the
-    caller, and what was handed out decides how long the session is kept), so until then there is
-    only the clock to show; the output follows with the answer.
-    """
-    presentation = env.presentation
-    if output_format != "pretty" or not presentation.status_line:
-        yield
-        return
-    status = StatusLine(env.stderr, presentation.colour, env.unicode)
-    keys = QuietKeys.for_streams(env.stdin, env.stderr)
-    done = threading.Event()
-    started = clock()
-
-    def draw() -> None:
-        while not done.wait(STATUS_INTERVAL):
-            status.draw(f"running · {elapsed(clock() - started)} · --yield-after {yield_after:g}")
-
-    if keys is not None:
-        keys.quiet()
-    drawer = threading.Thread(target=draw, name="safe-run status line", daemon=True)
-    drawer.start()
-    try:
-        yield
-    finally:
-        done.set()
-        drawer.join()
-        status.clear()
-        if keys is not None:
-            keys.restore()

@@ -114,6 +114,12 @@ def _fresh_note(name: str, earlier: Session | None) -> str | None:
     return f"a new shell was started for {name!r}: the one before {why}, and its directory, variables and jobs are gone"
 
 
+def follow(session_id: str, wait: float, wakeup: Wakeup | None = None) -> Result:
+    """The session's next answer (new output, or its end) within `wait` seconds; a stop request on
+    `wakeup` meanwhile stops its command."""
+    return _ask_interruptibly(SessionStore.open().get(session_id), {"op": "poll", "wait": wait}, wakeup)
+
+
 def ask(session_id: str, request: dict[str, object], report: Report | None = None) -> Result:
     """One request to a session's holder, or the result it left once its command ended."""
     return _request(SessionStore.open(report=report).get(session_id), request)

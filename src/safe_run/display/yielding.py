@@ -1,0 +1,65 @@
+"""A `--yield-after` run watched by a person: its output as it comes, and a status line, until
+the command ends or the bound passes.
+
+The command runs in a session's holder, which hands its output out with each answer; so the
+watcher asks for an answer every fraction of a second (each wakes the moment the command ends)
+and shows what came. The final result holds the whole output again: only what was not shown yet
+is written after it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from ..environment import Environment
+from ..result import Result, Status
+from .status_line import QuietKeys, StatusLine, elapsed
+from .streams import Out
+
+# How long each answer waits at most: how often the screen is brought up to date.
+STEP_S = 0.25
+
+Start = Callable[[float], Result]
+Ask = Callable[[str, float], Result]
+
+
+def follow_yielding(start: Start, ask: Ask, bound: float, env: Environment,
+                    clock: Callable[[], float] = time.monotonic) -> Result:
+    """The answer to give, with its output already written; the caller writes the summary."""
+    status = StatusLine(env.stderr, env.presentation.colour, env.unicode) if env.presentation.status_line else None
+    keys = QuietKeys.for_streams(env.stdin, env.stderr) if status is not None else None
+    if keys is not None:
+        keys.quiet()
+    began = clock()
+    shown = ""
+    out = Out(env.stdout)
+    try:
+        result = start(min(STEP_S, bound))
+        while True:
+            if result.session_id is None:  # the end: its output is the whole output again
+                rest = result.output[len(shown):] if result.output.startswith(shown) else ""
+                _show(rest, status, out)
+                return replace(result, output=shown + rest)
+            _show(result.output, status, out)
+            shown += result.output
+            remaining = bound - (clock() - began)
+            if result.status is not Status.RUNNING or remaining <= 0:
+                return replace(result, output="")
+            if status is not None:
+                status.draw(f"running · {elapsed(clock() - began)} · --yield-after {bound:g}")
+            result = ask(result.session_id, min(STEP_S, remaining))
+    finally:
+        if status is not None:
+            status.clear()
+        if keys is not None:
+            keys.restore()
+
+
+def _show(text: str, status: StatusLine | None, out: Out) -> None:
+    if not text:
+        return
+    if status is not None:
+        status.clear()
+    out.write_text(text)
