@@ -148,6 +148,11 @@ class Observation:
     reader: str | None = None  # comm of a process in another session that waits on our terminal
 
 
+def boot_ticks() -> int:
+    """Now, in the unit and from the origin of a process's start time in /proc/<pid>/stat."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
 def parse_stat(text: str) -> ProcessInfo:
     """Read /proc/<pid>/stat, whose comm may itself hold spaces and parentheses.
 

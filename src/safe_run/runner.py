@@ -21,7 +21,7 @@ from . import shells
 from .cleanup import Reaper
 from .driver import follow
 from .interrupts import Wakeup
-from .kernel import MARKER_VAR, KernelObserver, ObserverLike
+from .kernel import MARKER_VAR, KernelObserver, boot_ticks, ObserverLike
 from .output import HeadTail
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
@@ -96,7 +96,7 @@ class Run:
         self._clock = clock
         self._on_output = on_output
         # The shell's own processes before its first command: at the end, all else is reported.
-        self._baseline: set[int] | None = None
+        self._first_typed: int | None = None
         self._begin_command(request)
         self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
@@ -137,7 +137,7 @@ class Run:
         self.downgrades: list[Downgrade] = []
         self.reinjected: list[Reinjection] = []
         self.waiting: Finish | None = None
-        self._shells_own: set[int] | None = None  # what ran before the command line was typed
+        self._typed: int | None = None  # when the command line was typed (clock ticks since boot)
         self._exit_word_end: int | None = None
         self._stopped = False
 
@@ -294,7 +294,7 @@ class Run:
         """
         self.end_command()
         reported = {process.pid for process in self.killed}
-        reaper = Reaper(self.terminal, self.kernel, (self._baseline or set()) | reported)
+        reaper = Reaper(self.terminal, self.kernel, self._older_than(self._first_typed) | reported)
         stop = self.finish is not None and self.finish.stop
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=not stop and not idle)
@@ -304,7 +304,14 @@ class Run:
         """Stop the command itself when its decision says so; the shell and its jobs stay."""
         if self.finish is not None and self.finish.stop and not self._stopped:
             self._stopped = True
-            self.killed += Reaper(self.terminal, self.kernel, self._shells_own or ()).stop_foreground()
+            self.killed += Reaper(self.terminal, self.kernel, self._older_than(self._typed)).stop_foreground()
+
+    def _older_than(self, typed: int | None) -> set[int]:
+        """The shell's own processes: those that were there before a command line was typed. They
+        are ended quietly; only what the commands started is reported."""
+        if typed is None:
+            return set()
+        return {p.pid for p in self.kernel.run_processes() if p.start < typed}
 
     def shell_alive(self) -> bool:
         """Whether the shell is still there to take another command."""
@@ -382,10 +389,10 @@ class Run:
                 if self._on_output is not None:
                     self._on_output(action.data)
             elif isinstance(action, Send):
-                if self._shells_own is None:
-                    self._shells_own = {p.pid for p in self.kernel.run_processes()}
-                    if self._baseline is None:
-                        self._baseline = self._shells_own
+                if self._typed is None:
+                    self._typed = boot_ticks()
+                    if self._first_typed is None:
+                        self._first_typed = self._typed
                 self.terminal.write(action.data)
             elif isinstance(action, Downgraded):
                 self.downgrades.append(action.downgrade)
