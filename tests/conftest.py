@@ -18,7 +18,27 @@ from pathlib import Path
 
 import pytest
 
+import fastcli
+
 SHELLS = ("bash", "zsh", "fish")
+# Set by --fast-cli (see fastcli.py): the quick run forks a pre-imported command line.
+FAST_CLI = False
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast-cli", action="store_true",
+        help="run safe-run's command line in forks of one pre-imported process (quick runs; see tests/fastcli.py)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global FAST_CLI
+    FAST_CLI = bool(config.getoption("--fast-cli"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    fastcli.stop()
 
 
 @dataclass
@@ -41,12 +61,16 @@ class SafeRun:
     def __call__(self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
                  timeout: float = 60) -> Outcome:
         shell_args = ["--shell", self.shell] if self.shell else []
+        environment = self.environment(env)
+        if FAST_CLI and fastcli.usable(environment):
+            code, out, err = fastcli.run([*shell_args, *args], stdin, environment, timeout)
+            return Outcome(code, out.decode("utf-8"), err.decode("utf-8"))
         proc = subprocess.run(
             [sys.executable, "-m", "safe_run", *shell_args, *args],
             input=stdin,
             stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True,
-            env=self.environment(env),
+            env=environment,
             timeout=timeout,
         )
         return Outcome(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
