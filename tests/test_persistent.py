@@ -466,3 +466,10 @@ def test_an_idle_shell_is_closed_and_the_next_call_is_fresh(shells: Shells) -> N
     later = shells.result("i", 'echo "[$SR_KEPT]"')
     assert later["fresh"] is True and later["output"] == "[]\n", later
     assert later["shell_id"] != first["shell_id"]
+
+
+def test_a_command_that_does_not_parse_is_refused_and_the_shell_keeps_its_state(shells: Shells) -> None:
+    assert shells.result("parse", "KEPT=yes")["exit_code"] == 0
+    refused = shells.result("parse", "if then")
+    assert (refused["status"], refused["completion_reason"], refused["fresh"]) == ("syntax_error", "syntax_check", False)
+    assert shells.result("parse", "echo $KEPT")["output"] == "yes\n"

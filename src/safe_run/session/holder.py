@@ -143,37 +143,49 @@ class Holder:
     def _serve_commands(self, run: Run, wakeup: Wakeup) -> None:
         """Each command to its end; a persistent shell then waits for the next one."""
         while True:
-            typist = Typist(look=lambda: _look(run), write=run.answer, clock=self._clock)
-            self.typist = typist
-            follow(run, wakeup, Callers(self, run))
-            run.end_command()
-            result = self._shell_fields(run, with_note(run.result(), typist.discard()))
+            result = self._follow_command(run, wakeup)
             if self.plan is None or self._closing or wakeup.pending or not run.shell_alive():
                 self.final = self._last_words(run, result, wakeup.pending)
                 return
             self._answer_ended(result)
-            run.killed = []
+            if not self._start_next_command(run, wakeup):
+                self._idle = True
+                self.final = self._last_words(run, self._last or result, wakeup.pending)
+                return
+
+    def _follow_command(self, run: Run, wakeup: Wakeup) -> Result:
+        typist = Typist(look=lambda: _look(run), write=run.answer, clock=self._clock)
+        self.typist = typist
+        follow(run, wakeup, Callers(self, run))
+        run.end_command()
+        return self._shell_fields(run, with_note(run.result(), typist.discard()))
+
+    def _start_next_command(self, run: Run, wakeup: Wakeup) -> bool:
+        """Wait for the shell's next command and start it; False when the shell is to end instead.
+
+        A command the shell would not parse, or a shell replaced by a program that is no shell, is
+        answered at once and the wait goes on.
+        """
+        run.killed = []
+        since = self._clock()
+        while True:
             self._next = None
-            since = self._clock()
             while self._next is None:
                 if not self._between_commands(run, wakeup, since):
-                    self._idle = True
-                    self.final = self._last_words(run, self._last or result, wakeup.pending)
-                    return
-                request, command = self._next or (None, None)
-                if request is None or command is None:
-                    continue
-                try:
-                    run.next_command(request, command)
-                except CommandRefused as refused:
-                    self._next = None
-                    self._answer_ended(self._shell_fields(run, refused.result, started=False))
-                except RunFailed as exc:
-                    self._next = None
-                    self._answer_ended(self._shell_fields(run, error_result(request.command, str(exc)), started=False))
-            self.request = self._next[0]
-            self.chunks = Chunks(self.request.max_output)
+                    return False
+            request, command = self._next
+            try:
+                run.next_command(request, command)
+            except CommandRefused as refused:
+                self._answer_ended(self._shell_fields(run, refused.result, started=False))
+                continue
+            except RunFailed as exc:
+                self._answer_ended(self._shell_fields(run, error_result(request.command, str(exc)), started=False))
+                continue
+            self.request = request
+            self.chunks = Chunks(request.max_output)
             run.set_output(self.chunks.write)
+            return True
 
     def _shell_fields(self, run: Run, result: Result, started: bool = True) -> Result:
         """A persistent shell's answer names the shell, its directory, and whether it is new."""
