@@ -186,3 +186,10 @@ def test_nothing_is_left_in_the_store_after_shells_close(private_store: Path) ->
             if row["status"] not in ("closed", "completed")]
     assert rows == []
     assert os.listdir(private_store / "tmp") == []
+
+
+def test_the_mcp_verb_without_the_sdk_says_what_to_install() -> None:
+    code = "import sys; sys.modules['mcp'] = None; sys.argv = ['safe-run', 'mcp']; from safe_run.cli import main; main()"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 125
+    assert proc.stderr.strip().splitlines() == ["safe-run: safe-run mcp needs the MCP SDK: pip install 'safe-run[mcp]'"]
