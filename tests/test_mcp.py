@@ -237,3 +237,13 @@ def test_a_client_that_goes_away_leaves_nothing_running(server: Server, tmp_path
         assert [row for row in rows if row["status"] in ("running", "idle", "input_required")] == []
 
     drive(test)
+
+
+def test_cwd_and_env_of_a_call_apply_to_that_command_alone(server: Server, tmp_path: Path) -> None:
+    async def test() -> None:
+        async with server.client() as session:
+            scoped = await call(session, "run", {"command": "pwd; echo $ONLY", "cwd": str(server.home), "env": {"ONLY": "x"}})
+            assert scoped["output"] == f"{server.home}\nx\n"
+            assert (await call(session, "run", {"command": "pwd; echo $ONLY"}))["output"] == f"{tmp_path}\n\n"
+
+    drive(test)

@@ -167,6 +167,7 @@ class Connection:
 
     shell_name: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(8)}")
     sessions: set[str] = field(default_factory=set)
+    shell_used: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def saw(self, result: Result) -> Result:
@@ -250,11 +251,13 @@ def _error(message: str) -> types.CallToolResult:
 
 
 class Call:
-    """One blocking step in a worker thread; cancelled, it asks the step's command to stop and
-    waits (bounded) for that, so that a cancelled call leaves nothing running."""
+    """Blocking steps in worker threads. A cancelled `run` asks its command to stop and waits
+    (bounded) for that, so that it leaves nothing running; a cancelled poll, send or stop only
+    stops waiting for its answer."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, owns_command: bool = False) -> None:
         self.connection = connection
+        self.owns_command = owns_command
         self.wakeup = Wakeup()
         self.session_id: str | None = None
 
@@ -273,6 +276,8 @@ class Call:
         try:
             await anyio.to_thread.run_sync(worker, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
+            if not self.owns_command:
+                raise
             with anyio.CancelScope(shield=True):
                 await self._stop(done, box)
             raise
@@ -348,7 +353,7 @@ class Tools:
         """The run to its end or its bound; with progress asked for, in short steps that report output."""
         from .session.client import ask, run_in_shell, start_session
 
-        call = Call(self.connection)
+        call = Call(self.connection, owns_command=True)
         step = bound if not progress else min(bound or PROGRESS_STEP_S, PROGRESS_STEP_S)
         wait = MAX_WAIT_S if step is None else step
         try:
@@ -356,6 +361,9 @@ class Tools:
                 result = await call.step(lambda: start_session(request, wait, wakeup=call.wakeup))
             else:
                 name = self.connection.shell_name
+                if scoped and not self.connection.shell_used:
+                    await self._start_shell(call, request)
+                self.connection.shell_used = True
                 result = await call.step(
                     lambda: run_in_shell(name, request, step, scoped, DEFAULT_IDLE_EXPIRE_S, wakeup=call.wakeup)
                 )
@@ -364,6 +372,16 @@ class Tools:
             return result
         finally:
             call.close()
+
+    async def _start_shell(self, call: Call, request: RunRequest) -> None:
+        """Start the shell with a command of its own, so that a first command's cwd/env stay its own
+        (a shell takes its start directory and variables from the command that starts it)."""
+        from .api import WARM_UP
+        from .session.client import run_in_shell
+
+        warm_up = replace(request, command=WARM_UP, timers=replace(request.timers, timeout=None))
+        name = self.connection.shell_name
+        await call.step(lambda: run_in_shell(name, warm_up, None, {}, DEFAULT_IDLE_EXPIRE_S, wakeup=call.wakeup))
 
     async def _report(
         self, ctx: ServerRequestContext[Any, Any], call: Call, result: Result, bound: float | None
