@@ -114,9 +114,12 @@ def test_many_threads_at_once_each_get_their_own_answer() -> None:
     answers: dict[int, list[str]] = {}
 
     def worker(index: int) -> None:
-        with Shell() as sh:
-            sh.run(f"N={index}")
-            answers[index] = [sh.run("echo $N").output, safe_run.run(f"echo one-shot-{index}").output]
+        try:
+            with Shell() as sh:
+                sh.run(f"N={index}")
+                answers[index] = [sh.run("echo $N").output, safe_run.run(f"echo one-shot-{index}").output]
+        except Exception as exc:  # shown in the comparison below
+            answers[index] = [repr(exc)]
 
     threads = [threading.Thread(target=worker, args=(index,)) for index in range(4)]
     for thread in threads:

@@ -247,3 +247,38 @@ def test_cwd_and_env_of_a_call_apply_to_that_command_alone(server: Server, tmp_p
             assert (await call(session, "run", {"command": "pwd; echo $ONLY"}))["output"] == f"{tmp_path}\n\n"
 
     drive(test)
+
+
+def test_a_stop_signal_ends_the_server_and_what_its_client_left(server: Server, tmp_path: Path) -> None:
+    import json
+    import signal
+    import subprocess
+
+    job = tmp_path / "job"
+    params = server.params()
+    proc = subprocess.Popen(
+        [params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=params.env, cwd=params.cwd,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(message: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        proc.stdin.flush()
+
+    try:
+        ask({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        ask({"method": "notifications/initialized"})
+        ask({"id": 2, "method": "tools/call", "params": {"name": "run", "arguments": {"command": f"sleep 300 & echo $! > {job}"}}})
+        assert json.loads(proc.stdout.readline())["result"]["structuredContent"]["status"] == "completed"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(BOUND_S) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
+    pid = pid_in(job)
+    assert pid is not None
+    drive(lambda: wait_for(lambda: not alive(pid), f"the shell's job (pid {pid}) to end"))

@@ -15,6 +15,7 @@ and the sessions it started are stopped.
 
 from __future__ import annotations
 
+import os
 import secrets
 import signal
 import threading
@@ -452,9 +453,9 @@ async def _list_tools(ctx: ServerRequestContext[Any, Any], params: types.Paginat
     return types.ListToolsResult(tools=TOOLS)
 
 
-def serve(cwd: str, before_clean_up: Callable[[], object] = lambda: None) -> None:
-    """Serve one client over stdin and stdout until it goes away (or a stop signal); then end what
-    it left running. `before_clean_up` lets the caller keep further signals from cutting that short."""
+def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
+    """Serve one client over stdin and stdout until it goes away, or a stop request on `wakeup`
+    (the verb's SIGINT, SIGTERM, SIGHUP); then end what it left running."""
     connection = Connection()
     tools = Tools(connection, cwd)
     server: Server[Any] = Server(
@@ -463,11 +464,56 @@ def serve(cwd: str, before_clean_up: Callable[[], object] = lambda: None) -> Non
     )
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with anyio.create_task_group() as group:
+            if wakeup is not None:
+                group.start_soon(_stop_on_request, wakeup, group.cancel_scope)
+            async with stdio_server(stdin=StdinLines()) as (read_stream, write_stream):  # type: ignore[arg-type]
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()
 
+    blocking = os.get_blocking(0)
     try:
         anyio.run(main)
     finally:
-        before_clean_up()
+        os.set_blocking(0, blocking)
         connection.close()
+
+
+class StdinLines:
+    """The client's messages, a line each, read from descriptor 0 in the event loop.
+
+    The SDK reads stdin in a worker thread, which nothing can cancel: a stop signal could then
+    end the serving only once the client wrote again. Waiting for input in the loop can be cancelled.
+    """
+
+    def __init__(self) -> None:
+        os.set_blocking(0, False)
+        self.buffer = b""
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while b"\n" not in self.buffer:
+            try:
+                await anyio.wait_readable(0)
+            except OSError:
+                pass  # a regular file or /dev/null: not pollable, and reading it never blocks
+            try:
+                chunk = os.read(0, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                if not self.buffer:
+                    raise StopAsyncIteration
+                chunk = b"\n"
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode("utf-8", "replace") + "\n"
+
+
+async def _stop_on_request(wakeup: Wakeup, serving: anyio.CancelScope) -> None:
+    while not wakeup.pending:
+        await anyio.wait_readable(wakeup.fd)
+        wakeup.drain()
+    serving.cancel()

@@ -23,6 +23,9 @@ def mcp_command() -> int:
     from ..mcp_server import serve
 
     signals = click.get_current_context().obj
-    # A stop signal ends the serving; one more must not cut short the clean-up that follows.
-    serve(cwd, signals.keep if isinstance(signals, StopSignals) else lambda: None)
-    return 0
+    if not isinstance(signals, StopSignals):
+        signals = StopSignals()
+    # From here a stop signal ends the serving and the clean-up that follows it, in that order.
+    arrived = signals.keep()
+    serve(cwd, signals.wakeup)
+    return 128 + arrived[0] if arrived else 0
