@@ -177,6 +177,10 @@ class Connection:
                 self.sessions.add(result.session_id)
         return result
 
+    async def ask(self, work: Callable[[], Result]) -> Result:
+        """A poll, send or stop in a worker thread; cancelled, the call only stops waiting for it."""
+        return self.saw(await anyio.to_thread.run_sync(work, abandon_on_cancel=True))
+
     def close(self) -> None:
         """Stop every session this connection started, then its shell; each bounded, none fatal."""
         from .session.client import ask, close_shell
@@ -252,13 +256,11 @@ def _error(message: str) -> types.CallToolResult:
 
 
 class Call:
-    """Blocking steps in worker threads. A cancelled `run` asks its command to stop and waits
-    (bounded) for that, so that it leaves nothing running; a cancelled poll, send or stop only
-    stops waiting for its answer."""
+    """The blocking steps of one `run`, in worker threads. Cancelled, it asks its command to stop
+    and waits (bounded) for that, so that a cancelled `run` leaves nothing running."""
 
-    def __init__(self, connection: Connection, owns_command: bool = False) -> None:
+    def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self.owns_command = owns_command
         self.wakeup = Wakeup()
         self.session_id: str | None = None
 
@@ -277,8 +279,6 @@ class Call:
         try:
             await anyio.to_thread.run_sync(worker, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
-            if not self.owns_command:
-                raise
             with anyio.CancelScope(shield=True):
                 await self._stop(done, box)
             raise
@@ -354,7 +354,7 @@ class Tools:
         """The run to its end or its bound; with progress asked for, in short steps that report output."""
         from .session.client import ask, run_in_shell, start_session
 
-        call = Call(self.connection, owns_command=True)
+        call = Call(self.connection)
         step = bound if not progress else min(bound or PROGRESS_STEP_S, PROGRESS_STEP_S)
         wait = MAX_WAIT_S if step is None else step
         try:
@@ -415,7 +415,7 @@ class Tools:
 
         session = Session(_string(arguments, "session_id", required=True) or "")
         wait = _seconds(arguments, "wait", 0.0) or 0.0
-        return _answer(await Call(self.connection).step(lambda: session.poll(wait)))
+        return _answer(await self.connection.ask(lambda: session.poll(wait)))
 
     async def tool_send(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
         from .api import Session
@@ -427,13 +427,13 @@ class Tools:
             raise BadArguments("'keys' must be a list of key names")
         enter = _flag(arguments, "enter", True)
         wait = _seconds(arguments, "wait", 1.0) or 0.0
-        return _answer(await Call(self.connection).step(lambda: session.send(text, keys, enter=enter, wait=wait)))
+        return _answer(await self.connection.ask(lambda: session.send(text, keys, enter=enter, wait=wait)))
 
     async def tool_stop(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
         from .api import Session
 
         session = Session(_string(arguments, "session_id", required=True) or "")
-        return _answer(await Call(self.connection).step(session.stop))
+        return _answer(await self.connection.ask(session.stop))
 
     async def tool_sessions(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
         from .session.client import listing
