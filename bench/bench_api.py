@@ -29,7 +29,8 @@ def private_environment(root: str, shell: str) -> dict[str, str]:
     os.mkdir(runtime, 0o700)
     env = {"HOME": root, "XDG_RUNTIME_DIR": runtime, "SHELL": shell, "LANG": "C.UTF-8"}
     os.environ.update(env)
-    return {"PATH": os.environ["PATH"], **env}
+    passed = {name: os.environ[name] for name in ("PATH", "PYTHONPATH") if name in os.environ}
+    return {**passed, **env}
 
 
 def warm_run(runs: int) -> float:
