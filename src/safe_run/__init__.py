@@ -1,3 +1,23 @@
-"""safe-run: run one command through the user's real shell and report honestly how it ended."""
+"""safe-run: run one command through the user's real shell and report honestly how it ended.
+
+The library (`safe_run.run`, `Shell`, `Session`, ...) is in `safe_run.api`, loaded on first use
+so that `import safe_run` (and the command line's start) stays cheap.
+"""
+
+from __future__ import annotations
 
 __version__ = "0.1.0"
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .api import AsyncShell, Result, Session, SessionError, Shell, arun, run
+
+__all__ = ["AsyncShell", "Result", "Session", "SessionError", "Shell", "arun", "run"]
+
+
+def __getattr__(name: str) -> object:
+    if name in __all__:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'safe_run' has no attribute {name!r}")

@@ -35,7 +35,7 @@ RUN = "run"
 # Words that mean the group itself rather than a command to run.
 GROUP_OPTIONS = ("-h", "--help", "--version")
 VERSION_ONLY = ["--version"]
-VERBS = (RUN, "poll", "send", "stop", "close", "sessions", "doctor")
+VERBS = (RUN, "poll", "send", "stop", "close", "sessions", "doctor", "mcp")
 
 
 def _format_from_argv(argv: list[str]) -> str:

@@ -32,6 +32,7 @@ VERB_COMMANDS = {
     "close": ("sessions", "close_command"),
     "sessions": ("sessions", "sessions_command"),
     "doctor": ("doctor", "doctor_command"),
+    "mcp": ("serve", "mcp_command"),
 }
 
 

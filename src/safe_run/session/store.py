@@ -17,6 +17,7 @@ import shutil
 import socket
 import stat
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -243,9 +244,13 @@ class SessionStore:
 
     def create(self, command: str, **meta: object) -> Session:
         session_id = os.urandom(12).hex()
+        # Made under another name and renamed: a sweep (another caller, another thread) never
+        # sees a session without its record, which it would take for one whose holder died.
+        staging = Session(session_id, self.root / f".{session_id}.new")
+        staging.path.mkdir(mode=0o700)
+        staging.write_meta(command=command, started=self._clock(), **meta)
         session = Session(session_id, self.root / session_id)
-        session.path.mkdir(mode=0o700)
-        session.write_meta(command=command, started=self._clock(), **meta)
+        os.rename(staging.path, session.path)
         return session
 
     @contextmanager
@@ -352,7 +357,7 @@ def _to_stderr(message: str) -> None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with open(fd, "w", encoding="utf-8") as handle:
         handle.write(text)

@@ -1,0 +1,123 @@
+"""The Python API and the MCP server: a command in a warm shell, without a process per call.
+
+    .venv/bin/python bench/bench_api.py [--runs 50] [--count 100] [--shell bash]
+
+Prints, for the machine it runs on, all measured in this invocation:
+  warm run      median wall of `Shell().run("true")` once the shell is started (target <= 5 ms)
+  100 echoes    `echo $i` 100 times through one Shell (target <= 0.5 s), beside 100 through
+                `pexpect.replwrap.bash()` (delaybeforesend=None): the totals
+  mcp call      median round trip of an MCP `tools/call` of `run` for `true`, in the connection's
+                warm shell, from the SDK's client over stdio (target <= 10 ms); skipped without
+                the SDK
+No figure here is asserted; these machines are shared, so compare ratios, not absolutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+
+def private_environment(root: str, shell: str) -> dict[str, str]:
+    """A HOME and session store of the benchmark's own, so the user's rc files and shells stay out."""
+    runtime = os.path.join(root, "run")
+    os.mkdir(runtime, 0o700)
+    env = {"HOME": root, "XDG_RUNTIME_DIR": runtime, "SHELL": shell, "LANG": "C.UTF-8"}
+    os.environ.update(env)
+    passed = {name: os.environ[name] for name in ("PATH", "PYTHONPATH") if name in os.environ}
+    return {**passed, **env}
+
+
+def warm_run(runs: int) -> float:
+    from safe_run import Shell
+
+    with Shell() as sh:
+        sh.run("true")
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            result = sh.run("true")
+            times.append(time.perf_counter() - started)
+            assert result.exit_code == 0, result
+    return statistics.median(times)
+
+
+def echoes_through_shell(count: int) -> float:
+    from safe_run import Shell
+
+    with Shell() as sh:
+        sh.run("true")
+        started = time.perf_counter()
+        for index in range(count):
+            assert sh.run(f"echo {index}").output == f"{index}\n"
+        return time.perf_counter() - started
+
+
+def echoes_through_replwrap(count: int) -> float | None:
+    try:
+        from pexpect import replwrap
+    except ImportError:
+        return None
+    repl = replwrap.bash()
+    repl.child.delaybeforesend = None
+    started = time.perf_counter()
+    for index in range(count):
+        assert repl.run_command(f"echo {index}").strip() == str(index)
+    elapsed = time.perf_counter() - started
+    repl.child.close()
+    return elapsed
+
+
+def mcp_round_trip(runs: int, env: dict[str, str]) -> float | None:
+    try:
+        import anyio
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+    except ImportError:
+        return None
+    params = StdioServerParameters(command=sys.executable, args=["-m", "safe_run", "mcp"], env=env)
+    times: list[float] = []
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.call_tool("run", {"command": "true"})
+            for _ in range(runs):
+                started = time.perf_counter()
+                result = await session.call_tool("run", {"command": "true"})
+                times.append(time.perf_counter() - started)
+                assert result.structured_content and result.structured_content["exit_code"] == 0, result
+
+    anyio.run(main)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--count", type=int, default=100)
+    parser.add_argument("--shell", default="bash")
+    args = parser.parse_args()
+    shell = shutil.which(args.shell) or args.shell
+    with tempfile.TemporaryDirectory(prefix="bench-api-") as root:
+        env = private_environment(root, shell)
+        print(f"shell {shell}; {args.runs} runs; {os.cpu_count()} CPUs")
+        print(f"warm run      Shell().run('true') median {warm_run(args.runs) * 1000:.2f} ms (target <= 5 ms)")
+        ours = echoes_through_shell(args.count)
+        theirs = echoes_through_replwrap(args.count)
+        line = f"{args.count} echoes    Shell {ours:.3f} s (target <= 0.5 s)"
+        line += "; replwrap not installed" if theirs is None else f"; pexpect.replwrap.bash() {theirs:.3f} s"
+        print(line)
+        trip = mcp_round_trip(args.runs, env)
+        if trip is None:
+            print("mcp call      skipped: the MCP SDK is not installed (pip install 'safe-run[mcp]')")
+        else:
+            print(f"mcp call      tools/call run 'true' median {trip * 1000:.2f} ms (target <= 10 ms)")
+
+
+if __name__ == "__main__":
+    main()

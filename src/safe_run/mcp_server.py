@@ -1,0 +1,519 @@
+"""`safe-run mcp`: the runs, sessions and persistent shells as tools of an MCP server over stdio.
+
+One connection is one server process (stdio), and it has its own persistent shell, so a `cd` in
+one `run` holds for the next. Every answer is the result JSON as structured content, with a
+short line of text. What a command did (timed out, waits for input, found the shell busy) is a
+normal result; only a call that cannot be made (bad arguments, an unknown session) is a tool
+error. The blocking calls run in worker threads, so calls go on at once, and the server's own
+stdin and stdout never reach a command: commands run in holders with their own terminal.
+
+A long command reports its output as progress notifications when the client asked for them
+(a progress token), and still going at `yield_after` it answers `running` with its session id.
+A cancelled `run` stops its command; when the client goes away, the connection's shell is closed
+and the sessions it started are stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from . import __version__
+from .interrupts import Wakeup
+from .request import RunRequest
+from .result import SCHEMA_VERSION, Reason, Result, Status, Strategy
+from .session import DEFAULT_IDLE_EXPIRE_S, SessionError
+from .session.wire import MAX_WAIT_S
+
+# A `run` with no yield_after answers `running` after this long, as the command line's JSON does.
+DEFAULT_YIELD_AFTER_S = 30.0
+# With a progress token, output is reported at least this often while a command runs.
+PROGRESS_STEP_S = 0.5
+# How long a cancelled call waits for its command to be stopped before it lets go.
+STOP_BOUND_S = 15.0
+
+_NULLABLE_STRING = {"type": ["string", "null"]}
+_NUMBER = {"type": "number", "minimum": 0}
+
+RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "safe-run's result object: the JSON `safe-run --format json` prints (see `man safe-run`).",
+    "required": ["schema_version", "status", "exit_code", "completion_reason", "command", "output", "session_id"],
+    "properties": {
+        "schema_version": {"const": SCHEMA_VERSION},
+        "status": {"enum": [status.value for status in Status]},
+        "exit_code": {"type": ["integer", "null"]},
+        "strategy": {"enum": [*(strategy.value for strategy in Strategy), None]},
+        "completion_reason": {"enum": [*(reason.value for reason in Reason), None]},
+        "command": _NULLABLE_STRING,
+        "output": {"type": "string"},
+        "output_truncated": {"type": "boolean"},
+        "duration_s": {"type": "number"},
+        "message": _NULLABLE_STRING,
+        "session_id": _NULLABLE_STRING,
+        "prompt": _NULLABLE_STRING,
+        "signal": _NULLABLE_STRING,
+        "shell_name": _NULLABLE_STRING,
+        "cwd": _NULLABLE_STRING,
+    },
+}
+
+SESSIONS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["schema_version", "sessions"],
+    "properties": {
+        "schema_version": {"const": SCHEMA_VERSION},
+        "sessions": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+_SESSION_ID = {"type": "string", "description": "The session_id of a result that had one."}
+_WAIT = {**_NUMBER, "description": "Wait up to this many seconds for the command to end or ask for input."}
+
+TOOLS = [
+    types.Tool(
+        name="run",
+        description=(
+            "Run a shell command and get an honest result: status, exit code, clean output. By default it runs "
+            "in this connection's persistent shell, so cd, variables and venvs persist; `fresh: true` runs it in "
+            "a new shell. Still running after yield_after seconds: status `running` with a session_id (poll, "
+            "send, stop). Waiting for input: `input_required` with a session_id; answer with send."
+        ),
+        input_schema={
+            "type": "object",
+            "required": ["command"],
+            "additionalProperties": False,
+            "properties": {
+                "command": {"type": "string", "minLength": 1, "description": "The command line, as typed in a shell."},
+                "fresh": {"type": "boolean", "default": False, "description": "Run in a new shell, not the persistent one."},
+                "timeout": {**_NUMBER, "description": "Stop the command after this many seconds (0: no limit)."},
+                "yield_after": {
+                    **_NUMBER, "default": DEFAULT_YIELD_AFTER_S,
+                    "description": "Answer `running` with a session_id after this many seconds (0: wait for the end).",
+                },
+                "cwd": {"type": "string", "description": "Directory for this command alone."},
+                "env": {
+                    "type": "object", "additionalProperties": {"type": "string"},
+                    "description": "Variables for this command alone.",
+                },
+            },
+        },
+        output_schema=RESULT_SCHEMA,
+    ),
+    types.Tool(
+        name="poll",
+        description="New output of a running command and where it stands; its final result once it ended.",
+        input_schema={
+            "type": "object", "required": ["session_id"], "additionalProperties": False,
+            "properties": {"session_id": _SESSION_ID, "wait": {**_WAIT, "default": 0}},
+        },
+        output_schema=RESULT_SCHEMA,
+    ),
+    types.Tool(
+        name="send",
+        description=(
+            "Type text (and Enter) into a session's command while it reads its terminal, and/or press keys "
+            "(ctrl-<letter>, enter, tab, esc, up, down, ...); answers like poll."
+        ),
+        input_schema={
+            "type": "object", "required": ["session_id"], "additionalProperties": False,
+            "properties": {
+                "session_id": _SESSION_ID,
+                "text": {"type": "string"},
+                "keys": {"type": "array", "items": {"type": "string"}},
+                "enter": {"type": "boolean", "default": True},
+                "wait": {**_WAIT, "default": 1.0},
+            },
+        },
+        output_schema=RESULT_SCHEMA,
+    ),
+    types.Tool(
+        name="stop",
+        description="End a session's command and everything it started; its final result.",
+        input_schema={
+            "type": "object", "required": ["session_id"], "additionalProperties": False,
+            "properties": {"session_id": _SESSION_ID},
+        },
+        output_schema=RESULT_SCHEMA,
+    ),
+    types.Tool(
+        name="sessions",
+        description="This user's persistent shells and sessions, running and finished: id, status, age, command.",
+        input_schema={"type": "object", "additionalProperties": False, "properties": {}},
+        output_schema=SESSIONS_SCHEMA,
+    ),
+]
+
+
+class BadArguments(ValueError):
+    """A tool was called with arguments it cannot take."""
+
+
+@dataclass
+class Connection:
+    """What one client started: its persistent shell, and the sessions to stop when it goes."""
+
+    shell_name: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(8)}")
+    sessions: set[str] = field(default_factory=set)
+    shell_used: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def saw(self, result: Result) -> Result:
+        if result.session_id is not None:
+            with self.lock:
+                self.sessions.add(result.session_id)
+        return result
+
+    async def ask(self, work: Callable[[], Result]) -> Result:
+        """A poll, send or stop in a worker thread; cancelled, the call only stops waiting for it."""
+        return self.saw(await anyio.to_thread.run_sync(work, abandon_on_cancel=True))
+
+    def close(self) -> None:
+        """Stop every session this connection started, then its shell; each bounded, none fatal."""
+        from .session.client import ask, close_shell
+
+        with self.lock:
+            pending = list(self.sessions)
+        for session_id in pending:
+            try:
+                ask(session_id, {"op": "stop"})
+            except (SessionError, OSError):
+                pass
+        try:
+            close_shell(self.shell_name)
+        except (SessionError, OSError):
+            pass
+
+
+def _arguments(params: types.CallToolRequestParams) -> dict[str, Any]:
+    arguments = params.arguments or {}
+    if not isinstance(arguments, dict):
+        raise BadArguments("arguments must be an object")
+    return arguments
+
+
+def _string(arguments: dict[str, Any], key: str, required: bool = False) -> str | None:
+    value = arguments.get(key)
+    if value is None:
+        if required:
+            raise BadArguments(f"{key!r} is required")
+        return None
+    if not isinstance(value, str):
+        raise BadArguments(f"{key!r} must be a string")
+    return value
+
+
+def _seconds(arguments: dict[str, Any], key: str, default: float | None) -> float | None:
+    from .api import _seconds as seconds
+
+    value = arguments.get(key, default)
+    try:
+        return seconds(value, key)
+    except (TypeError, ValueError) as exc:
+        raise BadArguments(str(exc)) from None
+
+
+def _flag(arguments: dict[str, Any], key: str, default: bool) -> bool:
+    value = arguments.get(key, default)
+    if not isinstance(value, bool):
+        raise BadArguments(f"{key!r} must be true or false")
+    return value
+
+
+def _summary(result: Result) -> str:
+    """One line for a model that reads text only; the structured content has everything."""
+    line = result.status.value
+    if result.exit_code is not None:
+        line += f", exit code {result.exit_code}"
+    if result.session_id is not None:
+        line += f", session {result.session_id}"
+    if result.message:
+        line += f": {result.message}"
+    return line + (f"\n{result.output}" if result.output else "")
+
+
+def _answer(result: Result) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=_summary(result))], structured_content=result.to_dict()
+    )
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+class Call:
+    """The blocking steps of one `run`, in worker threads. Cancelled, it asks its command to stop
+    and waits (bounded) for that, so that a cancelled `run` leaves nothing running."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.wakeup = Wakeup()
+        self.session_id: str | None = None
+
+    async def step(self, work: Callable[[], Result]) -> Result:
+        done = threading.Event()
+        box: list[Result | BaseException] = []
+
+        def worker() -> None:
+            try:
+                box.append(self.connection.saw(work()))
+            except BaseException as exc:  # handed to the awaiting task
+                box.append(exc)
+            finally:
+                done.set()
+
+        try:
+            await anyio.to_thread.run_sync(worker, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._stop(done, box)
+            raise
+        answer = box[0]
+        if isinstance(answer, BaseException):
+            raise answer
+        self.session_id = answer.session_id
+        return answer
+
+    async def _stop(self, done: threading.Event, box: list[Result | BaseException]) -> None:
+        self.wakeup.trigger(signal.SIGINT)  # a step that started the command interrupts it itself
+        await anyio.to_thread.run_sync(done.wait, STOP_BOUND_S)
+        last = box[0] if box else None
+        session_id = last.session_id if isinstance(last, Result) else self.session_id
+        if session_id is not None:
+            from .session.client import ask
+
+            try:
+                await anyio.to_thread.run_sync(lambda: ask(session_id, {"op": "stop"}))
+            except (SessionError, OSError):
+                pass
+
+    def close(self) -> None:
+        self.wakeup.close()
+
+
+class Tools:
+    """The tools of one connection."""
+
+    def __init__(self, connection: Connection, cwd: str) -> None:
+        self.connection = connection
+        self.cwd = cwd
+
+    async def call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        handler = getattr(self, f"tool_{params.name}", None)
+        if handler is None:
+            return _error(f"unknown tool {params.name!r}: {', '.join(tool.name for tool in TOOLS)}")
+        try:
+            answer: types.CallToolResult = await handler(ctx, _arguments(params))
+            return answer
+        except (BadArguments, ValueError, TypeError) as exc:
+            return _error(f"{params.name}: {exc}")
+        except SessionError as exc:
+            return _error(str(exc))
+        except OSError as exc:
+            return _error(f"{params.name}: {exc.strerror or exc}")
+
+    async def tool_run(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+        from .api import _command, _directory, _env, _request
+
+        command = _command(_string(arguments, "command", required=True) or "")
+        fresh = _flag(arguments, "fresh", False)
+        timeout = _seconds(arguments, "timeout", None)
+        bound = _seconds(arguments, "yield_after", DEFAULT_YIELD_AFTER_S)
+        env = arguments.get("env")
+        scoped: dict[str, object] = {}
+        cwd = _directory(_string(arguments, "cwd"))
+        if cwd is not None:
+            scoped["cwd"] = cwd
+        if env is not None:
+            scoped["env"] = _env(env)
+        request = _request(
+            command, shell=None, cwd=cwd if fresh and cwd else self.cwd, env=_env(env) if fresh else {},
+            timeout=timeout, max_output=1024 * 1024, strategy="auto", load_rc=True,
+        )
+        progress = ctx.meta is not None and ctx.meta.get("progress_token") is not None
+        return _answer(await self._follow(ctx, request, fresh, scoped, bound, progress))
+
+    async def _follow(
+        self, ctx: ServerRequestContext[Any, Any], request: RunRequest, fresh: bool, scoped: dict[str, object],
+        bound: float | None, progress: bool,
+    ) -> Result:
+        """The run to its end or its bound; with progress asked for, in short steps that report output."""
+        from .session.client import ask, run_in_shell, start_session
+
+        call = Call(self.connection)
+        step = bound if not progress else min(bound or PROGRESS_STEP_S, PROGRESS_STEP_S)
+        wait = MAX_WAIT_S if step is None else step
+        try:
+            if fresh:
+                result = await call.step(lambda: start_session(request, wait, wakeup=call.wakeup))
+            else:
+                name = self.connection.shell_name
+                if scoped and not self.connection.shell_used:
+                    await self._start_shell(call, request)
+                self.connection.shell_used = True
+                result = await call.step(
+                    lambda: run_in_shell(name, request, step, scoped, DEFAULT_IDLE_EXPIRE_S, wakeup=call.wakeup)
+                )
+            if progress:
+                result = await self._report(ctx, call, result, bound)
+            return result
+        finally:
+            call.close()
+
+    async def _start_shell(self, call: Call, request: RunRequest) -> None:
+        """Start the shell with a command of its own, so that a first command's cwd/env stay its own
+        (a shell takes its start directory and variables from the command that starts it)."""
+        from .api import WARM_UP
+        from .session.client import run_in_shell
+
+        warm_up = replace(request, command=WARM_UP, timers=replace(request.timers, timeout=None))
+        name = self.connection.shell_name
+        await call.step(lambda: run_in_shell(name, warm_up, None, {}, DEFAULT_IDLE_EXPIRE_S, wakeup=call.wakeup))
+
+    async def _report(
+        self, ctx: ServerRequestContext[Any, Any], call: Call, result: Result, bound: float | None
+    ) -> Result:
+        """Poll in short steps, each new piece of output a progress notification, to the end or the bound.
+
+        An answer still running at the bound holds all the output since the start, as one long
+        wait would have.
+        """
+        from .session.client import ask
+
+        deadline = None if bound is None else time.monotonic() + bound - PROGRESS_STEP_S
+        shown = ""
+        reported = 0
+        while result.session_id is not None and result.status is Status.RUNNING:
+            if result.output:
+                shown += result.output
+                reported += 1
+                await ctx.session.report_progress(reported, None, result.output)
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return replace(result, output=shown)
+            wait = PROGRESS_STEP_S if remaining is None else min(PROGRESS_STEP_S, remaining)
+            session_id = result.session_id
+            result = await call.step(lambda: ask(session_id, {"op": "poll", "wait": wait}))
+        return replace(result, output=shown + result.output) if result.session_id is not None else result
+
+    async def tool_poll(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+        from .api import Session
+
+        session = Session(_string(arguments, "session_id", required=True) or "")
+        wait = _seconds(arguments, "wait", 0.0) or 0.0
+        return _answer(await self.connection.ask(lambda: session.poll(wait)))
+
+    async def tool_send(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+        from .api import Session
+
+        session = Session(_string(arguments, "session_id", required=True) or "")
+        text = _string(arguments, "text")
+        keys = arguments.get("keys", [])
+        if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+            raise BadArguments("'keys' must be a list of key names")
+        enter = _flag(arguments, "enter", True)
+        wait = _seconds(arguments, "wait", 1.0) or 0.0
+        return _answer(await self.connection.ask(lambda: session.send(text, keys, enter=enter, wait=wait)))
+
+    async def tool_stop(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+        from .api import Session
+
+        session = Session(_string(arguments, "session_id", required=True) or "")
+        return _answer(await self.connection.ask(session.stop))
+
+    async def tool_sessions(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+        from .session.client import listing
+
+        rows = await anyio.to_thread.run_sync(listing, time.time())
+        mine = [row for row in rows if row.get("shell_name") == self.connection.shell_name]
+        text = f"{len(rows)} sessions; this connection's shell is {self.connection.shell_name!r}" + (
+            f" ({mine[0]['status']}, in {mine[0]['cwd']})" if mine else " (not started yet)"
+        )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content={"schema_version": SCHEMA_VERSION, "sessions": rows},
+        )
+
+
+async def _list_tools(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS)
+
+
+def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
+    """Serve one client over stdin and stdout until it goes away, or a stop request on `wakeup`
+    (the verb's SIGINT, SIGTERM, SIGHUP); then end what it left running."""
+    connection = Connection()
+    tools = Tools(connection, cwd)
+    server: Server[Any] = Server(
+        "safe-run", version=__version__, on_list_tools=_list_tools, on_call_tool=tools.call,
+        instructions="Run shell commands with honest results. `run` uses a persistent shell per connection.",
+    )
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            if wakeup is not None:
+                group.start_soon(_stop_on_request, wakeup, group.cancel_scope)
+            async with stdio_server(stdin=StdinLines()) as (read_stream, write_stream):  # type: ignore[arg-type]
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()
+
+    blocking = os.get_blocking(0)
+    try:
+        anyio.run(main)
+    finally:
+        os.set_blocking(0, blocking)
+        connection.close()
+
+
+class StdinLines:
+    """The client's messages, a line each, read from descriptor 0 in the event loop.
+
+    The SDK reads stdin in a worker thread, which nothing can cancel: a stop signal could then
+    end the serving only once the client wrote again. Waiting for input in the loop can be cancelled.
+    """
+
+    def __init__(self) -> None:
+        os.set_blocking(0, False)
+        self.buffer = b""
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while b"\n" not in self.buffer:
+            try:
+                await anyio.wait_readable(0)
+            except OSError:
+                pass  # a regular file or /dev/null: not pollable, and reading it never blocks
+            try:
+                chunk = os.read(0, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                if not self.buffer:
+                    raise StopAsyncIteration
+                chunk = b"\n"
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode("utf-8", "replace") + "\n"
+
+
+async def _stop_on_request(wakeup: Wakeup, serving: anyio.CancelScope) -> None:
+    while not wakeup.pending:
+        await anyio.wait_readable(wakeup.fd)
+        wakeup.drain()
+    serving.cancel()

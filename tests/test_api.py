@@ -1,0 +1,198 @@
+"""The Python API (safe_run.run, Shell, Session, arun, AsyncShell) with real shells.
+
+Each test gets its own HOME, TMPDIR and XDG_RUNTIME_DIR, so its sessions and shells live in its
+own store, and closes every shell it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import safe_run
+from safe_run import Result, Session, SessionError, Shell
+from safe_run.result import Status
+
+from conftest import shell_path
+
+
+@pytest.fixture(autouse=True)
+def private_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "home"
+    runtime = tmp_path / "run"
+    tmpdir = tmp_path / "tmp"
+    (home / ".local" / "share" / "fish" / "generated_completions").mkdir(parents=True)
+    runtime.mkdir(mode=0o700)
+    tmpdir.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setenv("SHELL", shell_path("bash"))
+    yield tmp_path
+
+
+def test_import_is_cheap_and_loads_the_api_on_first_use() -> None:
+    code = "import sys, safe_run; assert 'safe_run.api' not in sys.modules; safe_run.run; assert 'safe_run.api' in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_run_reports_the_exit_code_and_output() -> None:
+    result = safe_run.run("echo out; exit 3")
+    assert isinstance(result, Result)
+    assert (result.status, result.exit_code, result.output) == (Status.COMPLETED, 3, "out\n")
+    assert result.to_dict()["status"] == "completed"
+
+
+def test_run_takes_cwd_env_and_a_shell(tmp_path: Path) -> None:
+    result = safe_run.run('echo "$PWD $GREETING"', cwd=tmp_path, env={"GREETING": "hi"}, shell="zsh")
+    assert result.output == f"{tmp_path} hi\n"
+    assert result.shell is not None and result.shell.name == "zsh"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"command": ""}, ValueError),
+        ({"command": "a\0b"}, ValueError),
+        ({"command": 42}, TypeError),
+        ({"command": "true", "timeout": -1}, ValueError),
+        ({"command": "true", "timeout": "5"}, TypeError),
+        ({"command": "true", "strategy": "magic"}, ValueError),
+        ({"command": "true", "env": {"1BAD": "x"}}, ValueError),
+        ({"command": "true", "cwd": "/no/such/dir"}, ValueError),
+        ({"command": "true", "max_output": 10}, ValueError),
+    ],
+)
+def test_bad_arguments_raise_with_a_clear_message(kwargs: dict[str, object], error: type[Exception]) -> None:
+    with pytest.raises(error) as caught:
+        safe_run.run(**kwargs)  # type: ignore[arg-type]
+    assert str(caught.value)
+
+
+def test_a_timeout_is_a_result_not_an_exception() -> None:
+    result = safe_run.run("sleep 30", timeout=0.5)
+    assert result.status is Status.TIMEOUT
+
+
+def test_shell_keeps_its_state_between_calls(tmp_path: Path) -> None:
+    with Shell() as sh:
+        assert sh.name.startswith("api-")
+        first = sh.run(f"cd {tmp_path} && export KEPT=yes && f() {{ echo from-f; }}")
+        assert first.fresh is True and first.shell_name == sh.name
+        assert sh.run('echo "$PWD $KEPT"; f').output == f"{tmp_path} yes\nfrom-f\n"
+        assert sh.run("false").exit_code == 1
+
+
+def test_a_first_scoped_command_leaves_the_shell_as_it_started(tmp_path: Path) -> None:
+    with Shell(cwd=tmp_path) as sh:
+        assert sh.run("pwd; echo $ONLY", cwd="/", env={"ONLY": "here"}).output == "/\nhere\n"
+        assert sh.run("pwd; echo $ONLY").output == f"{tmp_path}\n\n"
+
+
+def test_closing_a_shell_ends_its_jobs() -> None:
+    sh = Shell()
+    sh.run("sleep 300 &")
+    closed = sh.close()
+    assert any("sleep" in killed.command for killed in closed.killed)
+    with pytest.raises(SessionError):
+        sh.close()
+
+
+def test_a_bad_shell_name_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="not a shell name"):
+        Shell("-bad name")
+
+
+def test_many_threads_at_once_each_get_their_own_answer() -> None:
+    answers: dict[int, list[str]] = {}
+
+    def worker(index: int) -> None:
+        try:
+            with Shell() as sh:
+                sh.run(f"N={index}")
+                answers[index] = [sh.run("echo $N").output, safe_run.run(f"echo one-shot-{index}").output]
+        except Exception as exc:  # shown in the comparison below
+            answers[index] = [repr(exc)]
+
+    threads = [threading.Thread(target=worker, args=(index,)) for index in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert answers == {index: [f"{index}\n", f"one-shot-{index}\n"] for index in range(4)}
+
+
+def test_a_run_from_a_thread_that_is_not_the_main_one() -> None:
+    box: list[Result] = []
+    thread = threading.Thread(target=lambda: box.append(safe_run.run("echo from-thread")))
+    thread.start()
+    thread.join(60)
+    assert box[0].output == "from-thread\n"
+
+
+def test_a_session_answers_poll_send_and_stop() -> None:
+    asked = safe_run.run('read -p "name? " x; echo "hello $x"', yield_after=5)
+    assert asked.status is Status.INPUT_REQUIRED and asked.session_id is not None
+    session = Session.of(asked)
+    assert session.poll().session_id == asked.session_id
+    answered = session.send("world", wait=5)
+    assert answered.status is Status.COMPLETED and "hello world" in answered.output
+
+    running = safe_run.run("sleep 300", yield_after=0.2)
+    assert running.status is Status.RUNNING
+    stopped = Session.of(running).stop()
+    assert stopped.status is Status.INTERRUPTED and stopped.session_id is None
+
+
+def test_session_errors() -> None:
+    with pytest.raises(SessionError):
+        Session("0" * 24).poll()
+    with pytest.raises(ValueError, match="no session"):
+        Session.of(safe_run.run("true"))
+    with pytest.raises(ValueError, match="unknown key"):
+        Session("0" * 24).send(keys=["hyper-x"])
+
+
+def test_a_busy_shell_answers_busy_with_the_running_session() -> None:
+    with Shell() as sh:
+        running = sh.run("sleep 300", yield_after=0.2)
+        assert running.status is Status.RUNNING
+        busy = sh.run("echo next")
+        assert busy.status is Status.BUSY and busy.session_id == running.session_id
+        Session.of(running).stop()
+        assert sh.run("echo next").output == "next\n"
+
+
+def test_async_runs_go_on_together() -> None:
+    async def main() -> list[str]:
+        async with safe_run.AsyncShell() as sh:
+            await sh.run("X=async")
+            results = await asyncio.gather(sh.run("echo $X"), safe_run.arun("echo one"), safe_run.arun("echo two"))
+        return [result.output for result in results]
+
+    assert asyncio.run(main()) == ["async\n", "one\n", "two\n"]
+
+
+def test_nothing_is_left_in_the_store_after_shells_close(private_store: Path) -> None:
+    with Shell() as sh:
+        sh.run("true")
+    from safe_run.session.client import listing
+
+    rows = [row for row in listing(0.0)
+            if row["status"] not in ("closed", "completed")]
+    assert rows == []
+    assert os.listdir(private_store / "tmp") == []
+
+
+def test_the_mcp_verb_without_the_sdk_says_what_to_install() -> None:
+    code = "import sys; sys.modules['mcp'] = None; sys.argv = ['safe-run', 'mcp']; from safe_run.cli import main; main()"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 125
+    assert proc.stderr.strip().splitlines() == ["safe-run: safe-run mcp needs the MCP SDK: pip install 'safe-run[mcp]'"]

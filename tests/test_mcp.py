@@ -1,0 +1,284 @@
+"""`safe-run mcp` driven by the MCP SDK's own client over stdio, as an agent's host drives it.
+
+Each test starts `python -m safe_run mcp` with its own HOME, TMPDIR and XDG_RUNTIME_DIR. Waits
+for processes are bounded loops on real state (a pid file, a process gone), never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'safe-run[mcp]')")
+
+import anyio  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+
+from conftest import shell_path  # noqa: E402
+
+BOUND_S = 30.0
+
+
+class Server:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.runtime = root / "run"
+        self.tmpdir = root / "tmp"
+        (self.home / ".local" / "share" / "fish" / "generated_completions").mkdir(parents=True)
+        self.runtime.mkdir(mode=0o700)
+        self.tmpdir.mkdir()
+
+    def params(self) -> StdioServerParameters:
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home), "TMPDIR": str(self.tmpdir),
+            "XDG_RUNTIME_DIR": str(self.runtime), "LANG": "C.UTF-8", "SHELL": shell_path("bash"),
+        }
+        return StdioServerParameters(command=sys.executable, args=["-m", "safe_run", "mcp"], env=env, cwd=str(self.root))
+
+    @asynccontextmanager
+    async def client(self) -> AsyncIterator[ClientSession]:
+        with anyio.fail_after(BOUND_S * 2):
+            async with stdio_client(self.params()) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Server:
+    return Server(tmp_path)
+
+
+def drive(test: Callable[[], Awaitable[None]]) -> None:
+    anyio.run(test)
+
+
+async def call(session: ClientSession, tool: str, arguments: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments, **kwargs)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def wait_for(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + BOUND_S
+    while not check():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        await anyio.sleep(0.05)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}/stat").exists() else "X"
+    return state not in ("Z", "X")
+
+
+def pid_in(path: Path) -> int | None:
+    try:
+        return int(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def test_tools_are_listed_with_their_schemas(server: Server) -> None:
+    async def test() -> None:
+        async with server.client() as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert set(tools) == {"run", "poll", "send", "stop", "sessions"}
+        for tool in tools.values():
+            assert tool.input_schema["type"] == "object" and tool.output_schema is not None
+        assert tools["run"].input_schema["required"] == ["command"]
+        assert "running" in tools["run"].output_schema["properties"]["status"]["enum"]
+
+    drive(test)
+
+
+def test_run_answers_the_result_and_cd_persists(server: Server, tmp_path: Path) -> None:
+    async def test() -> None:
+        async with server.client() as session:
+            first = await session.call_tool("run", {"command": f"cd {tmp_path} && echo hi; exit 4"})
+            assert first.structured_content is not None
+            assert first.structured_content["status"] == "completed"
+            assert first.structured_content["exit_code"] == 4 and first.structured_content["output"] == "hi\n"
+            assert "exit code 4" in first.content[0].text  # type: ignore[union-attr]
+            # `exit` ends the persistent shell: the next call gets a fresh one, in the server's directory.
+            await call(session, "run", {"command": f"cd {tmp_path}/home"})
+            assert (await call(session, "run", {"command": "pwd"}))["output"] == f"{tmp_path}/home\n"
+            fresh = await call(session, "run", {"command": "pwd", "fresh": True})
+            assert fresh["output"] == f"{tmp_path}\n" and fresh["shell_name"] is None
+            listed = await call(session, "sessions", {})
+            assert any(row["shell_name"] and row["cwd"] == f"{tmp_path}/home" for row in listed["sessions"])
+
+    drive(test)
+
+
+def test_poll_send_and_stop(server: Server) -> None:
+    async def test() -> None:
+        async with server.client() as session:
+            asked = await call(session, "run", {"command": 'read -p "name? " x; echo "hello $x"'})
+            assert asked["status"] == "input_required" and asked["session_id"]
+            assert (await call(session, "poll", {"session_id": asked["session_id"]}))["status"] == "input_required"
+            answered = await call(session, "send", {"session_id": asked["session_id"], "text": "world", "wait": 10})
+            assert answered["status"] == "completed" and "hello world" in answered["output"]
+
+            running = await call(session, "run", {"command": "sleep 300", "fresh": True, "yield_after": 0.2})
+            assert running["status"] == "running"
+            stopped = await call(session, "stop", {"session_id": running["session_id"]})
+            assert stopped["status"] == "interrupted" and stopped["session_id"] is None
+
+    drive(test)
+
+
+def test_progress_notifications_come_before_the_result(server: Server, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    events: list[str] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        events.append(f"progress:{message}")
+        go.touch()
+
+    async def test() -> None:
+        async with server.client() as session:
+            command = f"echo first; while [ ! -e {go} ]; do sleep 0.05; done; echo second"
+            result = await call(session, "run", {"command": command}, progress_callback=progress)
+            events.append("result")
+            assert result["status"] == "completed" and result["output"] == "first\nsecond\n"
+
+    drive(test)
+    assert events[0] == "progress:first\n" and events[-1] == "result"
+
+
+def test_a_cancelled_run_stops_its_command_and_the_shell_takes_the_next(server: Server, tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+
+    async def test() -> None:
+        async with server.client() as session:
+            async with anyio.create_task_group() as group:
+                group.start_soon(session.call_tool, "run", {"command": f"sh -c 'echo $$ > {pidfile}; exec sleep 300'"})
+                await wait_for(lambda: pid_in(pidfile) is not None, "the command to start")
+                group.cancel_scope.cancel()
+            pid = pid_in(pidfile)
+            assert pid is not None
+            await wait_for(lambda: not alive(pid), f"the cancelled command (pid {pid}) to end")
+            after = await call(session, "run", {"command": "echo after"})
+            assert after["status"] == "completed" and after["output"] == "after\n"
+
+    drive(test)
+
+
+def test_a_command_waiting_does_not_hold_up_another_call(server: Server, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    order: list[str] = []
+
+    async def slow(session: ClientSession) -> None:
+        waiting = await call(session, "run", {"command": f"while [ ! -e {go} ]; do sleep 0.05; done", "fresh": True})
+        order.append(waiting["status"])
+
+    async def test() -> None:
+        async with server.client() as session:
+            asked = await call(session, "run", {"command": "read x", "fresh": True})
+            assert asked["status"] == "input_required"
+            async with anyio.create_task_group() as group:
+                group.start_soon(slow, session)
+                quick = await call(session, "run", {"command": "echo quick"})
+                order.append(quick["output"])
+                go.touch()
+            await call(session, "stop", {"session_id": asked["session_id"]})
+
+    drive(test)
+    assert order == ["quick\n", "completed"]
+
+
+def test_malformed_arguments_are_tool_errors_and_the_server_stays_up(server: Server) -> None:
+    async def test() -> None:
+        async with server.client() as session:
+            for tool, arguments in [
+                ("run", {"command": 5}), ("run", {}), ("run", {"command": "true", "timeout": -1}),
+                ("poll", {}), ("poll", {"session_id": "nope"}), ("send", {"session_id": "0" * 24, "keys": "x"}),
+                ("stop", {"session_id": "0" * 24}), ("no-such-tool", {}),
+            ]:
+                result = await session.call_tool(tool, arguments)
+                assert result.is_error, (tool, arguments)
+                assert result.content and result.content[0].text  # type: ignore[union-attr]
+            assert (await call(session, "run", {"command": "echo alive"}))["output"] == "alive\n"
+
+    drive(test)
+
+
+def test_a_client_that_goes_away_leaves_nothing_running(server: Server, tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    fresh = tmp_path / "fresh"
+
+    async def test() -> None:
+        async with server.client() as session:
+            await call(session, "run", {"command": f"sleep 300 & echo $! > {job}"})
+            running = await call(
+                session, "run", {"command": f"sh -c 'echo $$ > {fresh}; exec sleep 300'", "fresh": True, "yield_after": 0.2}
+            )
+            assert running["status"] == "running"
+            await wait_for(lambda: pid_in(fresh) is not None, "the fresh command to start")
+        pids = [pid_in(job), pid_in(fresh)]
+        assert None not in pids
+        for pid in pids:
+            assert pid is not None
+            await wait_for(lambda: not alive(pid), f"pid {pid} to end")
+        async with server.client() as session:
+            rows = (await call(session, "sessions", {}))["sessions"]
+        assert [row for row in rows if row["status"] in ("running", "idle", "input_required")] == []
+
+    drive(test)
+
+
+def test_cwd_and_env_of_a_call_apply_to_that_command_alone(server: Server, tmp_path: Path) -> None:
+    async def test() -> None:
+        async with server.client() as session:
+            scoped = await call(session, "run", {"command": "pwd; echo $ONLY", "cwd": str(server.home), "env": {"ONLY": "x"}})
+            assert scoped["output"] == f"{server.home}\nx\n"
+            assert (await call(session, "run", {"command": "pwd; echo $ONLY"}))["output"] == f"{tmp_path}\n\n"
+
+    drive(test)
+
+
+def test_a_stop_signal_ends_the_server_and_what_its_client_left(server: Server, tmp_path: Path) -> None:
+    import json
+    import signal
+    import subprocess
+
+    job = tmp_path / "job"
+    params = server.params()
+    proc = subprocess.Popen(
+        [params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=params.env, cwd=params.cwd,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(message: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        proc.stdin.flush()
+
+    try:
+        ask({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        ask({"method": "notifications/initialized"})
+        ask({"id": 2, "method": "tools/call", "params": {"name": "run", "arguments": {"command": f"sleep 300 & echo $! > {job}"}}})
+        assert json.loads(proc.stdout.readline())["result"]["structuredContent"]["status"] == "completed"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(BOUND_S) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
+    pid = pid_in(job)
+    assert pid is not None
+    drive(lambda: wait_for(lambda: not alive(pid), f"the shell's job (pid {pid}) to end"))
