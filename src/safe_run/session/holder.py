@@ -40,6 +40,7 @@ from ..shells import ShellNotFound
 from ..terminal import TerminalError
 from ..workdir import private_workdir
 from . import DEFAULT_IDLE_EXPIRE_S, NOT_TYPED, wire, with_note
+from .adoption import adopt_orphans, collect_adopted
 from .orphans import process
 from .store import Session
 from .typist import Look, Typist, look_from
@@ -209,6 +210,7 @@ class Holder:
         if wakeup.pending or self._closing:
             return False
         wakeup.drain()
+        collect_adopted(run.terminal.pid)
         self._serve_callers(run)
         self._deliver()
         if self._closing:
@@ -253,6 +255,7 @@ class Holder:
     def turn(self, run: Run) -> None:
         """Between two steps of a command: callers, text waiting to be typed, answers due."""
         assert self.typist is not None
+        collect_adopted(run.terminal.pid)
         self._serve_callers(run)
         self.typist.tick()
         self._answer_due(run)
@@ -623,7 +626,9 @@ def _serve_here(session: Session, listener: socket.socket, request: RunRequest, 
         # The holder owns its process: its stop signals end the command (or the shell) with a result.
         signals = StopSignals()
         signals.install(deferring=True)
+        adopt_orphans()  # what its commands detach comes back to it, to be collected
         Holder(session, listener, request, plan=plan).serve(signals.wakeup)
+        collect_adopted(None)  # the shell is collected by now
         return 0
     except BaseException:  # a holder must never return into its caller's code
         traceback.print_exc()
