@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import Outcome, SafeRun, shell_path
 from container import Process, StandInContainer
+from safe_run.session.adoption import collect_adopted
 
 RUNNING = 75
 
@@ -56,11 +57,11 @@ class Docker:
         proc = subprocess.run(self.argv(*args), input=b"", capture_output=True, env=self.environment(), timeout=60)
         return Outcome(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
 
-    def result(self, *args: str) -> dict:
+    def result(self, *args: str) -> dict[str, Any]:
         outcome = self(*args)
         return one_json_object(outcome)
 
-    def in_shell(self, name: str, command: str) -> dict:
+    def in_shell(self, name: str, command: str) -> dict[str, Any]:
         return self.result("--shell", self.bash, "--format", "json", "--in", name, "--", command)
 
 
@@ -71,7 +72,7 @@ def docker(container: StandInContainer, safe_run: SafeRun, tmp_path: Path) -> Do
     return Docker(container, safe_run, runtime)
 
 
-def one_json_object(outcome: Outcome) -> dict:
+def one_json_object(outcome: Outcome) -> dict[str, Any]:
     """stdout holds one JSON object and nothing else (diagnostics go to stderr)."""
     assert outcome.stdout.strip(), outcome.stderr
     decoded, end = json.JSONDecoder().raw_decode(outcome.stdout.lstrip())
@@ -164,3 +165,19 @@ def test_a_hang_up_of_the_exec_ends_the_command_with_a_result(docker: Docker, co
     result = one_json_object(Outcome(call.returncode, stdout.decode(), stderr.decode()))
     assert result["status"] == "interrupted", result
     assert live(container.settled(lambda seen: not live(seen))) == []
+
+
+def _ended_child() -> int:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(3)
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # ended, not collected
+    return pid
+
+
+def test_the_shell_is_never_collected_with_the_orphans() -> None:
+    orphan = _ended_child()
+    shell = _ended_child()
+    assert collect_adopted(shell) == [orphan]
+    assert os.waitstatus_to_exitcode(os.waitpid(shell, 0)[1]) == 3  # still there for the run's own wait
+    assert collect_adopted(None) == []

@@ -49,7 +49,7 @@ def collect_adopted(shell: int | None) -> list[int]:
     its own wait; once the shell is the ended child seen, the rest wait for the next call (the
     run collects the shell right away, and the next turn gets the others).
     """
-    collected = []
+    collected: list[int] = []
     while True:
         try:
             seen = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
