@@ -49,12 +49,16 @@ class Docker:
             pytest.skip("safe-run is not installed beside the test's Python")
         return ["docker", "exec", "-i", self.container.name, str(program), *args]
 
-    def environment(self) -> dict[str, str]:
-        return self.safe_run.environment({"PATH": self.container.path(), "XDG_RUNTIME_DIR": str(self.runtime)})
+    def environment(self, default_bound: bool = False) -> dict[str, str]:
+        env = self.safe_run.environment({"PATH": self.container.path(), "XDG_RUNTIME_DIR": str(self.runtime)})
+        if default_bound:
+            del env["SAFE_RUN_YIELD_AFTER"]
+        return env
 
-    def __call__(self, *args: str) -> Outcome:
+    def __call__(self, *args: str, default_bound: bool = False) -> Outcome:
         # stdin is a pipe that is at its end at once: `docker exec -i` with nothing to send.
-        proc = subprocess.run(self.argv(*args), input=b"", capture_output=True, env=self.environment(), timeout=60)
+        proc = subprocess.run(self.argv(*args), input=b"", capture_output=True, env=self.environment(default_bound),
+                              timeout=60)
         return Outcome(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
 
     def result(self, *args: str) -> dict[str, Any]:
@@ -146,6 +150,14 @@ def test_a_run_without_terminal_and_stdin_at_its_end_answers_json(docker: Docker
     outcome = docker("--format", "json", "--", "echo hi; test -t 0 && echo tty")
     result = one_json_object(outcome)
     assert (outcome.returncode, result["status"], result["output"].strip()) == (0, "completed", "hi\ntty")
+
+
+def test_runs_under_the_default_bound_leave_not_even_a_zombie(docker: Docker, container: StandInContainer) -> None:
+    """Each is a session whose holder the call forked: the call collects it once it has answered."""
+    for _ in range(3):
+        outcome = docker("--", "echo hi", default_bound=True)
+        assert (outcome.returncode, one_json_object(outcome)["output"].strip()) == (0, "hi")
+    assert container.settled(lambda seen: not seen) == []
 
 
 def test_a_hang_up_of_the_exec_ends_the_command_with_a_result(docker: Docker, container: StandInContainer) -> None:

@@ -15,8 +15,10 @@ it by pid): the shell's pid is only ever looked at, never collected here.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import sys
+import time
 from types import FrameType
 
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
@@ -62,3 +64,28 @@ def collect_adopted(shell: int | None) -> list[int]:
         except ChildProcessError:
             return collected
         collected.append(seen.si_pid)
+
+
+def collect_child(pid: int, timeout: float) -> bool:
+    """Wait at most `timeout` seconds for the child `pid` to end, and collect it; whether it did.
+
+    A caller that forked a holder collects it once the holder has given the final answer (it
+    exits right after), so that the holder's own end is not left to a PID 1 that never collects.
+    """
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        fd = -1
+    try:
+        if fd >= 0:
+            select.select([fd], [], [], timeout)
+        else:  # no pidfd (Linux before 5.3): look again every few milliseconds
+            deadline = time.monotonic() + timeout
+            while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None and time.monotonic() < deadline:
+                time.sleep(0.005)
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return False
+    finally:
+        if fd >= 0:
+            os.close(fd)

@@ -565,7 +565,7 @@ def _peer_uid(conn: socket.socket) -> int | None:
     return uid
 
 
-def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, fork: bool = False) -> None:
+def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, fork: bool = False) -> int | None:
     """Start the holder in a process of its own session, free of the caller's terminal and pipes.
 
     The listening socket exists before the holder does, so the caller can connect at once. The
@@ -574,13 +574,14 @@ def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None,
 
     A new interpreter runs the holder, so it carries nothing of its caller (threads, memory, locks
     held mid-fork). `fork` is for safe-run's own single-threaded command line, where a fork costs
-    nothing and spares each session a second start-up of Python.
+    nothing and spares each session a second start-up of Python; the forked holder's pid is
+    returned, for the caller to collect it if it ends while the caller still runs.
     """
     listener = session.listen()
     if fork:
-        _fork_holder(session, listener, request, plan)
-    else:
-        _spawn_holder(session, listener, request, plan)
+        return _fork_holder(session, listener, request, plan)
+    _spawn_holder(session, listener, request, plan)
+    return None
 
 
 def _spawn_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
@@ -601,12 +602,12 @@ def _spawn_holder(session: Session, listener: socket.socket, request: RunRequest
     threading.Thread(target=holder.wait, name=f"safe-run holder {session.id}", daemon=True).start()
 
 
-def _fork_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
+def _fork_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
     pid = os.fork()
     if pid != 0:
         listener.close()
         session.write_meta(holder_pid=pid)
-        return
+        return pid
     status = 1
     try:
         for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
