@@ -116,6 +116,7 @@ def test_close_in_another_exec_leaves_nothing_running(docker: Docker, container:
     # Without an init nobody collects the holder itself once it ends: at most its own zombie is left.
     holder_pid = holders(before)[0].pid
     assert [p.pid for p in after if p.zombie] in ([], [holder_pid])
+    assert docker.safe_run.leftovers() == []  # nothing in TMPDIR either
 
 
 def test_what_a_command_detaches_does_not_stay_a_zombie(docker: Docker, container: StandInContainer) -> None:
