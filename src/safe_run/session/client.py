@@ -32,6 +32,8 @@ ANSWER_MARGIN_S = 5.0
 # `sessions` asks this many holders at once, so that stuck ones cost one margin, not one each.
 LISTING_PARALLEL = 16
 UNRESPONSIVE = "unresponsive"
+# How long a caller that forked a holder waits for it to exit after its final answer.
+HOLDER_EXIT_S = 2.0
 
 Report = Callable[[str], None]
 
@@ -48,8 +50,13 @@ def start_session(
 
     store = SessionStore.open(report=report)
     session = store.create(request.command)
-    detach(session, replace(request, hold_on_input=True), fork=fork)
-    return _ask_interruptibly(session, {"op": "poll", "wait": yield_after, "first": True}, wakeup)
+    holder = detach(session, replace(request, hold_on_input=True), fork=fork)
+    result = _ask_interruptibly(session, {"op": "poll", "wait": yield_after, "first": True}, wakeup)
+    if holder is not None and result.session_id is None:
+        from .adoption import collect_child
+
+        collect_child(holder, HOLDER_EXIT_S)  # it ends once it has answered; a container's PID 1 may never collect it
+    return result
 
 
 def run_in_shell(

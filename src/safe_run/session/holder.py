@@ -40,6 +40,7 @@ from ..shells import ShellNotFound
 from ..terminal import TerminalError
 from ..workdir import private_workdir
 from . import DEFAULT_IDLE_EXPIRE_S, NOT_TYPED, wire, with_note
+from .adoption import adopt_orphans, collect_adopted
 from .orphans import process
 from .store import Session
 from .typist import Look, Typist, look_from
@@ -221,6 +222,7 @@ class Holder:
         if wakeup.pending or self._closing:
             return False
         wakeup.drain()
+        collect_adopted(run.terminal.pid)
         self._serve_callers(run)
         self._deliver()
         if self._closing:
@@ -265,6 +267,7 @@ class Holder:
     def turn(self, run: Run) -> None:
         """Between two steps of a command: callers, text waiting to be typed, answers due."""
         assert self.typist is not None
+        collect_adopted(run.terminal.pid)
         self._serve_callers(run)
         self.typist.tick()
         self._answer_due(run)
@@ -574,7 +577,7 @@ def _peer_uid(conn: socket.socket) -> int | None:
     return uid
 
 
-def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, fork: bool = False) -> None:
+def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, fork: bool = False) -> int | None:
     """Start the holder in a process of its own session, free of the caller's terminal and pipes.
 
     The listening socket exists before the holder does, so the caller can connect at once. The
@@ -583,13 +586,14 @@ def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None,
 
     A new interpreter runs the holder, so it carries nothing of its caller (threads, memory, locks
     held mid-fork). `fork` is for safe-run's own single-threaded command line, where a fork costs
-    nothing and spares each session a second start-up of Python.
+    nothing and spares each session a second start-up of Python; the forked holder's pid is
+    returned, for the caller to collect it if it ends while the caller still runs.
     """
     listener = session.listen()
     if fork:
-        _fork_holder(session, listener, request, plan)
-    else:
-        _spawn_holder(session, listener, request, plan)
+        return _fork_holder(session, listener, request, plan)
+    _spawn_holder(session, listener, request, plan)
+    return None
 
 
 def _spawn_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
@@ -610,12 +614,12 @@ def _spawn_holder(session: Session, listener: socket.socket, request: RunRequest
     threading.Thread(target=holder.wait, name=f"safe-run holder {session.id}", daemon=True).start()
 
 
-def _fork_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
+def _fork_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
     pid = os.fork()
     if pid != 0:
         listener.close()
         session.write_meta(holder_pid=pid)
-        return
+        return pid
     status = 1
     try:
         for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
@@ -635,7 +639,9 @@ def _serve_here(session: Session, listener: socket.socket, request: RunRequest, 
         # The holder owns its process: its stop signals end the command (or the shell) with a result.
         signals = StopSignals()
         signals.install(deferring=True)
+        adopt_orphans()  # what its commands detach comes back to it, to be collected
         Holder(session, listener, request, plan=plan).serve(signals.wakeup)
+        collect_adopted(None)  # the shell is collected by now
         return 0
     except BaseException:  # a holder must never return into its caller's code
         traceback.print_exc()

@@ -1,0 +1,91 @@
+"""A holder adopts and collects the processes its shell's commands leave behind.
+
+A command that detaches a process (`(job &)`, `setsid job &`, a daemon's double fork) leaves an
+orphan, which the kernel hands to the nearest subreaper, else to PID 1. In a container started
+without an init, PID 1 is the container's program (`sleep infinity`, a server) and never collects
+its children: every such orphan stays a zombie once it ends. A holder marks itself a child
+subreaper, so its shell's orphans come to it, and collects them between steps of the run loop and
+between commands; a SIGCHLD handler (which does nothing itself) makes each end wake that loop
+through the process's signal wake-up descriptor.
+
+The shell is the holder's child too, and its exit status belongs to the run (`Terminal` waits for
+it by pid): the shell's pid is only ever looked at, never collected here.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import time
+from types import FrameType
+
+PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+
+
+def adopt_orphans() -> bool:
+    """Become the subreaper of everything started below this process; whether the kernel agreed."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    signal.signal(signal.SIGCHLD, _wake)
+    return True
+
+
+def _wake(signum: int, frame: FrameType | None) -> None:
+    """Nothing: the signal's byte on the wake-up descriptor is what wakes the loop."""
+
+
+def collect_adopted(shell: int | None) -> list[int]:
+    """Collect every ended child but `shell`; the pids collected. Never waits.
+
+    Each ended child is looked at first without being collected, so the shell's status stays for
+    its own wait; once the shell is the ended child seen, the rest wait for the next call (the
+    run collects the shell right away, and the next turn gets the others).
+    """
+    collected: list[int] = []
+    while True:
+        try:
+            seen = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return collected
+        if seen is None or seen.si_pid == 0 or seen.si_pid == shell:
+            return collected
+        try:
+            os.waitpid(seen.si_pid, 0)
+        except ChildProcessError:
+            return collected
+        collected.append(seen.si_pid)
+
+
+def collect_child(pid: int, timeout: float) -> bool:
+    """Wait at most `timeout` seconds for the child `pid` to end, and collect it; whether it did.
+
+    A caller that forked a holder collects it once the holder has given the final answer (it
+    exits right after), so that the holder's own end is not left to a PID 1 that never collects.
+    """
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        fd = -1
+    try:
+        if fd >= 0:
+            select.select([fd], [], [], timeout)
+        else:  # no pidfd (Linux before 5.3): look again every few milliseconds
+            deadline = time.monotonic() + timeout
+            while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None and time.monotonic() < deadline:
+                time.sleep(0.005)
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return False
+    finally:
+        if fd >= 0:
+            os.close(fd)
