@@ -209,7 +209,7 @@ def test_no_answer_in_time_kills_the_prefix_and_raises(tmp_path: Path) -> None:
 def test_closing_a_shell_leaves_nothing_running(machine: Path) -> None:
     remote = docker("one")
     sh = remote.Shell()
-    pid = int(sh.run("sleep 300 & echo $!").output)
+    pid = int(sh.run("sleep 300 & echo $!").output.split()[-1])
     closed = sh.close()
     assert any("sleep" in killed.command for killed in closed.killed)
     assert _gone(pid)
