@@ -176,6 +176,31 @@ def test_what_the_far_side_refuses_raises_value_error(remote: Remote) -> None:
         remote.run("true", cwd="/no/such/dir")
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"command": ""}, ValueError),
+        ({"command": 42}, TypeError),
+        ({"command": "true", "timeout": -1}, ValueError),
+        ({"command": "true", "strategy": "magic"}, ValueError),
+        ({"command": "true", "env": {"1BAD": "x"}}, ValueError),
+        ({"command": "true", "max_output": 10}, ValueError),
+    ],
+)
+def test_bad_arguments_raise_before_anything_crosses(kwargs: dict[str, object], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        Remote(["no-such-prefix-program"]).run(**kwargs)  # type: ignore[arg-type]
+
+
+def test_the_run_options_reach_the_far_side() -> None:
+    result = docker("one").run("echo ${#X}", strategy="none", max_output=2048, shell="dash", load_rc=False,
+                               env={"X": "x" * 5000})
+    assert (result.strategy.value if result.strategy else None, result.output) == ("none", "5000\n")
+    assert result.shell is not None and result.shell.name == "dash"
+    long = docker("one").run("head -c 6000 /dev/zero | tr '\\0' x", max_output=2048)
+    assert long.output_truncated
+
+
 def test_a_timeout_is_a_result() -> None:
     assert docker("one").run("sleep 30", timeout=0.5).status is Status.TIMEOUT
 

@@ -30,7 +30,7 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
-from .api import DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, STRATEGIES, _command, _env, _seconds, _wait
+from .api import DEFAULT_MAX_OUTPUT, WARM_UP, _check_output, _command, _env, _seconds, _wait
 from .result import ExitStatus, Result, Status
 from .session import DEFAULT_IDLE_EXPIRE_S, SessionError
 
@@ -110,6 +110,10 @@ class Remote:
     is expanded there. Each call waits for the far side's answer at most the wait it asks for
     plus `margin` seconds, and a call with no limit of its own at most `longest` seconds; past
     that the prefix is killed and `RemoteError` raised (the command may go on over there).
+
+    The prefix runs in a session of its own, away from the caller's terminal: a prefix that would
+    ask for a password there fails at once instead of waiting (give ssh a key, or BatchMode).
+    Paths (`cwd`) and shell names are the far side's and are not checked here.
     """
 
     def __init__(
@@ -134,10 +138,7 @@ class Remote:
         max_output: int = DEFAULT_MAX_OUTPUT, strategy: str = "auto", load_rc: bool = True,
     ) -> Result:
         """`safe_run.run` on the far side: a fresh shell there, to the end or to `yield_after`."""
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
-        if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < MIN_MAX_OUTPUT:
-            raise ValueError(f"max_output must be an int of at least {MIN_MAX_OUTPUT} bytes, not {max_output!r}")
+        _check_output(max_output, strategy)
         limit, bound = _seconds(timeout, "timeout"), _seconds(yield_after, "yield_after")
         options = _run_options(
             shell=_optional_text(shell, "shell"), cwd=_path(cwd, "cwd"), env=_env(env), timeout=limit,
@@ -204,6 +205,10 @@ class Remote:
                 f"{self._describe()}: no answer within {seconds:g} s; the prefix was killed "
                 "(the command may go on over there)", None, _tail(err),
             ) from None
+        except BaseException:  # KeyboardInterrupt, a cancelled thread: leave no prefix behind
+            _kill(process)
+            process.wait()
+            raise
         return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
@@ -245,8 +250,6 @@ class RemoteShell:
         directory, variables = _path(cwd, "cwd"), None if env is None else _env(env)
         scoped = directory is not None or variables is not None
         if scoped and not self._used:
-            from .api import WARM_UP
-
             self._call(WARM_UP, None, None, None, None)
         return self._call(text, limit, bound, directory, variables)
 
