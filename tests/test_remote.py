@@ -193,6 +193,7 @@ def test_bad_arguments_raise_before_anything_crosses(kwargs: dict[str, object], 
 
 
 def test_the_run_options_reach_the_far_side() -> None:
+    shell_path("dash")
     result = docker("one").run("echo ${#X}", strategy="none", max_output=2048, shell="dash", load_rc=False,
                                env={"X": "x" * 5000})
     assert (result.strategy.value if result.strategy else None, result.output) == ("none", "5000\n")
