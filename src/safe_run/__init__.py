@@ -1,7 +1,8 @@
 """safe-run: run one command through the user's real shell and report honestly how it ended.
 
 The library (`safe_run.run`, `Shell`, `Session`, ...) is in `safe_run.api`, loaded on first use
-so that `import safe_run` (and the command line's start) stays cheap.
+so that `import safe_run` (and the command line's start) stays cheap; `Remote` (the same calls
+through a command prefix such as `docker exec -i C`) is in `safe_run.remote`, loaded likewise.
 """
 
 from __future__ import annotations
@@ -11,11 +12,17 @@ __version__ = "0.1.0"
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .api import AsyncShell, Result, Session, SessionError, Shell, arun, run
+    from .remote import Remote, RemoteError
 
-__all__ = ["AsyncShell", "Result", "Session", "SessionError", "Shell", "arun", "run"]
+__all__ = ["AsyncShell", "Remote", "RemoteError", "Result", "Session", "SessionError", "Shell", "arun", "run"]
+REMOTE_NAMES = ("Remote", "RemoteError")
 
 
 def __getattr__(name: str) -> object:
+    if name in REMOTE_NAMES:
+        from . import remote
+
+        return getattr(remote, name)
     if name in __all__:
         from . import api
 

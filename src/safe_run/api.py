@@ -89,16 +89,20 @@ def _env(env: Mapping[str, str] | None) -> dict[str, str]:
     return dict(env)
 
 
+def _check_output(max_output: int, strategy: str) -> None:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+    if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < MIN_MAX_OUTPUT:
+        raise ValueError(f"max_output must be an int of at least {MIN_MAX_OUTPUT} bytes, not {max_output!r}")
+
+
 def _request(
     command: str, *, shell: str | None, cwd: str | None, env: dict[str, str], timeout: float | None,
     max_output: int, strategy: str, load_rc: bool,
 ) -> RunRequest:
     if shell is not None and not isinstance(shell, str):
         raise TypeError(f"shell must be a path or name as a string, not {type(shell).__name__}")
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
-    if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < MIN_MAX_OUTPUT:
-        raise ValueError(f"max_output must be an int of at least {MIN_MAX_OUTPUT} bytes, not {max_output!r}")
+    _check_output(max_output, strategy)
     return RunRequest(
         command=_command(command), shell=shell, cwd=cwd or os.getcwd(), env=env, load_rc=bool(load_rc),
         strategy=strategy, timers=Timers(timeout=timeout), max_output=max_output,
