@@ -194,3 +194,38 @@ def test_the_shell_is_never_collected_with_the_orphans() -> None:
     assert collect_adopted(shell) == [orphan]
     assert os.waitstatus_to_exitcode(os.waitpid(shell, 0)[1]) == 3  # still there for the run's own wait
     assert collect_adopted(None) == []
+
+
+def test_one_agent_drives_shells_in_two_containers_at_once_through_the_api(tmp_path: Path, safe_run: SafeRun) -> None:
+    """`safe_run.Remote` through each container's `docker exec -i`: the same Shell interface, and
+    the state of each shell stays in its own container."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from safe_run import Remote
+
+    program = Path(sys.executable).parent / "safe-run"
+    if not program.exists():
+        pytest.skip("safe-run is not installed beside the test's Python")
+    containers = [StandInContainer(tmp_path / name, name) for name in ("c1", "c2")]
+    try:
+        remotes = []
+        for container in containers:
+            container.start()
+            runtime = tmp_path / f"runtime-{container.name}"
+            runtime.mkdir(mode=0o700)
+            far_side = ["env", f"HOME={safe_run.home}", f"XDG_RUNTIME_DIR={runtime}", f"TMPDIR={safe_run.tmpdir}",
+                        str(program)]
+            remotes.append(Remote([str(container.bindir / "docker"), "exec", "-i", container.name], far_side))
+        one, two = (remote.Shell(shell=shell_path("bash")) for remote in remotes)
+        with one, two:
+            assert one.run("export WHERE=one").exit_code == 0 and two.run("export WHERE=two").exit_code == 0
+            with ThreadPoolExecutor(2) as pool:
+                answers = list(pool.map(lambda shell: shell.run('echo "$WHERE $(readlink /proc/$$/ns/pid)"'), (one, two)))
+            assert [answer.output.split()[0] for answer in answers] == ["one", "two"]
+            assert answers[0].output.split()[1] != answers[1].output.split()[1], "each in its own container"
+        for container in containers:
+            left = container.settled(lambda seen: not live(seen))
+            assert not live(left), left
+    finally:
+        for container in containers:
+            container.stop()
