@@ -239,7 +239,7 @@ class Holder:
         name = self.plan.name
         if self._closing:
             why = "was closed"
-            result = replace(result, output="", output_truncated=False, output_dropped_bytes=0)
+            result = replace(result, output="", output_truncated=False, output_dropped_bytes=0, message=None)
         elif signals:
             why = f"was ended by {signal.Signals(signals[0]).name} to its holder"
         elif not run.shell_alive():
