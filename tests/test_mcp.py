@@ -94,7 +94,7 @@ def test_tools_are_listed_with_their_schemas(server: Server) -> None:
     async def test() -> None:
         async with server.client() as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert set(tools) == {"run", "poll", "send", "stop", "sessions"}
+        assert set(tools) == {"run", "poll", "send", "stop", "close", "sessions"}
         for tool in tools.values():
             assert tool.input_schema["type"] == "object" and tool.output_schema is not None
         assert tools["run"].input_schema["required"] == ["command"]
