@@ -38,18 +38,24 @@ SERVING = re.compile(r"serving MCP at http://([^/]+)/mcp")
 class HttpServer:
     """One `safe-run mcp --http` process; `start` again after `stop` for a restart."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, token_file: Path | None = None) -> None:
         self.server = server
+        self.token_file = token_file
         self.proc: subprocess.Popen[bytes] | None = None
         self.stderr = server.root / "stderr"
         self.address = ""
 
     def start(self) -> None:
         params = self.server.params()
-        env = {**(params.env or {}), "SAFE_RUN_MCP_TOKEN": TOKEN}
+        env = dict(params.env or {})
+        argv = [sys.executable, "-m", "safe_run", "mcp", "--http", "127.0.0.1:0"]
+        if self.token_file is None:
+            env["SAFE_RUN_MCP_TOKEN"] = TOKEN
+        else:
+            argv += ["--token-file", str(self.token_file)]
         with self.stderr.open("ab") as stderr:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "safe_run", "mcp", "--http", "127.0.0.1:0"], env=env, cwd=params.cwd,
+                argv, env=env, cwd=params.cwd,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
             )
         deadline = time.monotonic() + BOUND_S
@@ -207,3 +213,34 @@ def test_the_token_is_not_on_the_servers_command_line(served: HttpServer) -> Non
 
     drive(test)
     assert TOKEN not in served.stderr.read_text()
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0:0", "127.0.0.1:0"])
+def test_without_a_token_the_server_does_not_start(tmp_path: Path, address: str) -> None:
+    params = Server(tmp_path).params()
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    for extra in ([], ["--token-file", str(empty)]):
+        done = subprocess.run(
+            [sys.executable, "-m", "safe_run", "mcp", "--http", address, *extra], env=params.env, cwd=params.cwd,
+            capture_output=True, text=True, timeout=BOUND_S, stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 2
+        assert len(done.stderr.splitlines()) == 1 and "token" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_token_can_come_from_a_file(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
+    served = HttpServer(Server(tmp_path), token_file)
+    served.start()
+    try:
+        async def test() -> None:
+            async with served.client() as session:
+                assert (await call(session, "run", {"command": "echo hi", "fresh": True}))["output"] == "hi\n"
+
+        drive(test)
+        assert raw(served.address, "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})[0] == 401
+    finally:
+        assert served.stop() == 128 + signal.SIGTERM
