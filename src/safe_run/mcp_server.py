@@ -38,6 +38,7 @@ from .interrupts import Wakeup
 from .request import RunRequest
 from .result import SCHEMA_VERSION, Reason, Result, Status, Strategy
 from .session import DEFAULT_IDLE_EXPIRE_S, SessionError
+from .session.store import SHELL_NAME
 from .session.wire import MAX_WAIT_S
 
 # A `run` with no yield_after answers `running` after this long, as the command line's JSON does.
@@ -103,7 +104,7 @@ TOOLS = [
                 "command": {"type": "string", "minLength": 1, "description": "The command line, as typed in a shell."},
                 "fresh": {"type": "boolean", "default": False, "description": "Run in a new shell, not the persistent one."},
                 "shell_name": {
-                    "type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+                    "type": "string", "pattern": "^" + SHELL_NAME.pattern.removesuffix(r"\Z") + "$",
                     "description": "Run in the persistent shell of this name (as `safe-run --in NAME`), started on first use.",
                 },
                 "timeout": {**_NUMBER, "description": "Stop the command after this many seconds (0: no limit)."},
