@@ -94,7 +94,7 @@ def test_tools_are_listed_with_their_schemas(server: Server) -> None:
     async def test() -> None:
         async with server.client() as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert set(tools) == {"run", "poll", "send", "stop", "sessions"}
+        assert set(tools) == {"run", "poll", "send", "stop", "close", "sessions"}
         for tool in tools.values():
             assert tool.input_schema["type"] == "object" and tool.output_schema is not None
         assert tools["run"].input_schema["required"] == ["command"]
@@ -282,3 +282,46 @@ def test_a_stop_signal_ends_the_server_and_what_its_client_left(server: Server, 
     pid = pid_in(job)
     assert pid is not None
     drive(lambda: wait_for(lambda: not alive(pid), f"the shell's job (pid {pid}) to end"))
+
+
+def cli(server: Server, *args: str) -> dict[str, Any]:
+    """`safe-run ARGS --format json` with the server's environment, its JSON answer."""
+    import json
+    import subprocess
+
+    params = server.params()
+    words = list(args)
+    words.insert(words.index("--") if "--" in words else len(words), "--format=json")
+    done = subprocess.run(
+        [sys.executable, "-m", "safe_run", *words], env=params.env, cwd=params.cwd,
+        capture_output=True, text=True, timeout=BOUND_S,
+    )
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def test_a_named_shell_outlives_its_connection_and_the_command_line_shares_it(server: Server) -> None:
+    async def test() -> None:
+        async with server.client() as session:
+            named = await call(session, "run", {"command": "X=kept; cd home", "shell_name": "a"})
+            assert named["shell_name"] == "a" and named["fresh"] is True
+            own = (await call(session, "run", {"command": "true"}))["shell_name"]
+            assert own.startswith("mcp-")
+            refused = await session.call_tool("run", {"command": "true", "shell_name": "-bad"})
+            assert refused.is_error
+        async with server.client() as session:
+            again = await call(session, "run", {"command": "echo $X; pwd", "shell_name": "a"})
+            assert again["output"] == f"kept\n{server.home}\n" and again["fresh"] is False
+
+            def own_shell_gone() -> bool:
+                return not [row for row in cli(server, "sessions")["sessions"]
+                            if row["shell_name"] == own and row["status"] == "idle"]
+
+            await wait_for(own_shell_gone, f"the first connection's shell {own} to close")
+        assert cli(server, "--in", "a", "--", "echo $X")["output"] == "kept\n"
+        async with server.client() as session:
+            closed = await call(session, "close", {"shell_name": "a"})
+            assert closed["shell_name"] == "a"
+            assert (await session.call_tool("close", {"shell_name": "a"})).is_error
+
+    drive(test)

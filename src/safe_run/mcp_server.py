@@ -1,7 +1,9 @@
-"""`safe-run mcp`: the runs, sessions and persistent shells as tools of an MCP server over stdio.
+"""`safe-run mcp`: the runs, sessions and persistent shells as tools of an MCP server.
 
-One connection is one server process (stdio), and it has its own persistent shell, so a `cd` in
-one `run` holds for the next. Every answer is the result JSON as structured content, with a
+Each connection (the one client of a stdio server, or one session over HTTP) has its own
+persistent shell, so a `cd` in one `run` holds for the next. A `run` may name a shell instead
+(`shell_name`, the names of `--in NAME`): named shells belong to no connection, so the command
+line and every later connection find them, and only their idle expiry or `close` ends them. Every answer is the result JSON as structured content, with a
 short line of text. What a command did (timed out, waits for input, found the shell busy) is a
 normal result; only a call that cannot be made (bad arguments, an unknown session) is a tool
 error. The blocking calls run in worker threads, so calls go on at once, and the server's own
@@ -9,8 +11,8 @@ stdin and stdout never reach a command: commands run in holders with their own t
 
 A long command reports its output as progress notifications when the client asked for them
 (a progress token), and still going at `yield_after` it answers `running` with its session id.
-A cancelled `run` stops its command; when the client goes away, the connection's shell is closed
-and the sessions it started are stopped.
+A cancelled `run` stops its command; when the client goes away, the connection's own shell is
+closed and the sessions it started are stopped, except those of named shells.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .interrupts import Wakeup
 from .request import RunRequest
 from .result import SCHEMA_VERSION, Reason, Result, Status, Strategy
 from .session import DEFAULT_IDLE_EXPIRE_S, SessionError
+from .session.store import SHELL_NAME
 from .session.wire import MAX_WAIT_S
 
 # A `run` with no yield_after answers `running` after this long, as the command line's JSON does.
@@ -89,7 +92,8 @@ TOOLS = [
         description=(
             "Run a shell command and get an honest result: status, exit code, clean output. By default it runs "
             "in this connection's persistent shell, so cd, variables and venvs persist; `fresh: true` runs it in "
-            "a new shell. Still running after yield_after seconds: status `running` with a session_id (poll, "
+            "a new shell; `shell_name` runs it in the named shell shared with `safe-run --in NAME` and other "
+            "connections (it outlives this connection; `close` ends it). Still running after yield_after seconds: status `running` with a session_id (poll, "
             "send, stop). Waiting for input: `input_required` with a session_id; answer with send."
         ),
         input_schema={
@@ -99,6 +103,10 @@ TOOLS = [
             "properties": {
                 "command": {"type": "string", "minLength": 1, "description": "The command line, as typed in a shell."},
                 "fresh": {"type": "boolean", "default": False, "description": "Run in a new shell, not the persistent one."},
+                "shell_name": {
+                    "type": "string", "pattern": "^" + SHELL_NAME.pattern.removesuffix(r"\Z") + "$",
+                    "description": "Run in the persistent shell of this name (as `safe-run --in NAME`), started on first use.",
+                },
                 "timeout": {**_NUMBER, "description": "Stop the command after this many seconds (0: no limit)."},
                 "yield_after": {
                     **_NUMBER, "default": DEFAULT_YIELD_AFTER_S,
@@ -150,6 +158,15 @@ TOOLS = [
         output_schema=RESULT_SCHEMA,
     ),
     types.Tool(
+        name="close",
+        description="End the named persistent shell and everything it started; its last result, with what was ended.",
+        input_schema={
+            "type": "object", "required": ["shell_name"], "additionalProperties": False,
+            "properties": {"shell_name": {"type": "string", "description": "The shell's name (`shell_name` of run)."}},
+        },
+        output_schema=RESULT_SCHEMA,
+    ),
+    types.Tool(
         name="sessions",
         description="This user's persistent shells and sessions, running and finished: id, status, age, command.",
         input_schema={"type": "object", "additionalProperties": False, "properties": {}},
@@ -164,15 +181,18 @@ class BadArguments(ValueError):
 
 @dataclass
 class Connection:
-    """What one client started: its persistent shell, and the sessions to stop when it goes."""
+    """What one client started: its persistent shell, and the sessions to stop when it goes.
+
+    A command of a named shell is the shell's, not the connection's: it is left running.
+    """
 
     shell_name: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(8)}")
     sessions: set[str] = field(default_factory=set)
-    shell_used: bool = False
+    shells_used: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def saw(self, result: Result) -> Result:
-        if result.session_id is not None:
+        if result.session_id is not None and result.shell_name in (None, self.shell_name):
             with self.lock:
                 self.sessions.add(result.session_id)
         return result
@@ -305,11 +325,14 @@ class Call:
         self.wakeup.close()
 
 
-class Tools:
-    """The tools of one connection."""
+ConnectionOf = Callable[[ServerRequestContext[Any, Any]], Connection]
 
-    def __init__(self, connection: Connection, cwd: str) -> None:
-        self.connection = connection
+
+class Tools:
+    """The tools, each call made for the connection `connection_of` finds for its request."""
+
+    def __init__(self, connection_of: ConnectionOf, cwd: str) -> None:
+        self.connection_of = connection_of
         self.cwd = cwd
 
     async def call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -317,7 +340,7 @@ class Tools:
         if handler is None:
             return _error(f"unknown tool {params.name!r}: {', '.join(tool.name for tool in TOOLS)}")
         try:
-            answer: types.CallToolResult = await handler(ctx, _arguments(params))
+            answer: types.CallToolResult = await handler(ctx, self.connection_of(ctx), _arguments(params))
             return answer
         except (BadArguments, ValueError, TypeError) as exc:
             return _error(f"{params.name}: {exc}")
@@ -326,11 +349,19 @@ class Tools:
         except OSError as exc:
             return _error(f"{params.name}: {exc.strerror or exc}")
 
-    async def tool_run(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+    async def tool_run(
+        self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         from .api import _command, _directory, _env, _request
+        from .session.client import check_name
 
         command = _command(_string(arguments, "command", required=True) or "")
         fresh = _flag(arguments, "fresh", False)
+        name = _string(arguments, "shell_name")
+        if name is not None:
+            if fresh:
+                raise BadArguments("'fresh' and 'shell_name' exclude each other")
+            check_name(name)
         timeout = _seconds(arguments, "timeout", None)
         bound = _seconds(arguments, "yield_after", DEFAULT_YIELD_AFTER_S)
         env = arguments.get("env")
@@ -345,28 +376,28 @@ class Tools:
             timeout=timeout, max_output=1024 * 1024, strategy="auto", load_rc=True,
         )
         progress = ctx.meta is not None and ctx.meta.get("progress_token") is not None
-        return _answer(await self._follow(ctx, request, fresh, scoped, bound, progress))
+        shell = None if fresh else name or connection.shell_name
+        return _answer(await self._follow(ctx, Call(connection), request, shell, scoped, bound, progress))
 
     async def _follow(
-        self, ctx: ServerRequestContext[Any, Any], request: RunRequest, fresh: bool, scoped: dict[str, object],
-        bound: float | None, progress: bool,
+        self, ctx: ServerRequestContext[Any, Any], call: Call, request: RunRequest, shell: str | None,
+        scoped: dict[str, object], bound: float | None, progress: bool,
     ) -> Result:
-        """The run to its end or its bound; with progress asked for, in short steps that report output."""
-        from .session.client import ask, run_in_shell, start_session
+        """The run (in `shell`, or a fresh one for None) to its end or its bound; with progress asked
+        for, in short steps that report output."""
+        from .session.client import run_in_shell, start_session
 
-        call = Call(self.connection)
         step = bound if not progress else min(bound or PROGRESS_STEP_S, PROGRESS_STEP_S)
         wait = MAX_WAIT_S if step is None else step
         try:
-            if fresh:
+            if shell is None:
                 result = await call.step(lambda: start_session(request, wait, wakeup=call.wakeup))
             else:
-                name = self.connection.shell_name
-                if scoped and not self.connection.shell_used:
-                    await self._start_shell(call, request)
-                self.connection.shell_used = True
+                if scoped and shell not in call.connection.shells_used:
+                    await self._start_shell(call, shell, request)
+                call.connection.shells_used.add(shell)
                 result = await call.step(
-                    lambda: run_in_shell(name, request, step, scoped, DEFAULT_IDLE_EXPIRE_S, wakeup=call.wakeup)
+                    lambda: run_in_shell(shell, request, step, scoped, DEFAULT_IDLE_EXPIRE_S, wakeup=call.wakeup)
                 )
             if progress:
                 result = await self._report(ctx, call, result, bound)
@@ -374,14 +405,14 @@ class Tools:
         finally:
             call.close()
 
-    async def _start_shell(self, call: Call, request: RunRequest) -> None:
+    async def _start_shell(self, call: Call, name: str, request: RunRequest) -> None:
         """Start the shell with a command of its own, so that a first command's cwd/env stay its own
-        (a shell takes its start directory and variables from the command that starts it)."""
+        (a shell takes its start directory and variables from the command that starts it); a named
+        shell that runs already just takes one more command."""
         from .api import WARM_UP
         from .session.client import run_in_shell
 
         warm_up = replace(request, command=WARM_UP, timers=replace(request.timers, timeout=None))
-        name = self.connection.shell_name
         await call.step(lambda: run_in_shell(name, warm_up, None, {}, DEFAULT_IDLE_EXPIRE_S, wakeup=call.wakeup))
 
     async def _report(
@@ -410,14 +441,18 @@ class Tools:
             result = await call.step(lambda: ask(session_id, {"op": "poll", "wait": wait}))
         return replace(result, output=shown + result.output) if result.session_id is not None else result
 
-    async def tool_poll(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+    async def tool_poll(
+        self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         from .api import Session
 
         session = Session(_string(arguments, "session_id", required=True) or "")
         wait = _seconds(arguments, "wait", 0.0) or 0.0
-        return _answer(await self.connection.ask(lambda: session.poll(wait)))
+        return _answer(await connection.ask(lambda: session.poll(wait)))
 
-    async def tool_send(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+    async def tool_send(
+        self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         from .api import Session
 
         session = Session(_string(arguments, "session_id", required=True) or "")
@@ -427,20 +462,32 @@ class Tools:
             raise BadArguments("'keys' must be a list of key names")
         enter = _flag(arguments, "enter", True)
         wait = _seconds(arguments, "wait", 1.0) or 0.0
-        return _answer(await self.connection.ask(lambda: session.send(text, keys, enter=enter, wait=wait)))
+        return _answer(await connection.ask(lambda: session.send(text, keys, enter=enter, wait=wait)))
 
-    async def tool_stop(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+    async def tool_stop(
+        self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         from .api import Session
 
         session = Session(_string(arguments, "session_id", required=True) or "")
-        return _answer(await self.connection.ask(session.stop))
+        return _answer(await connection.ask(session.stop))
 
-    async def tool_sessions(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+    async def tool_close(
+        self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        from .session.client import close_shell
+
+        name = _string(arguments, "shell_name", required=True) or ""
+        return _answer(await anyio.to_thread.run_sync(lambda: close_shell(name)))
+
+    async def tool_sessions(
+        self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         from .session.client import listing
 
         rows = await anyio.to_thread.run_sync(listing, time.time())
-        mine = [row for row in rows if row.get("shell_name") == self.connection.shell_name]
-        text = f"{len(rows)} sessions; this connection's shell is {self.connection.shell_name!r}" + (
+        mine = [row for row in rows if row.get("shell_name") == connection.shell_name]
+        text = f"{len(rows)} sessions; this connection's shell is {connection.shell_name!r}" + (
             f" ({mine[0]['status']}, in {mine[0]['cwd']})" if mine else " (not started yet)"
         )
         return types.CallToolResult(
@@ -453,15 +500,21 @@ async def _list_tools(ctx: ServerRequestContext[Any, Any], params: types.Paginat
     return types.ListToolsResult(tools=TOOLS)
 
 
+def mcp_server(tools: Tools) -> Server[Any]:
+    return Server(
+        "safe-run", version=__version__, on_list_tools=_list_tools, on_call_tool=tools.call,
+        instructions=(
+            "Run shell commands with honest results. `run` uses a persistent shell per connection, "
+            "or the named shell `shell_name` shared with other connections and the command line."
+        ),
+    )
+
+
 def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
     """Serve one client over stdin and stdout until it goes away, or a stop request on `wakeup`
     (the verb's SIGINT, SIGTERM, SIGHUP); then end what it left running."""
     connection = Connection()
-    tools = Tools(connection, cwd)
-    server: Server[Any] = Server(
-        "safe-run", version=__version__, on_list_tools=_list_tools, on_call_tool=tools.call,
-        instructions="Run shell commands with honest results. `run` uses a persistent shell per connection.",
-    )
+    server = mcp_server(Tools(lambda ctx: connection, cwd))
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -512,8 +565,13 @@ class StdinLines:
         return line.decode("utf-8", "replace") + "\n"
 
 
-async def _stop_on_request(wakeup: Wakeup, serving: anyio.CancelScope) -> None:
+async def stop_requested(wakeup: Wakeup) -> None:
+    """Return once a stop request (a signal the verb keeps) arrived on `wakeup`."""
     while not wakeup.pending:
         await anyio.wait_readable(wakeup.fd)
         wakeup.drain()
+
+
+async def _stop_on_request(wakeup: Wakeup, serving: anyio.CancelScope) -> None:
+    await stop_requested(wakeup)
     serving.cancel()

@@ -1,6 +1,11 @@
-"""The mcp verb: `safe-run mcp` serves the runs, sessions and persistent shells to an MCP client over stdio."""
+"""The mcp verb: `safe-run mcp` serves the runs, sessions and persistent shells to an MCP client over
+stdio, or with `--http HOST:PORT` to many clients over Streamable HTTP."""
 
 from __future__ import annotations
+
+import os
+import socket
+import stat
 
 import click
 
@@ -8,24 +13,92 @@ from ..result import ExitStatus
 from .params import current_directory
 
 INSTALL_HINT = "safe-run mcp needs the MCP SDK: pip install 'safe-run[mcp]'"
+# A token is a line: anything longer is not the file meant.
+MAX_TOKEN_BYTES = 4096
 
 
 @click.command("mcp", context_settings={"help_option_names": ["-h", "--help"]})
-def mcp_command() -> int:
-    """Serve safe-run as an MCP server over stdio (tools: run, poll, send, stop, sessions)."""
+@click.option(
+    "--http", "address", metavar="HOST:PORT",
+    help="Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (needs a token).",
+)
+@click.option(
+    "--token-file", "token_file", metavar="PATH", type=click.Path(dir_okay=False),
+    help="With --http: the bearer token clients must send, read from PATH (else from $SAFE_RUN_MCP_TOKEN).",
+)
+def mcp_command(address: str | None, token_file: str | None) -> int:
+    """Serve safe-run as an MCP server over stdio or HTTP (tools: run, poll, send, stop, close, sessions)."""
     try:
         import mcp  # noqa: F401  (only to tell whether the extra is installed)
     except ImportError:
         click.echo(f"safe-run: {INSTALL_HINT}", err=True)
         return ExitStatus.FAILURE
+    if token_file is not None and address is None:
+        raise click.UsageError("--token-file goes with --http HOST:PORT")
     cwd = current_directory()
     from ..interrupts import StopSignals
-    from ..mcp_server import serve
 
     signals = click.get_current_context().obj
     if not isinstance(signals, StopSignals):
         signals = StopSignals()
-    # From here a stop signal ends the serving and the clean-up that follows it, in that order.
-    arrived = signals.keep()
-    serve(cwd, signals.wakeup)
+    if address is None:
+        from ..mcp_server import serve
+
+        # From here a stop signal ends the serving and the clean-up that follows it, in that order.
+        arrived = signals.keep()
+        serve(cwd, signals.wakeup)
+    else:
+        from ..mcp_http import serve_http
+
+        token = _token(token_file)
+        sock = _listen(address)
+        arrived = signals.keep()
+        with sock:
+            serve_http(cwd, sock, token, signals.wakeup)
     return 128 + arrived[0] if arrived else 0
+
+
+def _token(path: str | None) -> bytes:
+    """The bearer token, from the file or the environment, never from the command line (which `ps`
+    shows). It is taken out of the environment, so that no command run here inherits it."""
+    from ..mcp_http import TOKEN_ENV
+
+    from_env = os.environ.pop(TOKEN_ENV, None)
+    if path is not None:
+        token = _read_token(path)
+    else:
+        token = (from_env or "").encode()
+    token = token.strip()
+    if not token:
+        where = f"{path} is empty" if path is not None else f"${TOKEN_ENV} is not set"
+        raise click.UsageError(f"safe-run mcp --http needs a token and {where}: set {TOKEN_ENV} or give --token-file PATH")
+    if any(byte <= 0x20 or byte >= 0x7F for byte in token):
+        raise click.UsageError("the token must be one line of printable ASCII without spaces")
+    return token
+
+
+def _read_token(path: str) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint="--token-file") from exc
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise click.BadParameter(f"{path} is not a regular file", param_hint="--token-file")
+        data = file.read(MAX_TOKEN_BYTES + 1)
+    if len(data) > MAX_TOKEN_BYTES:
+        raise click.BadParameter(f"{path} holds more than {MAX_TOKEN_BYTES} bytes", param_hint="--token-file")
+    return data
+
+
+def _listen(address: str) -> socket.socket:
+    from ..mcp_http import listen, parse_address
+
+    try:
+        host, port = parse_address(address)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--http") from None
+    try:
+        return listen(host, port)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {address}: {exc.strerror or exc}") from None

@@ -1,0 +1,194 @@
+"""`safe-run mcp --http HOST:PORT`: the same tools over the SDK's Streamable HTTP transport.
+
+One process serves many clients at `/mcp`, each HTTP session a connection with its own default
+shell; named shells are shared and live in their holders, so they outlive the server. Every
+request but `/health` needs `Authorization: Bearer TOKEN`: a request without the right token is
+answered 401 before the MCP transport sees it, so it does nothing. The SDK's Host and Origin
+checks stay on, allowing only the bound address (DNS rebinding). TLS and routing are a reverse
+proxy's job, or a tunnel's.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import socket
+import sys
+import threading
+from collections.abc import Generator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import uvicorn
+from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .interrupts import Wakeup
+from .mcp_server import Connection, Tools, mcp_server, stop_requested
+
+TOKEN_ENV = "SAFE_RUN_MCP_TOKEN"
+MCP_PATH = "/mcp"
+HEALTH_PATH = "/health"
+# Open streams get this long to end once a stop signal came; then they are cut.
+GRACEFUL_S = 3.0
+
+
+class Connections:
+    """The connection of each HTTP session, found by its session id, made on its first tool call."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.by_session: dict[str, Connection] = {}
+
+    def of(self, ctx: ServerRequestContext[Any, Any]) -> Connection:
+        request = ctx.request
+        headers = getattr(request, "headers", None)
+        key = (headers.get(MCP_SESSION_ID_HEADER) if headers is not None else None) or ""
+        with self.lock:
+            return self.by_session.setdefault(key, Connection())
+
+    def end(self, key: str) -> None:
+        """The client ended its session: close its shell and stop its sessions."""
+        with self.lock:
+            connection = self.by_session.pop(key, None)
+        if connection is not None:
+            connection.close()
+
+    def end_all(self) -> None:
+        with self.lock:
+            left = list(self.by_session.values())
+            self.by_session.clear()
+        for connection in left:
+            connection.close()
+
+
+class Gate:
+    """The ASGI app in front of the SDK's: `/health` for anyone, the rest with the token only.
+
+    It also sees a session end (DELETE), to close that connection's default shell.
+    """
+
+    def __init__(self, app: ASGIApp, token: bytes, connections: Connections) -> None:
+        self.app = app
+        self.token = token
+        self.connections = connections
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)  # the lifespan, which runs the session manager
+            return
+        if scope["path"] == HEALTH_PATH:
+            await _plain(send, 200, b"ok\n")
+            return
+        if not self._authorized(scope):
+            await _plain(send, 401, b"unauthorized\n", [(b"www-authenticate", b'Bearer realm="safe-run"')])
+            return
+        await self.app(scope, receive, send)
+        if scope["method"] == "DELETE":
+            key = _header(scope, MCP_SESSION_ID_HEADER.encode())
+            if key:
+                await anyio.to_thread.run_sync(self.connections.end, key.decode("latin-1"))
+
+    def _authorized(self, scope: Scope) -> bool:
+        given = _header(scope, b"authorization") or b""
+        scheme, _, credential = given.partition(b" ")
+        # compare_digest whatever was sent, so the time taken tells nothing about the token
+        matches = hmac.compare_digest(credential.strip(), self.token)
+        return scheme.lower() == b"bearer" and matches
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+async def _plain(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({
+        "type": "http.response.start", "status": status,
+        "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode()), *(headers or [])],
+    })
+    await send({"type": "http.response.body", "body": body})
+
+
+def parse_address(value: str) -> tuple[str, int]:
+    """HOST:PORT ([ADDRESS]:PORT for IPv6) as a host and a port, or ValueError saying why not."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"expected HOST:PORT (IPv6 as [ADDRESS]:PORT), got {value!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ValueError(f"write an IPv6 address in brackets, as [{host}]:{port}")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything else is started (port 0: a free one)."""
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    return socket.create_server((host, port), family=family)
+
+
+def allowed_hosts(host: str, port: int) -> list[str]:
+    """The Host headers a request may carry: the bound address, and its other names on loopback."""
+    names = [f"[{host}]" if ":" in host else host]
+    if is_loopback(host):
+        names += [name for name in ("localhost", "127.0.0.1", "[::1]") if name not in names]
+    return [f"{name}:{port}" for name in names]
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: the verb's stop signals end the serving."""
+
+    @contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+def serve_http(cwd: str, sock: socket.socket, token: bytes, wakeup: Wakeup | None = None) -> None:
+    """Serve on `sock` until a stop request on `wakeup`; then close the connections' own shells
+    and stop their sessions (named shells go on)."""
+    host, port = sock.getsockname()[:2]
+    hosts = allowed_hosts(host, port)
+    connections = Connections()
+    server = mcp_server(Tools(connections.of, cwd))
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[f"http://{name}" for name in hosts],
+    )
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security, host=host)
+    config = uvicorn.Config(
+        Gate(app, token, connections), log_level="warning", access_log=False, server_header=False, lifespan="on",
+        timeout_graceful_shutdown=int(GRACEFUL_S),
+    )
+    http = _Server(config)
+
+    async def stop_on_request() -> None:
+        if wakeup is not None:
+            await stop_requested(wakeup)
+            http.should_exit = True
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(stop_on_request)
+            await http.serve(sockets=[sock])
+            group.cancel_scope.cancel()
+
+    print(f"safe-run: serving MCP at http://{hosts[0]}{MCP_PATH}", file=sys.stderr, flush=True)
+    try:
+        anyio.run(main)
+    finally:
+        connections.end_all()

@@ -1,0 +1,246 @@
+"""`safe-run mcp --http` on loopback, driven by the SDK's Streamable HTTP client and by raw requests.
+
+Each test starts `python -m safe_run mcp --http 127.0.0.1:0` (a free port, printed on stderr) with
+the token in its environment and its own HOME, TMPDIR and XDG_RUNTIME_DIR, and stops it with
+SIGTERM. Waits are bounded loops on real state.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'safe-run[mcp]')")
+
+import anyio  # noqa: E402
+from mcp import ClientSession  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+
+from test_mcp import BOUND_S, Server, call, cli, drive  # noqa: E402
+
+TOKEN = secrets.token_hex(16)
+SERVING = re.compile(r"serving MCP at http://([^/]+)/mcp")
+
+
+class HttpServer:
+    """One `safe-run mcp --http` process; `start` again after `stop` for a restart."""
+
+    def __init__(self, server: Server, token_file: Path | None = None) -> None:
+        self.server = server
+        self.token_file = token_file
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stderr = server.root / "stderr"
+        self.address = ""
+
+    def start(self) -> None:
+        params = self.server.params()
+        env = dict(params.env or {})
+        argv = [sys.executable, "-m", "safe_run", "mcp", "--http", "127.0.0.1:0"]
+        if self.token_file is None:
+            env["SAFE_RUN_MCP_TOKEN"] = TOKEN
+        else:
+            argv += ["--token-file", str(self.token_file)]
+        with self.stderr.open("ab") as stderr:
+            self.proc = subprocess.Popen(
+                argv, env=env, cwd=params.cwd,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            )
+        deadline = time.monotonic() + BOUND_S
+        while not (found := SERVING.findall(self.stderr.read_text())[-1:]) or found[0] == self.address:
+            assert self.proc.poll() is None, self.stderr.read_text()
+            assert time.monotonic() < deadline, "the server did not say where it serves"
+            time.sleep(0.05)
+        self.address = found[0]
+        self.wait_healthy()
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + BOUND_S
+        while True:
+            try:
+                if raw(self.address, "GET", "/health", headers={})[0] == 200:
+                    return
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the server did not answer /health"
+            time.sleep(0.05)
+
+    def stop(self) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(BOUND_S)
+        self.proc = None
+        return code
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.address}/mcp"
+
+    @asynccontextmanager
+    async def client(self, token: str | None = TOKEN) -> AsyncIterator[ClientSession]:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        with anyio.fail_after(BOUND_S * 2):
+            async with (
+                create_mcp_http_client(headers=headers) as http_client,
+                streamable_http_client(self.url, http_client=http_client) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                yield session
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[HttpServer]:
+    http_server = HttpServer(Server(tmp_path))
+    http_server.start()
+    try:
+        yield http_server
+    finally:
+        if http_server.proc is not None:
+            http_server.proc.kill()
+            http_server.proc.wait()
+        for name in ("a", "b"):
+            cli(http_server.server, "close", name)
+
+
+def raw(address: str, method: str, path: str, body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+    """One plain HTTP request; its status, headers and body."""
+    host, port = address.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=BOUND_S)
+    try:
+        sent = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})}
+        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=sent)
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read().decode()
+    finally:
+        conn.close()
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_without_the_right_token_a_request_is_refused_and_does_nothing(served: HttpServer, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+    status, headers, _ = raw(served.address, "POST", "/mcp", initialize, bearer(TOKEN))
+    assert status == 200
+    session = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    assert raw(served.address, "POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"},
+               {**session, **bearer(TOKEN)})[0] == 202
+    run = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+           "params": {"name": "run", "arguments": {"command": f"touch {marker}", "fresh": True}}}
+    for refused in ({}, bearer("wrong"), bearer(TOKEN + "x"), {"Authorization": TOKEN}, {"Authorization": f"Basic {TOKEN}"}):
+        status, headers, body = raw(served.address, "POST", "/mcp", run, {**session, **refused})
+        assert status == 401 and headers["www-authenticate"].startswith("Bearer"), (refused, status)
+        assert TOKEN not in body
+    assert not marker.exists()
+    status, _, body = raw(served.address, "POST", "/mcp", run, {**session, **bearer(TOKEN)})
+    assert status == 200 and '"completed"' in body and marker.exists()
+
+    async def test() -> None:
+        with pytest.raises(Exception):
+            async with served.client(token="wrong"):
+                pass
+
+    drive(test)
+
+
+def test_a_foreign_host_is_refused_and_health_says_nothing(served: HttpServer) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert raw(served.address, "POST", "/mcp", ping, {**bearer(TOKEN), "Host": "attacker.example"})[0] == 421
+    assert raw(served.address, "POST", "/mcp", ping, {**bearer(TOKEN), "Origin": "http://attacker.example"})[0] == 403
+    status, headers, body = raw(served.address, "GET", "/health")
+    assert status == 200 and body == "ok\n" and "server" not in headers
+
+
+def test_shells_are_shared_between_clients_and_outlive_a_restart(served: HttpServer) -> None:
+    async def first() -> str:
+        async with served.client() as one, served.client() as two:
+            assert (await call(one, "run", {"command": "export X=kept", "shell_name": "a"}))["fresh"] is True
+            assert (await call(two, "run", {"command": "echo $X", "shell_name": "a"}))["output"] == "kept\n"
+            own = await call(one, "run", {"command": "Y=own; echo $$"})
+            assert (await call(one, "run", {"command": "echo $Y"}))["output"] == "own\n"
+            assert (await call(two, "run", {"command": "echo $Y"}))["output"] == "\n"
+            shell: str = own["shell_name"]
+            return shell
+
+    own = anyio.run(first)
+    rows = cli(served.server, "sessions")["sessions"]
+    assert not [row for row in rows if row["shell_name"] == own and row["status"] == "idle"]
+    assert served.stop() == 128 + signal.SIGTERM
+    served.start()
+
+    async def after() -> None:
+        async with served.client() as session:
+            again = await call(session, "run", {"command": "echo $X", "shell_name": "a"})
+            assert again["output"] == "kept\n" and again["fresh"] is False
+
+    drive(after)
+    assert served.stop() == 128 + signal.SIGTERM
+    assert TOKEN not in served.stderr.read_text()
+
+
+def test_the_token_is_not_on_the_servers_command_line(served: HttpServer) -> None:
+    assert served.proc is not None
+    cmdline = Path(f"/proc/{served.proc.pid}/cmdline").read_bytes()
+    assert cmdline.startswith(b"safe-run") and TOKEN.encode() not in cmdline
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                assert TOKEN.encode() not in (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+
+    async def test() -> None:
+        async with served.client() as session:
+            seen = await call(session, "run", {"command": "echo ${SAFE_RUN_MCP_TOKEN:-unset}", "fresh": True})
+            assert seen["output"] == "unset\n"
+
+    drive(test)
+    assert TOKEN not in served.stderr.read_text()
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0:0", "127.0.0.1:0"])
+def test_without_a_token_the_server_does_not_start(tmp_path: Path, address: str) -> None:
+    params = Server(tmp_path).params()
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    for extra in ([], ["--token-file", str(empty)]):
+        done = subprocess.run(
+            [sys.executable, "-m", "safe_run", "mcp", "--http", address, *extra], env=params.env, cwd=params.cwd,
+            capture_output=True, text=True, timeout=BOUND_S, stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 2
+        assert len(done.stderr.splitlines()) == 1 and "token" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_token_can_come_from_a_file(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
+    served = HttpServer(Server(tmp_path), token_file)
+    served.start()
+    try:
+        async def test() -> None:
+            async with served.client() as session:
+                assert (await call(session, "run", {"command": "echo hi", "fresh": True}))["output"] == "hi\n"
+
+        drive(test)
+        assert raw(served.address, "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})[0] == 401
+    finally:
+        assert served.stop() == 128 + signal.SIGTERM
