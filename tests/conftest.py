@@ -34,7 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     global FAST_CLI
-    FAST_CLI = bool(config.getoption("--fast-cli"))
+    FAST_CLI = fastcli.ENABLED = bool(config.getoption("--fast-cli"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

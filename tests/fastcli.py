@@ -22,6 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# Whether --fast-cli was given (set by conftest).
+ENABLED = False
+LAUNCHER = Path(__file__).with_name("fastcli_launch.py")
+ZYGOTE_VARIABLE = "SAFE_RUN_TEST_ZYGOTE"
 # Variables that change how Python starts: such calls get a real interpreter.
 STARTUP_VARIABLES = ("PYTHONIOENCODING", "PYTHONUTF8", "LC_ALL", "LC_CTYPE", "PYTHONWARNINGS", "PYTHONPATH")
 
@@ -29,6 +33,10 @@ ZYGOTE = r'''
 import io, json, os, select, signal, socket, sys
 import safe_run.cli, safe_run.commands.run, safe_run.commands.sessions, safe_run.runner, safe_run.session.client
 import safe_run.session.holder, safe_run.render, safe_run.display, safe_run.process_title
+try:  # the MCP server's SDK, when the extra is installed: its import is most of a server's start
+    import safe_run.mcp_server, safe_run.mcp_http, mcp.server.stdio, uvicorn
+except ImportError:
+    pass
 import setproctitle
 setproctitle.setproctitle("safe-run test zygote")  # takes over the argv area before argv changes
 
@@ -141,15 +149,30 @@ class Zygote:
 _zygote: Zygote | None = None
 
 
+def program() -> list[str]:
+    """How a test starts `safe-run` itself (an MCP server, the far side of a prefix)."""
+    return [sys.executable, str(LAUNCHER)] if ENABLED else [sys.executable, "-m", "safe_run"]
+
+
+def program_env() -> dict[str, str]:
+    """What the environment of a process started with `program()` needs."""
+    return {ZYGOTE_VARIABLE: _started().path} if ENABLED else {}
+
+
+def _started() -> Zygote:
+    global _zygote
+    if _zygote is None:
+        _zygote = Zygote()
+    return _zygote
+
+
 def usable(env: dict[str, str]) -> bool:
     return not any(name in env for name in STARTUP_VARIABLES) and env.get("LANG", "C.UTF-8") == "C.UTF-8"
 
 
 def run(args: list[str], stdin: bytes | None, env: dict[str, str], timeout: float) -> tuple[int, bytes, bytes]:
     """What `subprocess.run([python, -m, safe_run, *args])` would give: status, stdout, stderr."""
-    global _zygote
-    if _zygote is None:
-        _zygote = Zygote()
+    zygote = _started()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     if stdin is None:
@@ -157,7 +180,7 @@ def run(args: list[str], stdin: bytes | None, env: dict[str, str], timeout: floa
     else:
         in_r, in_w = os.pipe()
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(_zygote.path)
+    conn.connect(zygote.path)
     request = {"argv": args, "env": env, "cwd": os.getcwd()}
     socket.send_fds(conn, [json.dumps(request).encode()], [in_r, out_w, err_w])
     for fd in (in_r, out_w, err_w):

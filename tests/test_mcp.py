@@ -21,6 +21,7 @@ pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'sa
 import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
+import fastcli  # noqa: E402
 from conftest import shell_path  # noqa: E402
 
 BOUND_S = 30.0
@@ -41,7 +42,9 @@ class Server:
             "PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home), "TMPDIR": str(self.tmpdir),
             "XDG_RUNTIME_DIR": str(self.runtime), "LANG": "C.UTF-8", "SHELL": shell_path("bash"),
         }
-        return StdioServerParameters(command=sys.executable, args=["-m", "safe_run", "mcp"], env=env, cwd=str(self.root))
+        env.update(fastcli.program_env())
+        command, *words = fastcli.program()
+        return StdioServerParameters(command=command, args=[*words, "mcp"], env=env, cwd=str(self.root))
 
     @asynccontextmanager
     async def client(self) -> AsyncIterator[ClientSession]:
@@ -293,7 +296,7 @@ def cli(server: Server, *args: str) -> dict[str, Any]:
     words = list(args)
     words.insert(words.index("--") if "--" in words else len(words), "--format=json")
     done = subprocess.run(
-        [sys.executable, "-m", "safe_run", *words], env=params.env, cwd=params.cwd,
+        [*fastcli.program(), *words], env=params.env, cwd=params.cwd,
         capture_output=True, text=True, timeout=BOUND_S,
     )
     answer: dict[str, Any] = json.loads(done.stdout)

@@ -29,6 +29,7 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
+import fastcli  # noqa: E402
 from test_mcp import BOUND_S, Server, call, cli, drive  # noqa: E402
 
 TOKEN = secrets.token_hex(16)
@@ -48,7 +49,7 @@ class HttpServer:
     def start(self) -> None:
         params = self.server.params()
         env = dict(params.env or {})
-        argv = [sys.executable, "-m", "safe_run", "mcp", "--http", "127.0.0.1:0"]
+        argv = [*fastcli.program(), "mcp", "--http", "127.0.0.1:0"]
         if self.token_file is None:
             env["SAFE_RUN_MCP_TOKEN"] = TOKEN
         else:
@@ -198,7 +199,9 @@ def test_shells_are_shared_between_clients_and_outlive_a_restart(served: HttpSer
 def test_the_token_is_not_on_the_servers_command_line(served: HttpServer) -> None:
     assert served.proc is not None
     cmdline = Path(f"/proc/{served.proc.pid}/cmdline").read_bytes()
-    assert cmdline.startswith(b"safe-run") and TOKEN.encode() not in cmdline
+    # With --fast-cli the process started is the launcher of tests/fastcli_launch.py, not safe-run.
+    assert fastcli.ENABLED or cmdline.startswith(b"safe-run")
+    assert TOKEN.encode() not in cmdline
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
@@ -222,7 +225,7 @@ def test_without_a_token_the_server_does_not_start(tmp_path: Path, address: str)
     empty.write_text("\n")
     for extra in ([], ["--token-file", str(empty)]):
         done = subprocess.run(
-            [sys.executable, "-m", "safe_run", "mcp", "--http", address, *extra], env=params.env, cwd=params.cwd,
+            [*fastcli.program(), "mcp", "--http", address, *extra], env=params.env, cwd=params.cwd,
             capture_output=True, text=True, timeout=BOUND_S, stdin=subprocess.DEVNULL,
         )
         assert done.returncode == 2

@@ -231,23 +231,26 @@ def test_close_while_a_command_runs_ends_it_and_lists_it_once(shells: Shells) ->
     assert names.count("sleep") == 1, closed.json["killed"]
 
 
-def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_path: Path, monkeypatch) -> None:
-    """A fork would carry the caller's memory, threads and locks; exec starts clean. The kernel
-    keeps the environment a process was exec'd with: a variable the caller set after its own start
-    is there only if the holder was started by exec."""
+def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_path: Path) -> None:
+    """A fork would carry the caller's memory, threads and locks; exec starts clean. A mapping the
+    caller made just before is in a fork's memory map at the same address, never in a new program's."""
+    import ctypes
+    import mmap
+
     from safe_run.request import RunRequest
     from safe_run.session.client import _request
     from safe_run.session.holder import detach
     from safe_run.session.store import SessionStore
 
-    monkeypatch.setenv("SAFE_RUN_TEST_SET_LATE", "yes")
+    marker = mmap.mmap(-1, 7 * mmap.PAGESIZE)
+    region = f"{ctypes.addressof(ctypes.c_char.from_buffer(marker)):08x}-"
+    assert region in Path("/proc/self/maps").read_text()
     store = SessionStore(tmp_path / "store")
     session = store.create("true")
     detach(session, RunRequest(command="true", shell="/bin/bash", cwd=str(tmp_path), hold_on_input=True))
     pid = session.meta()["holder_pid"]
     try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            assert b"SAFE_RUN_TEST_SET_LATE=yes" in handle.read().split(b"\0")
+        assert region not in Path(f"/proc/{pid}/maps").read_text()
     finally:
         result = _request(store.get(session.id), {"op": "poll", "wait": 30})
     assert result.status.value == "completed" and result.exit_code == 0

@@ -24,9 +24,10 @@ import safe_run
 from safe_run import Remote, RemoteError, SessionError
 from safe_run.result import Status
 
+import fastcli
 from conftest import shell_path
 
-PROGRAM = [sys.executable, "-m", "safe_run"]
+PROGRAM = fastcli.program()
 CONTAINERS = ("one", "two")
 GONE_WITHIN_S = 30.0
 DOCKER = """
@@ -67,6 +68,8 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(local / "run"))
     monkeypatch.setenv("TMPDIR", str(local / "tmp"))
     monkeypatch.setenv("SHELL", shell_path("bash"))
+    for name, value in fastcli.program_env().items():
+        monkeypatch.setenv(name, value)
     yield root
 
 
