@@ -4,7 +4,8 @@ Most tests call the real `safe-run` in a subprocess; a new Python and its import
 CPU each time, which is most of the quick run's time on a small machine. With `--fast-cli`, each
 call instead forks a "zygote" started once per test process (in UTF-8 mode, safe-run imported,
 nothing run): the child gets the call's argv, environment, directory and stdio, resets its signal
-dispositions to those Python starts with, and runs `cli.main()` as the real program does. A call
+dispositions to those Python starts with, and runs `cli.main()` as the real program does; the
+session holders it starts are forked from it too, rather than started as a new interpreter. A call
 that depends on how Python itself starts (its locale or I/O encoding variables) still gets a real
 subprocess. The whole suite, the README's test command and CI, never uses this.
 """
@@ -33,10 +34,10 @@ ZYGOTE = r'''
 import io, json, os, select, signal, socket, sys
 import safe_run.cli, safe_run.commands.run, safe_run.commands.sessions, safe_run.runner, safe_run.session.client
 import safe_run.session.holder, safe_run.render, safe_run.display, safe_run.process_title
-try:  # the MCP server's SDK, when the extra is installed: its import is most of a server's start
+import safe_run.emulator, safe_run.commands.doctor, safe_run.doctor.run, safe_run.session.adoption
+import safe_run.display.yielding, rich.console, rich.table, rich.text, concurrent.futures
+if sys.argv[2] == "mcp":  # the MCP server's SDK: its import is most of a server's start
     import safe_run.mcp_server, safe_run.mcp_http, mcp.server.stdio, uvicorn
-except ImportError:
-    pass
 import setproctitle
 setproctitle.setproctitle("safe-run test zygote")  # takes over the argv area before argv changes
 
@@ -75,6 +76,9 @@ def child(conn, request, fds):
         sys.stdout = sys.__stdout__ = stream(1, "wb", "surrogateescape", os.isatty(1))
         sys.stderr = sys.__stderr__ = stream(2, "wb", "backslashreplace", True)
         sys.argv = [os.path.join(os.path.dirname(safe_run.cli.__file__), "__main__.py"), *request["argv"]]
+        # Holders that would start as a new interpreter are forked from this pre-imported one.
+        holders = safe_run.session.holder
+        holders._spawn_holder = lambda *args: holders._fork_holder(*args) and None
         try:
             safe_run.cli.main()
             code = 0
@@ -124,13 +128,14 @@ while True:
 
 
 class Zygote:
-    """The pre-imported process of this test process, started on first use."""
+    """A pre-imported process of this test process, started on first use: `cli` for command-line
+    calls, `mcp` (the SDK imported too, three times the memory to fork) for MCP servers."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str) -> None:
         self._dir = tempfile.mkdtemp(prefix="safe-run-zygote-")
         self.path = os.path.join(self._dir, "socket")
         self._process = subprocess.Popen(
-            [sys.executable, "-X", "utf8", "-c", ZYGOTE, self.path],
+            [sys.executable, "-X", "utf8", "-c", ZYGOTE, self.path, kind],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
         )
         deadline = time.monotonic() + 30
@@ -146,7 +151,7 @@ class Zygote:
         os.rmdir(self._dir)
 
 
-_zygote: Zygote | None = None
+_zygotes: dict[str, Zygote] = {}
 
 
 def program() -> list[str]:
@@ -154,16 +159,15 @@ def program() -> list[str]:
     return [sys.executable, str(LAUNCHER)] if ENABLED else [sys.executable, "-m", "safe_run"]
 
 
-def program_env() -> dict[str, str]:
-    """What the environment of a process started with `program()` needs."""
-    return {ZYGOTE_VARIABLE: _started().path} if ENABLED else {}
+def program_env(kind: str = "cli") -> dict[str, str]:
+    """What the environment of a process started with `program()` needs (`kind`: see Zygote)."""
+    return {ZYGOTE_VARIABLE: _started(kind).path} if ENABLED else {}
 
 
-def _started() -> Zygote:
-    global _zygote
-    if _zygote is None:
-        _zygote = Zygote()
-    return _zygote
+def _started(kind: str = "cli") -> Zygote:
+    if kind not in _zygotes:
+        _zygotes[kind] = Zygote(kind)
+    return _zygotes[kind]
 
 
 def usable(env: dict[str, str]) -> bool:
@@ -232,7 +236,6 @@ def _collect(conn: socket.socket, out_r: int, err_r: int, deadline: float, args:
 
 
 def stop() -> None:
-    global _zygote
-    if _zygote is not None:
-        _zygote.close()
-        _zygote = None
+    for zygote in _zygotes.values():
+        zygote.close()
+    _zygotes.clear()

@@ -42,7 +42,7 @@ class Server:
             "PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home), "TMPDIR": str(self.tmpdir),
             "XDG_RUNTIME_DIR": str(self.runtime), "LANG": "C.UTF-8", "SHELL": shell_path("bash"),
         }
-        env.update(fastcli.program_env())
+        env.update(fastcli.program_env("mcp"))
         command, *words = fastcli.program()
         return StdioServerParameters(command=command, args=[*words, "mcp"], env=env, cwd=str(self.root))
 

@@ -26,7 +26,13 @@ def test_a_terminal_nobody_reads_takes_what_fits_and_no_more(busy: Terminal) -> 
     flood = b"x" * (90 * 1024) + b"\r"
     taken = busy.write(flood, timeout=0.0)
     assert 0 < taken < len(flood), "a full terminal takes part, and write returns instead of waiting"
-    assert busy.write(b"more", timeout=0.0) == 0
+    # The line discipline may still move a little of it on (sooner or later on a busy machine);
+    # once it is full, nothing more goes in.
+    for _ in range(100):
+        if busy.write(b"more", timeout=0.0) == 0:
+            break
+    else:
+        pytest.fail("a terminal nobody reads kept taking input")
 
 
 def test_a_terminal_with_room_takes_it_all(busy: Terminal) -> None:
