@@ -229,3 +229,47 @@ def test_one_agent_drives_shells_in_two_containers_at_once_through_the_api(tmp_p
     finally:
         for container in containers:
             container.stop()
+
+
+@pytest.mark.slow
+def test_an_mcp_host_reaches_named_shells_through_docker_exec(docker: Docker, container: StandInContainer) -> None:
+    """As an MCP host configured with `docker exec -i C safe-run mcp`: a named shell set up by one
+    connection is there for the next connection and for the command line, a session started in
+    one exec is polled from another, and `close` in a third leaves nothing running."""
+    pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'safe-run[mcp]')")
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    argv = docker.argv("mcp")
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=docker.environment())
+
+    async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await session.call_tool(tool, arguments)
+        assert not result.is_error and result.structured_content is not None, result.content
+        return result.structured_content
+
+    async def connected(steps: Any) -> Any:
+        with anyio.fail_after(60):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return await steps(session)
+
+    async def first(session: ClientSession) -> str:
+        assert (await call(session, "run", {"command": "export V=set-over-mcp", "shell_name": "a"}))["exit_code"] == 0
+        started = await call(session, "run", {"command": "sleep 1; echo slept", "shell_name": "b", "yield_after": 0.2})
+        assert started["status"] == "running"
+        return str(started["session_id"])
+
+    async def second(session: ClientSession) -> None:
+        seen = await call(session, "run", {"command": 'echo "$V"', "shell_name": "a"})
+        assert seen["output"] == "set-over-mcp\n" and seen["fresh"] is False
+
+    session_id = anyio.run(connected, first)
+    anyio.run(connected, second)
+    assert docker.in_shell("a", 'echo "$V"')["output"] == "set-over-mcp\n"
+    polled = docker.result("poll", session_id, "--wait", "30", "--format", "json")
+    assert (polled["status"], polled["output"]) == ("completed", "slept\n")
+    for name in ("a", "b"):
+        assert docker("close", name, "--format", "json").returncode == 0
+    left = container.settled(lambda seen: not live(seen))
+    assert not live(left), left
