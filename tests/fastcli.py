@@ -41,6 +41,8 @@ if sys.argv[2] == "mcp":  # the MCP server's SDK: its import is most of a server
 import setproctitle
 setproctitle.setproctitle("safe-run test zygote")  # takes over the argv area before argv changes
 
+import ctypes
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone with the test process
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 listener.bind(sys.argv[1])
 listener.listen(64)
@@ -76,9 +78,16 @@ def child(conn, request, fds):
         sys.stdout = sys.__stdout__ = stream(1, "wb", "surrogateescape", os.isatty(1))
         sys.stderr = sys.__stderr__ = stream(2, "wb", "backslashreplace", True)
         sys.argv = [os.path.join(os.path.dirname(safe_run.cli.__file__), "__main__.py"), *request["argv"]]
-        # Holders that would start as a new interpreter are forked from this pre-imported one.
+        # Holders that would start as a new interpreter are forked from this pre-imported one (and
+        # collected when they end, as the thread that waits for a new interpreter would).
+        import threading
         holders = safe_run.session.holder
-        holders._spawn_holder = lambda *args: holders._fork_holder(*args) and None
+
+        def fork_holder(*args):
+            pid = holders._fork_holder(*args)
+            threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True).start()
+
+        holders._spawn_holder = fork_holder
         try:
             safe_run.cli.main()
             code = 0
@@ -96,9 +105,15 @@ def child(conn, request, fds):
         os._exit(code)
 
 while True:
-    ready, _, _ = select.select([listener, wake_r], [], [])
+    ready, _, _ = select.select([listener, wake_r, *waiting.values()], [], [])
     if wake_r in ready:
         os.read(wake_r, 4096)
+    for pid, conn in list(waiting.items()):
+        if conn in ready and not conn.recv(1, socket.MSG_PEEK):  # its caller is gone: so is the child
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     if listener in ready:
         conn, _ = listener.accept()
         message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)

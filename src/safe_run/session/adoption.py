@@ -14,6 +14,7 @@ it by pid): the shell's pid is only ever looked at, never collected here.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import select
 import signal
@@ -28,8 +29,6 @@ def adopt_orphans() -> bool:
     """Become the subreaper of everything started below this process; whether the kernel agreed."""
     if not sys.platform.startswith("linux"):
         return False
-    import ctypes
-
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
