@@ -231,16 +231,21 @@ class SessionStore:
     """All of one user's sessions; every use first clears what has expired or crashed."""
 
     def __init__(
-        self, root: Path, clock: Callable[[], float] = time.time, report: Callable[[str], None] | None = None
+        self, root: Path, clock: Callable[[], float] = time.time, report: Callable[[str], None] | None = None,
+        sweep: bool = True,
     ) -> None:
         self.root = private_directory(root)
         self._clock = clock
         self._report = report or _to_stderr
-        self.sweep()
+        if sweep:
+            self.sweep()
 
     @classmethod
-    def open(cls, env: Mapping[str, str] | None = None, report: Callable[[str], None] | None = None) -> SessionStore:
-        return cls(sessions_root(os.environ if env is None else env), report=report)
+    def open(
+        cls, env: Mapping[str, str] | None = None, report: Callable[[str], None] | None = None, sweep: bool = True
+    ) -> SessionStore:
+        """This user's store; `sweep=False` for a call that only reaches a live holder it names."""
+        return cls(sessions_root(os.environ if env is None else env), report=report, sweep=sweep)
 
     def create(self, command: str, **meta: object) -> Session:
         session_id = os.urandom(12).hex()
