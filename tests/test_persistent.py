@@ -476,3 +476,16 @@ def test_a_command_that_does_not_parse_is_refused_and_the_shell_keeps_its_state(
     refused = shells.result("parse", "if then")
     assert (refused["status"], refused["completion_reason"], refused["fresh"]) == ("syntax_error", "syntax_check", False)
     assert shells.result("parse", "echo $KEPT")["output"] == "yes\n"
+
+
+def test_a_shell_replaced_by_a_program_is_that_program_waiting_never_a_prompt(shells: Shells) -> None:
+    """`exec python3` leaves python in the shell's process: its `>>>` is an input wait to answer,
+    and nothing of safe-run's is ever typed into it."""
+    waiting = shells.result("repl", "exec python3 -q", "--yield-after", "10")
+    assert (waiting["status"], waiting["completion_reason"]) == ("input_required", "input_wait"), waiting
+    session_id = waiting["session_id"]
+    answered = shells.safe_run("send", session_id, "print(6 * 7)", "--format", "json").json
+    assert "42" in answered["output"] and "printf" not in answered["output"], answered
+    ended = shells.safe_run("send", session_id, "--key", "ctrl-d", "--wait", "10", "--format", "json").json
+    assert (ended["status"], ended["completion_reason"]) == ("completed", "shell_exited"), ended
+    assert shells.result("repl", "echo back")["fresh"] is True

@@ -21,7 +21,7 @@ from . import shells
 from .cleanup import Reaper
 from .driver import follow
 from .interrupts import Wakeup
-from .kernel import MARKER_VAR, KernelObserver, boot_ticks, ObserverLike
+from .kernel import MARKER_VAR, KernelObserver, Observation, ObserverLike, boot_ticks
 from .output import HeadTail
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
@@ -95,7 +95,8 @@ class Run:
         self.request = request
         self._clock = clock
         self._on_output = on_output
-        # The shell's own processes before its first command: at the end, all else is reported.
+        # When the first command line was typed: what ran before is the shell's own, and at the
+        # end everything else is reported.
         self._first_typed: int | None = None
         self._begin_command(request)
         self.transcript = Transcript(request.log)
@@ -162,11 +163,11 @@ class Run:
         assert self.finish is not None, "next_command() before the last command was decided"
         previous = self.finish
         self._begin_command(request)
-        replaced = self._replacement()
         try:
+            replaced = self._replacement()
             self._check(command or request.command, self._setup.command_file)
-        except CommandRefused:
-            self.finish = previous
+        except (CommandRefused, RunFailed):
+            self.finish = previous  # nothing was typed: the shell still waits for a command
             raise
         config, by = replaced if replaced is not None else (None, None)
         self._act(self.tracker.start_next_cycle(self.started_at, request.timers, _capture(request), config, by))
@@ -190,8 +191,8 @@ class Run:
         self.shell = ShellInfo(name=kind.name, path=program)
         self._exit_word = b""
         setup = replace(self._setup, shell_path=program)
-        integrate = kind.live_lines is not None and self.request.strategy != "none"
-        lines = kind.live_lines(setup) if kind.live_lines is not None and integrate else posix.lines(setup, b"")
+        live_lines = kind.live_lines if self.request.strategy != "none" else None
+        lines = live_lines(setup) if live_lines is not None else posix.lines(setup, b"")
         return _config(setup.nonce, lines, kind, self.request), kind.name
 
     def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Finish | None:
@@ -216,16 +217,25 @@ class Run:
             self._read_status_file()
             seen = self.kernel.observe() if self.kernel.available else None
             if seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal:
-                self._notice_replacement()
+                seen = self._notice_replacement(seen)
             self._act(self.tracker.tick(self._clock(), seen))
         return self.finish
 
-    def _notice_replacement(self) -> None:
-        """A command that replaced the shell (`exec dash`) has ended once the new shell waits."""
+    def _notice_replacement(self, seen: Observation) -> Observation:
+        """The shell's process waits on the terminal: is it still the shell?
+
+        A command that replaced it by another shell (`exec dash`) has ended once that one waits.
+        One that replaced it by a program (`exec python3`) is still running, and the program is
+        what waits: it is never mistaken for a prompt to type into.
+        """
+        program = self.kernel.program()
+        if program is not None and kind_of(program).name not in KNOWN_SHELLS:
+            return replace(seen, shell_in_foreground=False, foreground_command=os.path.basename(program))
         if self.tracker.phase is Phase.RUNNING:
             replaced = self._replacement(strict=False)
             if replaced is not None:
                 self._act(self.tracker.shell_replaced(self._clock(), *replaced))
+        return seen
 
     def wait_between_commands(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> bool:
         """Between two commands of a live shell: take what it prints (its prompt, background jobs'

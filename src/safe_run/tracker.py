@@ -29,6 +29,12 @@ longer than the timeout of any keyboard poll among them. A stopped foreground or
 of its own; a foreground the kernel cannot see into (setuid programs) is an input wait only with
 a question on the cursor line.
 
+One tracker follows every command of one shell: after a `Finish`, `start_next_cycle` takes the
+next. Before typing it, the tracker knows whether the last command left the integration whole
+(its D came, then the next prompt's B); if not, the command's line first loads the integration
+into the live shell again (`Lines.heal`, which announces itself with an R mark), and a shell
+replaced by another (`exec zsh`) gets that shell's own lines.
+
 Marks without this run's nonce (a command printing `ESC ] 633 ; D ; 0 BEL`, a prompt theme's own
 133 sequences) are escape sequences in the output and are dropped with the other escapes.
 """
@@ -237,7 +243,8 @@ class CommandTracker:
                 self._lost = f"the shell was replaced by {replaced_by or 'a shell'}, which has no integration"
             if self._lost is not None:
                 # Every later command is followed without integration, and each says why.
-                self._pending.append(Downgraded(Downgrade(self._first_strategy.value, Strategy.NONE.value, self._lost, 0.0)))
+                lost = Downgrade(self._first_strategy.value, Strategy.NONE.value, self._lost, 0.0)
+                self._pending.append(Downgraded(lost))
             return self._flush([])  # the fallback line is typed when the kernel shows the shell waiting
         if self._broken is not None:
             return self._heal(now, self._broken)
