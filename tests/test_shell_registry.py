@@ -43,3 +43,11 @@ def test_a_new_kind_is_picked_up_by_name(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(registry, "REGISTRY", (*REGISTRY, nu))
     assert kind_of("/usr/local/bin/nu0.9") is nu
     assert kind_of("/usr/bin/bash5.2") is bash.SHELL
+
+
+def test_only_shells_take_command_lines() -> None:
+    """What a command may `exec` in the shell's place: typed into only if it is a shell."""
+    from safe_run.shells.registry import is_shell
+
+    assert all(is_shell(kind_of(name)) for name in ("/usr/bin/bash", "zsh", "fish", "dash", "sh", "mksh"))
+    assert not any(is_shell(kind_of(name)) for name in ("python3.11", "ssh", "node", "vim"))

@@ -28,7 +28,7 @@ from .screen import ScreenTail
 from .sequences import Osc, SequenceParser, decode_mark
 from .shells import posix
 from .shells.kind import ShellKind
-from .shells.registry import kind_of
+from .shells.registry import is_shell, kind_of
 from .syntax import check_syntax
 from .terminal import Terminal, TerminalError, TerminalLike
 from .request import RunRequest
@@ -40,10 +40,6 @@ from .workdir import private_workdir
 
 if TYPE_CHECKING:
     from .display import Display
-
-# Programs a command may `exec` that safe-run can still type into: the integrated shells get their
-# integration loaded again; the POSIX family is followed without integration.
-KNOWN_SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash", "ash", "ksh", "mksh", "yash", "posh", "busybox"})
 
 # The emulated terminal, whatever the caller's own TERM is (agents and CI have dumb or none).
 TERM = "xterm-256color"
@@ -181,9 +177,9 @@ class Run:
         if program is None:
             return None
         kind = kind_of(program)
-        if kind.name == self.shell.name or (not strict and kind.name not in KNOWN_SHELLS):
+        if kind.name == self.shell.name or (not strict and not is_shell(kind)):
             return None
-        if kind.name not in KNOWN_SHELLS:
+        if not is_shell(kind):
             raise RunFailed(
                 f"the shell was replaced by {os.path.basename(program)}, which is not a shell; nothing was typed. "
                 "Close this shell and start a fresh one"
@@ -229,7 +225,7 @@ class Run:
         what waits: it is never mistaken for a prompt to type into.
         """
         program = self.kernel.program()
-        if program is not None and kind_of(program).name not in KNOWN_SHELLS:
+        if program is not None and not is_shell(kind_of(program)):
             return replace(seen, shell_in_foreground=False, foreground_command=os.path.basename(program))
         if self.tracker.phase is Phase.RUNNING:
             replaced = self._replacement(strict=False)

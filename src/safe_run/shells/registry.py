@@ -19,3 +19,9 @@ def kind_of(path_or_name: str) -> ShellKind:
     """The kind from the file name (`bash5.2`, `/usr/bin/zsh-5.9` and a login shell's `-bash` included)."""
     base = os.path.basename(path_or_name).lstrip("-")
     return next((kind for kind in REGISTRY if base.startswith(kind.name)), None) or posix.kind_named(base)
+
+
+def is_shell(kind: ShellKind) -> bool:
+    """Whether a program a command put in the shell's place (`exec ...`) takes command lines: a
+    registered shell or one of the POSIX family. Nothing is ever typed into any other."""
+    return any(kind.name == known.name for known in REGISTRY) or kind.name in posix.POSIX_FAMILY
