@@ -44,8 +44,9 @@ setproctitle.setproctitle("safe-run test zygote")  # takes over the argv area be
 import ctypes
 ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone with the test process
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-listener.bind(sys.argv[1])
+listener.bind(sys.argv[1] + ".new")
 listener.listen(64)
+os.rename(sys.argv[1] + ".new", sys.argv[1])  # the path appears once it takes connections
 wake_r, wake_w = os.pipe()
 os.set_blocking(wake_w, False)
 signal.set_wakeup_fd(wake_w)

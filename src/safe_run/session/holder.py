@@ -392,7 +392,7 @@ class Holder:
                 run.stop()
             self.waiters.append(Waiter(conn, None))
             return True
-        if op == "run" and not idle:
+        if op == "run" and (not idle or self._next is not None):  # one running, or one just taken
             self._answer(Waiter(conn, self._clock()), self._busy(run, str(request.get("command", ""))))
             return True
         if op == "run":
@@ -401,8 +401,6 @@ class Holder:
             return True
         if idle and self._last is not None:
             note = NOT_TYPED if op == "send" else None
-            if op == "status":
-                note = None
             self._answer(Waiter(conn, self._clock()), with_note(self._last, note))
             return True
         return False
@@ -413,11 +411,15 @@ class Holder:
             status=Status.BUSY, exit_code=None, strategy=None, completion_reason=Reason.BUSY, command=command,
             shell=run.shell, session_id=self.session.id, shell_id=self.session.id, shell_name=self.plan.name,
             message=(
-                f"nothing was run: the shell {self.plan.name} is running {_first_line(self.request.command)!r} "
+                f"nothing was run: the shell {self.plan.name} is running {_first_line(self._running_command())!r} "
                 f"(session {self.session.id}). Wait for it with `safe-run poll {self.session.id} --wait 60`, "
                 f"end it with `safe-run stop {self.session.id}`, or use another shell name"
             ),
         )
+
+    def _running_command(self) -> str:
+        """The command the shell runs, or the one it has just taken and is about to type."""
+        return self._next[0].command if self._next is not None else self.request.command
 
     def _answer_due(self, run: Run) -> None:
         now = self._clock()
