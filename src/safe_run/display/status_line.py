@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import termios
-import time
 from typing import TextIO
 
 from .streams import write_err

@@ -15,8 +15,8 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 from dataclasses import asdict, replace
+from typing import TYPE_CHECKING
 
 from ..result import ExitStatus, Result
 from ..interrupts import Wakeup

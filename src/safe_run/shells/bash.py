@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
-from .posix import EXE_PROBE, arrival, header, lines, quote
+from .posix import EXE_PROBE, arrival, header, lines, sourced_heal_line
 
 RUN_LINE = b' __sr_start; builtin eval -- "$(< "$__sr_command_file")"\r'
 # Sourced into the live shell again: kept out of its history, then the hooks, then R.
@@ -32,11 +32,7 @@ def live_lines(setup: RunSetup) -> Lines:
 
 def heal_line(setup: RunSetup) -> bytes:
     """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
-    script = setup.workdir / "reinject.bash"
-    if not script.exists():
-        text = header(setup) + REINJECT_HEAD + integration_script("integration.bash") + "__sr_mark R\n"
-        script.write_text(text, encoding="utf-8")
-    return f" builtin . {quote(str(script))};".encode() + RUN_LINE
+    return sourced_heal_line(setup, "bash", REINJECT_HEAD, RUN_LINE)
 
 
 def plain_launch(setup: RunSetup) -> Launch:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..tracker import Lines
-from . import Launch, RunSetup
+from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 
 # The only way to learn the exit code of a command whose end no integration reported: ask. The
@@ -62,6 +62,16 @@ def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
 def arrival() -> str:
     """The caller's --env and --cwd, applied after the rc files (which may have changed them)."""
     return '__sr_apply_env\nbuiltin cd -- "$__sr_cwd" || builtin exit 125\n'
+
+
+def sourced_heal_line(setup: RunSetup, name: str, head: str, run_line: bytes) -> bytes:
+    """bash's and zsh's heal line (see `Lines.heal`): source `integration.<name>` into the live
+    shell again, after `head` and before the R mark, then run the command as `run_line` does."""
+    script = setup.workdir / f"reinject.{name}"
+    if not script.exists():
+        text = header(setup) + head + integration_script(f"integration.{name}") + "__sr_mark R\n"
+        script.write_text(text, encoding="utf-8")
+    return f" builtin . {quote(str(script))};".encode() + run_line
 
 
 def status_file(setup: RunSetup) -> Path:

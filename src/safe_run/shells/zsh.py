@@ -9,7 +9,7 @@ from pathlib import Path
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
-from .posix import EXE_PROBE, arrival, header, lines, quote
+from .posix import EXE_PROBE, arrival, header, lines, quote, sourced_heal_line
 
 RUN_LINE = b' __sr_start; builtin eval "$(<$__sr_command_file)"\r'
 # Sourced into the live shell again: no history file written, and the prompt's options back.
@@ -30,11 +30,7 @@ def live_lines(setup: RunSetup) -> Lines:
 
 def heal_line(setup: RunSetup) -> bytes:
     """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
-    script = setup.workdir / "reinject.zsh"
-    if not script.exists():
-        text = header(setup) + REINJECT_HEAD + integration_script("integration.zsh") + "__sr_mark R\n"
-        script.write_text(text, encoding="utf-8")
-    return f" builtin . {quote(str(script))};".encode() + RUN_LINE
+    return sourced_heal_line(setup, "zsh", REINJECT_HEAD, RUN_LINE)
 
 
 def plain_launch(setup: RunSetup) -> Launch:
