@@ -510,3 +510,23 @@ def test_classifying_never_fails_whatever_the_text() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         for shell in ("bash", "fish"):
             assert isinstance(classify(shell, "syntax error", text), str)
+
+
+@pytest.mark.parametrize("command", ["echo 5", "git status", "ls -la /tmp ~/x", "a=1 b=2 cmd --flag=x,y:z@h%1+2"])
+def test_plain_words_are_passed_without_starting_the_shell(command: str) -> None:
+    from safe_run.syntax.check import plainly_parses
+    from safe_run.syntax.family import syntax_facts
+
+    facts = syntax_facts("bash")
+    assert facts is not None and plainly_parses(facts, command)
+
+
+@pytest.mark.parametrize("command", ["then echo", "fi", "echo 'x", "echo a; b", "echo 1\necho 2", "for x", "done"])
+def test_anything_else_is_left_to_the_shell(command: str) -> None:
+    from safe_run.syntax.check import plainly_parses
+    from safe_run.syntax.family import syntax_facts
+
+    facts = syntax_facts("bash")
+    assert facts is not None and not plainly_parses(facts, command)
+    fish = syntax_facts("fish")
+    assert fish is not None and not plainly_parses(fish, "echo 5"), "fish has a grammar of its own"

@@ -10,6 +10,10 @@ The check is a courtesy, never a gate that can fail on its own: an unknown shell
 cannot be started, an option it does not know, or a check slower than the timeout all mean
 "no verdict" (None), and the command runs as it would have without the check.
 
+A one-line command of plain words (letters, digits and `_./=:,+@%~-`, none of them a reserved
+word) cannot be a syntax error in a POSIX-family shell, bash or zsh: it is passed without starting
+the shell (a fork and an exec saved on every `ls -la` or `git status` an agent runs).
+
 Some mistakes the shells accept at the end of the input: bash, zsh and dash treat a heredoc
 whose terminator never comes as ending at the end of the file (bash merely warns), and zsh runs
 `echo x &&` as `echo x`. Both are almost always a truncated command, so they are reported too.
@@ -18,6 +22,7 @@ whose terminator never comes as ending at the end of the file (bash merely warns
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -31,6 +36,21 @@ from ..shells.kind import SyntaxFacts
 from .family import syntax_facts
 from .posix_scan import dangling_operator, scan_posix
 from .words import ShellWords, main_words, shell_words
+
+
+# Plain words on one line, and the words that would open or close a construct among them.
+PLAIN_WORDS = re.compile(r"[A-Za-z0-9_./=:,+@%~ \t-]*\Z")
+RESERVED = frozenset({
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do", "done",
+    "in", "function", "coproc", "time", "foreach", "end", "repeat", "always", "nocorrect", "noglob",
+})
+
+
+def plainly_parses(facts: SyntaxFacts, command: str) -> bool:
+    """Whether the text is plain words no POSIX-family shell can fail to parse."""
+    if facts.grammar != "posix" or not PLAIN_WORDS.match(command):
+        return False
+    return not RESERVED.intersection(command.split())
 
 
 def check_argv(facts: SyntaxFacts, shell_path: str, script: str) -> list[str]:
@@ -145,6 +165,8 @@ def check_syntax(shell_name: str, shell_path: str, command_file: Path, timeout: 
     try:
         command = command_file.read_text(encoding="utf-8", errors="replace")
     except OSError:
+        return None
+    if plainly_parses(facts, command):
         return None
     if os.sep in shell_path:
         shell_path = os.path.abspath(shell_path)
