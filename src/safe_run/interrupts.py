@@ -46,13 +46,9 @@ class Wakeup:
     def trigger(self, signum: int) -> None:
         """Ask the loop to stop its command, as `signum` to safe-run would."""
         self.pending.append(signum)
-        self.poke()
-
-    def poke(self) -> None:
-        """Wake the loop without asking anything (a display's own signal)."""
         try:
             os.write(self._write_fd, b"\0")
-        except (BlockingIOError, OSError):
+        except OSError:
             pass  # full: the loop is woken already
 
     @property
