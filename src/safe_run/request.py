@@ -26,6 +26,9 @@ class Timers:
     timeout: float | None = None  # the caller's hard limit for the whole run
 
 
+TIMER_NAMES = frozenset(item.name for item in fields(Timers))
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """Everything the caller decided about one run."""
@@ -52,8 +55,13 @@ def request_to_dict(request: RunRequest) -> dict[str, Any]:
     return data
 
 
+def timers_from_dict(data: dict[str, Any]) -> Timers:
+    """Timers sent as JSON; names that are not timers are left out."""
+    return Timers(**{name: value for name, value in data.items() if name in TIMER_NAMES})
+
+
 def request_from_dict(data: dict[str, Any], log: BinaryIO | None) -> RunRequest:
     given = dict(data)
-    given["timers"] = Timers(**given["timers"])
+    given["timers"] = timers_from_dict(given["timers"])
     given["size"] = tuple(given["size"])
     return RunRequest(**given, log=log)

@@ -160,7 +160,7 @@ class Run:
         previous = self.finish
         self._begin_command(request)
         try:
-            replaced = self._replacement()
+            replaced = self._replacement(self.kernel.program())
             self._check(command or request.command, self._setup.command_file)
         except (CommandRefused, RunFailed):
             self.finish = previous  # nothing was typed: the shell still waits for a command
@@ -168,16 +168,14 @@ class Run:
         config, by = replaced if replaced is not None else (None, None)
         self._act(self.tracker.start_next_cycle(self.started_at, request.timers, _capture(request), config, by))
 
-    def _replacement(self, strict: bool = True) -> tuple[Config, str] | None:
-        """The shell's config anew when a command replaced the shell by another (`exec zsh`).
-
-        A program that is no shell gets nothing typed: `strict` raises RunFailed for it.
+    def _replacement(self, program: str | None) -> tuple[Config, str] | None:
+        """The shell's config anew when a command replaced the shell by another (`exec zsh`), from
+        the program its process runs now. A program that is no shell gets nothing typed: RunFailed.
         """
-        program = self.kernel.program()
         if program is None:
             return None
         kind = kind_of(program)
-        if kind.name == self.shell.name or (not strict and not is_shell(kind)):
+        if kind.name == self.shell.name:
             return None
         if not is_shell(kind):
             raise RunFailed(
@@ -228,7 +226,7 @@ class Run:
         if program is not None and not is_shell(kind_of(program)):
             return replace(seen, shell_in_foreground=False, foreground_command=os.path.basename(program))
         if self.tracker.phase is Phase.RUNNING:
-            replaced = self._replacement(strict=False)
+            replaced = self._replacement(program)
             if replaced is not None:
                 self._act(self.tracker.shell_replaced(self._clock(), *replaced))
         return seen

@@ -27,16 +27,16 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ..output import Chunks
 from ..process_title import name_holder
 from ..result import Reason, Result, Status, error_result
 from ..driver import follow
 from ..interrupts import STOP_SIGNALS, StopSignals, Wakeup
-from ..request import RunRequest, Timers, request_from_dict, request_to_dict
+from ..request import RunRequest, request_from_dict, request_to_dict, timers_from_dict
 from ..runner import CommandRefused, Run, RunFailed
 from ..shells import ShellNotFound
+from ..shells.registry import kind_of
 from ..terminal import TerminalError
 from ..workdir import private_workdir
 from . import DEFAULT_IDLE_EXPIRE_S, NOT_TYPED, wire, with_note
@@ -498,46 +498,21 @@ def _first_line(text: str) -> str:
 def _next_command(base: RunRequest, request: dict[str, object], shell: str) -> tuple[RunRequest, str]:
     """The request for a persistent shell's next command, and the text to type for it.
 
-    A --cwd or --env given with a later command applies to that command alone: it runs in a
-    subshell that has them.
+    A --cwd or --env given with a later command applies to that command alone (see the shell
+    kind's `scoped`).
     """
     command = str(request.get("command", ""))
     timers = request.get("timers")
-    fields: dict[str, Any] = timers if isinstance(timers, dict) else {}
     max_output = request.get("max_output")
     next_request = replace(
-        base, command=command, timers=Timers(**{k: v for k, v in fields.items() if k in Timers.__dataclass_fields__}),
+        base, command=command, timers=timers_from_dict(timers if isinstance(timers, dict) else {}),
         max_output=max_output if isinstance(max_output, int) and max_output >= 1024 else base.max_output,
         log=None,
     )
     cwd = request.get("cwd")
     env = request.get("env")
-    scoped = _scoped_fish if shell == "fish" else _scoped
-    return next_request, scoped(command, cwd if isinstance(cwd, str) else None, env if isinstance(env, dict) else {})
-
-
-def _scoped(command: str, cwd: str | None, env: dict[str, object]) -> str:
-    """The command in a subshell with its own directory and variables, when it has any."""
-    if cwd is None and not env:
-        return command
-    from ..shells.posix import quote
-
-    lines = [f"cd -- {quote(cwd)} || exit"] if cwd is not None else []
-    lines += [f"export {name}={quote(str(value))}" for name, value in env.items()]
-    return "(\n" + "\n".join(lines) + "\n" + command + "\n)"
-
-
-def _scoped_fish(command: str, cwd: str | None, env: dict[str, object]) -> str:
-    """fish has no subshell: a block with local exported variables, and the directory put back."""
-    if cwd is None and not env:
-        return command
-    from ..shells.fish import quote
-
-    lines = ["begin", "set -l __sr_back $PWD"]
-    lines += [f"set -lx {name} {quote(str(value))}" for name, value in env.items()]
-    lines += [f"builtin cd {quote(cwd)}" if cwd is not None else "true", "and begin", command, "end"]
-    lines += ["set -l __sr_s $status", "builtin cd $__sr_back", "__sr_return $__sr_s", "end"]
-    return "\n".join(lines)
+    variables = {str(name): str(value) for name, value in env.items()} if isinstance(env, dict) else {}
+    return next_request, kind_of(shell).scoped(command, cwd if isinstance(cwd, str) else None, variables)
 
 
 def _hung_up(conn: socket.socket) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
-from .posix import EXE_PROBE, arrival, header, lines, sourced_heal_line
+from .posix import EXE_PROBE, arrival, header, lines, scoped, sourced_heal_line
 
 RUN_LINE = b' __sr_start; builtin eval -- "$(< "$__sr_command_file")"\r'
 # Sourced into the live shell again: kept out of its history, then the hooks, then R.
@@ -53,6 +53,7 @@ SHELL = ShellKind(
     name="bash",
     family="bash",
     plain_launch=plain_launch,
+    scoped=scoped,
     launch=launch,
     live_lines=live_lines,
     prompt_by_mode=True,

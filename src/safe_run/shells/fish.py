@@ -41,6 +41,17 @@ def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
     return Lines(integrated, fallback.encode(), query.encode(), heal)
 
 
+def scoped(command: str, cwd: str | None, env: Mapping[str, str]) -> str:
+    """fish has no subshell: a block with local exported variables, and the directory put back."""
+    if cwd is None and not env:
+        return command
+    lines = ["begin", "set -l __sr_back $PWD"]
+    lines += [f"set -lx {name} {quote(value)}" for name, value in env.items()]
+    lines += [f"builtin cd {quote(cwd)}" if cwd is not None else "true", "and begin", command, "end"]
+    lines += ["set -l __sr_s $status", "builtin cd $__sr_back", "__sr_return $__sr_s", "end"]
+    return "\n".join(lines)
+
+
 def _argv(setup: RunSetup) -> list[str]:
     argv = [setup.shell_path, "--private", "--interactive"]
     return argv if setup.load_rc else [*argv, "--no-config"]
@@ -84,6 +95,7 @@ SHELL = ShellKind(
     name="fish",
     family="fish",
     plain_launch=plain_launch,
+    scoped=scoped,
     launch=launch,
     live_lines=live_lines,
     # fish's `read` uses its line editor, like its prompt: the terminal's mode cannot tell them apart.

@@ -58,6 +58,9 @@ class ShellKind:
     family: str
     plain_launch: Callable[[RunSetup], Launch]
     doctor: DoctorFacts
+    # A persistent shell's later command with a directory and variables of its own, in this
+    # shell's syntax: (command, cwd or None, variables) -> the text to run.
+    scoped: Callable[[str, str | None, Mapping[str, str]], str]
     # Starts it with integration; None where there is none.
     launch: Callable[[RunSetup], Launch] | None = None
     # What to type into a live shell of this kind, the line that loads the integration again

@@ -74,6 +74,16 @@ def sourced_heal_line(setup: RunSetup, name: str, head: str, run_line: bytes) ->
     return f" builtin . {quote(str(script))};".encode() + run_line
 
 
+def scoped(command: str, cwd: str | None, env: Mapping[str, str]) -> str:
+    """The command in a subshell with a directory and variables of its own, when it has any, so
+    that they and what the command changes end with it."""
+    if cwd is None and not env:
+        return command
+    lines = [f"cd -- {quote(cwd)} || exit"] if cwd is not None else []
+    lines += [f"export {name}={quote(value)}" for name, value in env.items()]
+    return "(\n" + "\n".join(lines) + "\n" + command + "\n)"
+
+
 def status_file(setup: RunSetup) -> Path:
     """Where the typed line leaves the command's exit status."""
     return setup.workdir / "status"
@@ -95,6 +105,7 @@ SHELL = ShellKind(
     name="sh",
     family="posix",
     plain_launch=plain_launch,
+    scoped=scoped,
     syntax=SyntaxFacts(("-n",), accepts_open_heredoc=True),
     doctor=DoctorFacts(rc_candidates=rc_candidates, exe_probe=EXE_PROBE),
 )

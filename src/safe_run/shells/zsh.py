@@ -9,7 +9,7 @@ from pathlib import Path
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
-from .posix import EXE_PROBE, arrival, header, lines, quote, sourced_heal_line
+from .posix import EXE_PROBE, arrival, header, lines, quote, scoped, sourced_heal_line
 
 RUN_LINE = b' __sr_start; builtin eval "$(<$__sr_command_file)"\r'
 # Sourced into the live shell again: no history file written, and the prompt's options back.
@@ -66,6 +66,7 @@ SHELL = ShellKind(
     name="zsh",
     family="zsh",
     plain_launch=plain_launch,
+    scoped=scoped,
     launch=launch,
     live_lines=live_lines,
     prompt_by_mode=True,
