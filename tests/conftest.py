@@ -103,6 +103,15 @@ def program_on_path(directory: Path, name: str, script: str) -> str:
     return f"{bindir}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
 
 
+def alive(pid: int) -> bool:
+    """Whether a process of that pid is there (a zombie counts: it is not collected yet)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def shell_path(name: str) -> str:
     path = shutil.which(name)
     if path is None:

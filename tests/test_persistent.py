@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHELLS, Outcome, SafeRun, shell_path
+from conftest import SHELLS, Outcome, SafeRun, alive, shell_path
 from safe_run.session.holder import idle_expired
 
 BUSY = 76
@@ -92,14 +92,6 @@ def each_shell(request: pytest.FixtureRequest, shells: Shells) -> Shells:
     shell_path(request.param)
     shells.shell = request.param
     return shells
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def gone_within(pid: int, seconds: float) -> bool:

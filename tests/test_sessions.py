@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Outcome, SafeRun, program_on_path, shell_path
+from conftest import Outcome, SafeRun, alive, program_on_path, shell_path
 
 SESSION_ID_LENGTH = 24
 
@@ -37,14 +37,6 @@ def start(safe_run: SafeRun, command: str, yield_after: float = 0.5, shell: str 
 
 def session_dir(safe_run: SafeRun) -> Path:
     return safe_run.home / ".local" / "state" / "safe-run" / "sessions"
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ import math
 import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 
 from .request import RunRequest, Timers
@@ -199,6 +199,29 @@ class Session:
         return ask(self.id, request)
 
 
+def shell_name(name: str | None) -> str:
+    """The caller's name for a persistent shell, checked as `--in NAME` checks it; a new one if None."""
+    from .session.client import check_name
+
+    chosen = f"api-{secrets.token_hex(8)}" if name is None else name
+    if not isinstance(chosen, str):
+        raise TypeError(f"name must be a string or None, not {type(chosen).__name__}")
+    try:
+        check_name(chosen)
+    except SessionError as exc:
+        raise ValueError(str(exc)) from None
+    return chosen
+
+
+def close_if_open(close: Callable[[], Result]) -> None:
+    """End a shell as a `with` block leaves it: one already gone (exited, idled out) is fine."""
+    try:
+        close()
+    except SessionError as exc:
+        if exc.status != ExitStatus.NO_SESSION:
+            raise
+
+
 class Shell:
     """A persistent shell: directory, variables, functions and jobs last from one `run` to the next.
 
@@ -211,15 +234,7 @@ class Shell:
         self, name: str | None = None, *, shell: str | None = None, cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None, load_rc: bool = True, idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
     ) -> None:
-        from .session.client import check_name
-
-        self.name = f"api-{secrets.token_hex(8)}" if name is None else name
-        if not isinstance(self.name, str):
-            raise TypeError(f"name must be a string or None, not {type(self.name).__name__}")
-        try:
-            check_name(self.name)
-        except SessionError as exc:
-            raise ValueError(str(exc)) from None
+        self.name = shell_name(name)
         if shell is not None and not isinstance(shell, str):
             raise TypeError(f"shell must be a path or name as a string, not {type(shell).__name__}")
         self._shell = shell
@@ -267,11 +282,7 @@ class Shell:
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        try:
-            self.close()
-        except SessionError as exc:
-            if exc.status != ExitStatus.NO_SESSION:
-                raise
+        close_if_open(self.close)
 
     def _request(self, command: str, timeout: float | None) -> RunRequest:
         return _request(

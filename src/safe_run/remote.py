@@ -23,14 +23,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import secrets
 import shlex
 import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
-from .api import DEFAULT_MAX_OUTPUT, WARM_UP, _check_output, _command, _env, _seconds, _wait
+from .api import (
+    DEFAULT_MAX_OUTPUT, WARM_UP, _check_output, _command, _env, _seconds, _wait, close_if_open, shell_name,
+)
 from .result import ExitStatus, Result, Status
 from .session import DEFAULT_IDLE_EXPIRE_S, SessionError
 
@@ -220,16 +221,8 @@ class RemoteShell:
         cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None, load_rc: bool = True,
         idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
     ) -> None:
-        from .session.client import check_name
-
         self.remote = remote
-        self.name = f"api-{secrets.token_hex(8)}" if name is None else name
-        if not isinstance(self.name, str):
-            raise TypeError(f"name must be a string or None, not {type(self.name).__name__}")
-        try:
-            check_name(self.name)
-        except SessionError as exc:
-            raise ValueError(str(exc)) from None
+        self.name = shell_name(name)
         self._shell = _optional_text(shell, "shell")
         self._cwd = _path(cwd, "cwd")
         self._env = _env(env)
@@ -263,11 +256,7 @@ class RemoteShell:
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        try:
-            self.close()
-        except SessionError as exc:
-            if exc.status != ExitStatus.NO_SESSION:
-                raise
+        close_if_open(self.close)
 
     def _call(
         self, command: str, timeout: float | None, yield_after: float | None, cwd: str | None,
