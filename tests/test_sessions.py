@@ -7,7 +7,6 @@ stops whatever a failing test left running.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import time
 from collections.abc import Iterator
