@@ -129,8 +129,10 @@ def _fresh_note(name: str, earlier: Session | None) -> str | None:
 
 def follow(session_id: str, wait: float, wakeup: Wakeup | None = None) -> Result:
     """The session's next answer (new output, or its end) within `wait` seconds; a stop request on
-    `wakeup` meanwhile stops its command."""
-    return _ask_interruptibly(SessionStore.open().get(session_id), {"op": "poll", "wait": wait}, wakeup)
+    `wakeup` meanwhile stops its command. Asked several times a second while a person watches, so
+    the store is not swept each time (the call that started the session did)."""
+    session = SessionStore.open(sweep=False).get(session_id)
+    return _ask_interruptibly(session, {"op": "poll", "wait": wait}, wakeup)
 
 
 def ask(session_id: str, request: dict[str, object], report: Report | None = None) -> Result:
