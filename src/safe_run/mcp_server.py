@@ -423,7 +423,7 @@ class Tools:
         An answer still running at the bound holds all the output since the start, as one long
         wait would have.
         """
-        from .session.client import ask
+        from .session.client import follow
 
         deadline = None if bound is None else time.monotonic() + bound - PROGRESS_STEP_S
         shown = ""
@@ -438,7 +438,7 @@ class Tools:
                 return replace(result, output=shown)
             wait = PROGRESS_STEP_S if remaining is None else min(PROGRESS_STEP_S, remaining)
             session_id = result.session_id
-            result = await call.step(lambda: ask(session_id, {"op": "poll", "wait": wait}))
+            result = await call.step(lambda: follow(session_id, wait))
         return replace(result, output=shown + result.output) if result.session_id is not None else result
 
     async def tool_poll(
