@@ -172,7 +172,7 @@ def test_an_activated_venv_stays_active(shells: Shells, tmp_path: Path) -> None:
     assert made["exit_code"] == 0, made
     assert shells.result("py", f"source {venv}/bin/activate")["exit_code"] == 0
     found = shells.result("py", "command -v python")
-    assert found["output"] == f"{venv}/bin/python\n"
+    assert found["output"] == f"{venv}/bin/python\n", found
     assert shells.result("py", "echo $VIRTUAL_ENV")["output"] == f"{venv}\n"
 
 
