@@ -21,6 +21,8 @@ import pytest
 import fastcli
 
 SHELLS = ("bash", "zsh", "fish")
+# What the tests start inherits this unless a test says otherwise: no warm process outlives a test.
+os.environ["SAFE_RUN_WARM"] = "0"
 # Set by --fast-cli (see fastcli.py): the quick run forks a pre-imported command line.
 FAST_CLI = False
 
@@ -85,6 +87,8 @@ class SafeRun:
             "SHELL": "/bin/sh",
             # JSON runs follow the command to its end unless a test asks for the default bound.
             "SAFE_RUN_YIELD_AFTER": "never",
+            # Each call in its own process: warm processes have tests of their own (test_warm.py).
+            "SAFE_RUN_WARM": "0",
         }
         env.update(extra or {})
         return env

@@ -4,12 +4,14 @@ This is the only module that exits: every way out goes through `main`, which tur
 into one-line messages with status 2 and anything unexpected into status 125, never a traceback.
 The verbs themselves are in `commands`.
 
-Before anything else, `main` makes the process fit to answer: UTF-8 mode (argument bytes are read
+First `main` hides the command from the process title and offers the call to a warm process
+(`warm/`), which runs it in a pre-imported copy of this program; the client exits as that copy
+did. Otherwise `main_here` makes this process fit to answer: UTF-8 mode (argument bytes are read
 as UTF-8 whatever the locale), descriptors 0-2 occupied (so that nothing safe-run opens takes the
-place of a closed one), and stop-signal handlers that give an answer from the first moment. That
-is why this module imports nothing heavy at the top: the handlers are in place before click,
-the verbs and the run machinery are loaded, which takes most of the start-up time. `--version`
-alone is answered before any of that is loaded, and before the process title is set.
+place of a closed one), and stop-signal handlers that give an answer from then on. That is why
+this module imports nothing heavy at the top: the handlers are in place before click, the verbs
+and the run machinery are loaded, which takes most of the start-up time. `--version` alone is
+answered before any of that is loaded, and before the process title is set.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import os
 import sys
 
 from . import __version__
-from .interrupts import Interrupted, StopSignals
 
 # Not from typing, which alone takes a tenth of the import time; type checkers know the name.
 TYPE_CHECKING = False
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import click
 
     from .environment import Environment
+    from .interrupts import Interrupted, StopSignals
     from .report import AnswerLost
     from .result import Result
 
@@ -195,11 +197,23 @@ def _first_non_utf8(args: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> NoReturn:
     args = sys.argv[1:] if argv is None else argv
     if argv is None:  # the process is safe-run itself, not a caller of this function
-        _utf8_mode()
-        if args != VERSION_ONLY:  # nothing to hide; setproctitle (with logging) would double its time
+        if args != VERSION_ONLY:  # nothing to hide; even the quick way to set the title costs a little
             from . import process_title
 
             process_title.hide_command()
+        from .warm import client
+
+        handed = client.call(args)
+        if handed is not None:
+            client.exit_like(handed)
+        _utf8_mode()
+    main_here(args)
+
+
+def main_here(args: list[str]) -> NoReturn:
+    """The call, in this process: the command line's own, a warm process's child, or a library caller's."""
+    from .interrupts import Interrupted, StopSignals
+
     stdout_open = _occupy_standard_descriptors()
     signals = StopSignals()
     signals.install()

@@ -4,20 +4,55 @@ The command text is in safe-run's argv, so `pkill -f "http.server 18935"` or `pg
 command itself would match safe-run, and every local user could read the command in `ps` for as
 long as a session lasts. Python cannot change what /proc/PID/cmdline shows; setproctitle rewrites
 the argv memory the kernel reads it from.
+
+setproctitle's package imports `logging` only to log that its C module is missing, which costs as
+much as the rest of a warm call; the C module is loaded directly when it is where the package
+keeps it, and through the package otherwise.
 """
 
 from __future__ import annotations
 
-from setproctitle import setproctitle
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 NAME = "safe-run"
+PACKAGE = "setproctitle"
+EXTENSION = "setproctitle._setproctitle"
 
 
 def hide_command() -> None:
     """Show only safe-run's name for the foreground process (and anything it forks)."""
-    setproctitle(NAME)
+    _setter()(NAME)
 
 
 def name_holder(session_id: str) -> None:
     """A session holder says what it is, so `ps` tells it from the call that started it."""
-    setproctitle(f"{NAME} holder {session_id}")
+    _setter()(f"{NAME} holder {session_id}")
+
+
+def name_warm() -> None:
+    """A warm process says what it is; each call it forks then hides its own command line."""
+    _setter()(f"{NAME} warm")
+
+
+def _setter() -> Callable[[str], None]:
+    if EXTENSION in sys.modules:
+        return sys.modules[EXTENSION].setproctitle  # type: ignore[no-any-return]
+    from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec
+
+    for entry in filter(os.path.isabs, sys.path):
+        for suffix in EXTENSION_SUFFIXES:
+            path = os.path.join(entry, PACKAGE, "_setproctitle" + suffix)
+            if os.path.isfile(path):
+                loader = ExtensionFileLoader(EXTENSION, path)
+                module = loader.create_module(ModuleSpec(EXTENSION, loader, origin=path))
+                loader.exec_module(module)
+                sys.modules[EXTENSION] = module
+                return module.setproctitle  # type: ignore[no-any-return]
+    from setproctitle import setproctitle
+
+    return setproctitle

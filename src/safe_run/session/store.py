@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import places
 from ..result import ExitStatus, Killed, Result, error_result
 from . import SessionError
 
@@ -45,13 +46,7 @@ KEPT_FILES = frozenset({"meta.json", "result.json", "holder.log"})
 
 def sessions_root(env: Mapping[str, str]) -> Path:
     """$XDG_RUNTIME_DIR/safe-run (private, gone at logout), else $XDG_STATE_HOME/safe-run/sessions."""
-    runtime = env.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(runtime) and os.path.isdir(runtime):
-        return Path(runtime) / "safe-run"
-    state = env.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(state):
-        state = os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(state) / "safe-run" / "sessions"
+    return Path(places.sessions_root(env))
 
 
 def private_directory(path: Path) -> Path:

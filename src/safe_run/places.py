@@ -1,0 +1,29 @@
+"""Where safe-run keeps what outlives one call: sessions, and the warm process (`warm/`).
+
+Kept apart from `session.store` and free of imports beyond `os`, because the command line's
+fastest path (handing the call to a warm process) needs the place before it loads anything else.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # not from typing, whose import would cost more than this module's whole job
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+def sessions_root(env: Mapping[str, str]) -> str:
+    """$XDG_RUNTIME_DIR/safe-run (private, gone at logout), else $XDG_STATE_HOME/safe-run/sessions."""
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime) and os.path.isdir(runtime):
+        return os.path.join(runtime, "safe-run")
+    state = env.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(state):
+        state = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, "safe-run", "sessions")
+
+
+def warm_directory(env: Mapping[str, str]) -> str:
+    """Where warm processes listen, beside the sessions (a name no session id can take)."""
+    return os.path.join(sessions_root(env), "warm")

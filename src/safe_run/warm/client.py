@@ -1,0 +1,247 @@
+"""The caller's side of a warm call: hand this process's call to a warm process, or say it cannot.
+
+It imports little: `_socket` rather than `socket`, whose selectors and enums would cost more than
+the rest of the client (`signal` is cheap once the entry point has loaded `re`). When
+no warm process takes the call, nothing has happened yet and the caller runs it itself.
+"""
+
+from __future__ import annotations
+
+import _socket
+import os
+import signal
+import sys
+import time
+import zlib
+
+from .. import places
+from . import IDLE_S, OFF, SEEN_S, VARIABLE
+from .context import fingerprint, read_status
+from .wire import Call, encode
+
+# Stop signals the command line answers (interrupts.STOP_SIGNALS): passed on to the child, which
+# answers them as the caller's own process would have. Any other signal ends this process as it
+# would have ended the call, and the warm process then ends the child.
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# The kernel passes at most this many descriptors in one message.
+MAX_DESCRIPTORS = 253
+# A path for the socket must fit in sockaddr_un.
+SOCKET_PATH_MAX = 100
+SERVER_START = "from safe_run.warm.server import main; main()"
+NOT_FOR = ("mcp", "--version")
+CONNECT_TIMEOUT_S = 2.0
+
+
+def call(args: list[str]) -> int | None:
+    """The exit status of this call, run by a warm process; None when none took it."""
+    environ = dict(os.environ)
+    if not _wanted(args, environ):
+        return None
+    status = read_status()
+    context = fingerprint(environ, status)
+    directory = places.warm_directory(environ)
+    path = os.path.join(directory, "%08x" % zlib.crc32(context))
+    if len(os.fsencode(path)) > SOCKET_PATH_MAX:
+        return None
+    conn = _connect(path)
+    if conn is None:
+        _start_when_used_again(directory, path, context, environ)
+        return None
+    try:
+        return _handed_over(conn, _call(args, context, status))
+    finally:
+        conn.close()
+
+
+def exit_like(code: int) -> None:
+    """End as the child ended: with its status, or by the signal that killed it."""
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        code = 128 - code
+    sys.exit(code)
+
+
+def _wanted(args: list[str], environ: dict[str, str]) -> bool:
+    if environ.get(VARIABLE, "").strip().lower() in OFF or (args and args[0] in NOT_FOR):
+        return False
+    if sys.getfilesystemencoding().lower().replace("-", "") != "utf8":
+        return False  # the command line first re-runs in UTF-8 mode
+    try:
+        return not any(os.isatty(fd) for fd in (0, 1, 2)) and all(os.get_inheritable(fd) for fd in (0, 1, 2))
+    except OSError:  # a closed standard descriptor: the command line itself deals with that
+        return False
+
+
+def _call(args: list[str], context: bytes, status: bytes) -> tuple[Call, list[int]]:
+    """This call, and the descriptors to pass: the working directory, then every inherited one."""
+    inherited = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if os.get_inheritable(fd):  # what the caller gave; Python's own are close-on-exec
+                inherited.append(fd)
+        except OSError:
+            pass  # the descriptor listdir itself used
+    masks = {line.partition(b":")[0]: int(line.partition(b":")[2].strip() or b"0", 16)
+             for line in status.splitlines() if line.startswith((b"SigIgn:", b"SigBlk:"))}
+    argv = [os.fsencode(word) for word in [sys.argv[0], *args]]
+    environ = [name + b"=" + value for name, value in os.environb.items()]
+    return Call(context, masks.get(b"SigIgn", 0), masks.get(b"SigBlk", 0), inherited, argv, environ), inherited
+
+
+def _connect(path: str) -> _socket.socket | None:
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+    conn.settimeout(CONNECT_TIMEOUT_S)
+    try:
+        conn.connect(path)
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int | None:
+    """Send the call; then pass stop signals on until the child's status comes back."""
+    call_, inherited = prepared
+    if len(inherited) + 1 > MAX_DESCRIPTORS:
+        return None
+    here = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC) if _directory_opens() else -1
+    if here < 0:
+        return None  # an unreadable directory: the call itself says what is wrong with it
+    try:
+        data = encode(call_)
+        fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in [here, *inherited])
+        sent = conn.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
+        conn.sendall(data[sent:])
+    except OSError:
+        return None
+    finally:
+        os.close(here)
+    replies = _Lines(conn)
+    first = replies.next()
+    if first is None or not first.startswith(b"run "):
+        return None
+    for signum in FORWARDED:
+        signal.signal(signum, lambda signum, frame: _pass_on(conn, signum))
+    last = replies.next(wait=True)
+    if last is None or not last.startswith(b"exit "):
+        _say("the warm process that ran this call went away before it ended; its answer may be incomplete")
+        return 125
+    return os.waitstatus_to_exitcode(int(last[5:]))
+
+
+def _directory_opens() -> bool:
+    try:
+        os.stat(".")
+    except OSError:
+        return False
+    return True
+
+
+def _pass_on(conn: _socket.socket, signum: int) -> None:
+    try:
+        conn.send(bytes([signum]))
+    except OSError:
+        pass
+
+
+class _Lines:
+    """The warm process's reply lines; the first within the connect bound, the last unbounded,
+    since it comes when the call ends (the child's own bounds apply)."""
+
+    def __init__(self, conn: _socket.socket) -> None:
+        self._conn = conn
+        self._buffer = b""
+
+    def next(self, wait: bool = False) -> bytes | None:
+        self._conn.settimeout(None if wait else CONNECT_TIMEOUT_S)
+        while b"\n" not in self._buffer:
+            try:
+                data = self._conn.recv(4096)
+            except InterruptedError:
+                continue
+            except OSError:
+                return None
+            if not data:
+                return None
+            self._buffer += data
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+
+def _start_when_used_again(directory: str, path: str, context: bytes, environ: dict[str, str]) -> None:
+    """Start a warm process for this context if it already called within SEEN_S; else note this call.
+
+    A caller that never comes back (each call in a new sandbox or container) then never leaves a
+    warm process behind; CI, whose jobs expect no process to outlive a step, gets none either.
+    """
+    if environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        return
+    seen = path + ".seen"
+    try:
+        _private_directory(directory)
+        _forget_stale_marks(directory)
+        try:
+            recent = time.time() - os.stat(seen).st_mtime < SEEN_S
+        except FileNotFoundError:
+            recent = False
+        if not recent:
+            os.close(os.open(seen, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600))
+            os.utime(seen)
+            return
+        os.unlink(seen)
+        _spawn(path, context)
+    except OSError:
+        pass  # no warm process: calls are as they always were
+
+
+def _private_directory(directory: str) -> None:
+    """The warm directory and the sessions directory holding it, each for this user alone (0700)."""
+    sessions = os.path.dirname(directory)
+    os.makedirs(os.path.dirname(sessions), exist_ok=True)
+    for path in (sessions, directory):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        info = os.lstat(path)
+        if info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            raise PermissionError(path)
+
+
+def _forget_stale_marks(directory: str) -> None:
+    now = time.time()
+    for name in os.listdir(directory):
+        if name.endswith(".seen"):
+            try:
+                if now - os.stat(os.path.join(directory, name)).st_mtime >= SEEN_S:
+                    os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
+def _spawn(path: str, context: bytes) -> None:
+    """Start the warm process, detached, with this process's interpreter settings and environment.
+
+    It starts in / (so that no module of the caller's directory can shadow one of safe-run's) and
+    reads this context and this process's module path from its stdin.
+    """
+    import subprocess
+
+    utf8 = "utf8" if sys.flags.utf8_mode else "utf8=0"
+    server = subprocess.Popen(
+        [sys.executable, "-X", utf8, "-c", SERVER_START, path, "%g" % IDLE_S],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd="/",
+    )
+    assert server.stdin is not None
+    with server.stdin:
+        server.stdin.write(b"\0".join([context, *(os.fsencode(entry) for entry in sys.path)]))
+
+
+def _say(line: str) -> None:
+    try:
+        sys.stderr.write(f"safe-run: {line}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

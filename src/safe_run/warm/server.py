@@ -1,0 +1,324 @@
+"""The warm process: everything imported once, one forked child per call.
+
+Started detached by a client (`client._spawn`), in /, with the client's context and module path on
+its stdin. It holds a lock beside its socket for its whole life, so that two first calls start
+one; it stays single-threaded, so that every fork is safe. Each call's child is made into the
+process the client would have been (`_become`) and runs `cli.main_here`; this process only
+accepts, forks, passes signals on, reaps and reports, and never runs a command itself.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+from collections.abc import Callable
+
+from .wire import MAX_REQUEST, Call, decode, request_length
+
+# How long a client may take to send its request once connected.
+REQUEST_TIMEOUT_S = 2.0
+# How often the socket is checked to still be this process's own (a removed state directory ends it).
+CHECK_INTERVAL_S = 5.0
+MAX_DESCRIPTORS = 253
+PEER_CREDENTIALS = struct.Struct("3i")
+
+
+def main() -> None:
+    path, idle = sys.argv[1], float(sys.argv[2])
+    context, *module_path = sys.stdin.buffer.read(MAX_REQUEST).split(b"\0")
+    sys.path[:] = [os.fsdecode(entry) for entry in module_path]
+    lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another warm process of this context is starting or running
+    os.ftruncate(lock, 0)
+    os.write(lock, b"%d\n" % os.getpid())  # who to stop: `kill $(cat <socket>.lock)`
+    _preload()
+    from .. import process_title
+
+    process_title.name_warm()
+    Server(path, context, idle, time.monotonic).serve()
+
+
+def _preload() -> None:
+    """What any call may need, imported before the first fork so that no child imports it again."""
+    import click  # noqa: F401
+
+    from .. import cli, report, runner  # noqa: F401
+    from ..commands import run, sessions  # noqa: F401
+    from ..session import client, holder  # noqa: F401
+
+
+def keeps_listening(stopping: bool, ours: bool, idle_for: float, idle: float) -> bool:
+    """Whether to go on taking calls: not once stopped, nor once the socket is someone else's or
+    gone (its directory removed), nor after `idle` seconds without a call running or starting."""
+    return not stopping and ours and idle_for < idle
+
+
+class Server:
+    def __init__(self, path: str, context: bytes, idle: float, clock: Callable[[], float]) -> None:
+        self._path = path
+        self._context = context
+        self._idle = idle
+        self._clock = clock
+        self._calls: dict[int, socket.socket] = {}  # child pid -> its client's connection
+        self._last_call = clock()
+        self._stopping = False
+        self._wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, self._stop)
+        self._listener = self._listen()
+
+    def _stop(self, signum: int, frame: object) -> None:
+        """Stop taking calls; calls already running go on, their children being their own."""
+        self._stopping = True
+
+    def _listen(self) -> socket.socket:
+        """Bound under another name and renamed, so the socket appears only once it takes calls."""
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        staging = f"{self._path}.{os.getpid()}"
+        listener.bind(staging)
+        listener.listen(64)
+        os.rename(staging, self._path)
+        self._inode = os.stat(self._path).st_ino
+        return listener
+
+    def serve(self) -> None:
+        """Take calls until stopped, idle, or no longer reachable; then see the running ones to their end."""
+        checked = self._clock()
+        ours = listening = True
+        while True:
+            now = self._clock()
+            if listening and now - checked >= CHECK_INTERVAL_S:
+                checked, ours = now, self._still_ours()
+            idle_for = 0.0 if self._calls else now - self._last_call
+            if listening and not keeps_listening(self._stopping, ours, idle_for, self._idle):
+                listening = False
+                self._close()
+            if not listening and not self._calls:
+                return
+            waited = [self._wake_r, *(conn.fileno() for conn in self._calls.values())]
+            waited += [self._listener.fileno()] if listening else []
+            timeout = max(0.0, min(CHECK_INTERVAL_S, self._idle - idle_for))
+            ready = set(select.select(waited, [], [], timeout)[0])
+            if self._wake_r in ready:
+                _drain(self._wake_r)
+            self._reap()
+            for pid, conn in list(self._calls.items()):
+                if conn.fileno() in ready:
+                    self._from_client(pid, conn)
+            if listening and self._listener.fileno() in ready:
+                self._accept()
+
+    def _still_ours(self) -> bool:
+        try:
+            return os.stat(self._path).st_ino == self._inode
+        except OSError:
+            return False
+
+    def _close(self) -> None:
+        if self._still_ours():
+            os.unlink(self._path)
+        self._listener.close()
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self._listener.accept()
+        except OSError:
+            return
+        self._last_call = self._clock()
+        fds: list[int] = []
+        try:
+            call, fds = _receive(conn)
+            refusal = self._refusal(conn, call, fds)
+            if refusal is not None:
+                conn.sendall(b"no " + refusal + b"\n")
+                conn.close()
+                return
+            pid = os.fork()
+            if pid == 0:
+                self._become(call, fds)
+            conn.sendall(b"run %d\n" % pid)
+            self._calls[pid] = conn
+        except (OSError, ValueError):
+            conn.close()
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _refusal(self, conn: socket.socket, call: Call, fds: list[int]) -> bytes | None:
+        _, uid, _ = PEER_CREDENTIALS.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        if uid != os.getuid():
+            return b"another user"
+        if call.fingerprint != self._context:
+            return b"another context"
+        if len(fds) != len(call.targets) + 1:
+            return b"descriptors missing"
+        return None
+
+    def _from_client(self, pid: int, conn: socket.socket) -> None:
+        """Stop signals to pass on; or the client went away, and the call with it, as it would have."""
+        try:
+            data = conn.recv(64)
+        except OSError:
+            data = b""
+        for signum in data or [signal.SIGKILL]:
+            try:
+                os.kill(pid, signum)
+            except (ProcessLookupError, ValueError):
+                pass
+        if not data:
+            self._calls.pop(pid).close()
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self._last_call = self._clock()
+            conn = self._calls.pop(pid, None)
+            if conn is not None:
+                try:
+                    conn.sendall(b"exit %d\n" % status)
+                except OSError:
+                    pass
+                conn.close()
+
+    def _become(self, call: Call, fds: list[int]) -> None:
+        """In the child: be the client's process, run the call, and exit as the command line would."""
+        code = 125
+        try:
+            signal.set_wakeup_fd(-1)
+            os.setpgid(0, 0)  # a group of its own, as the client's process has its caller's
+            for conn in [self._listener, *self._calls.values()]:
+                conn.detach()
+            _take_descriptors(fds[0], fds[1:], call.targets)
+            _take_environment(call.environ)
+            _take_signals(call.ignored, call.blocked)
+            sys.argv = [os.fsdecode(word) for word in call.argv]
+            _fresh_standard_streams()
+            from .. import cli, process_title
+
+            process_title.hide_command()
+
+            cli.main_here(sys.argv[1:])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException as exc:  # noqa: BLE001 - the child must end here, whatever happened
+            _say(f"internal error in a warm call: {type(exc).__name__}: {exc}")
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(code)
+
+
+def _receive(conn: socket.socket) -> tuple[Call, list[int]]:
+    conn.settimeout(REQUEST_TIMEOUT_S)
+    data, ancillary, _, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(MAX_DESCRIPTORS * 4))
+    fds: list[int] = []
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(payload) - len(payload) % 4
+            fds.extend(struct.unpack(f"{usable // 4}i", payload[:usable]))
+    try:
+        for fd in fds:
+            fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
+        total = request_length(data)
+        while total is None or len(data) < total:
+            chunk = conn.recv(1 << 20)
+            if not chunk:
+                raise ValueError("the request ended early")
+            data += chunk
+            total = total if total is not None else request_length(data)
+        return decode(data), fds
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+
+
+def _take_descriptors(directory: int, passed: list[int], targets: list[int]) -> None:
+    """The client's descriptors at the client's numbers, and nothing else open."""
+    os.fchdir(directory)
+    top = max([directory, *passed, *targets, *(int(name) for name in os.listdir("/proc/self/fd"))]) + 1
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, top) for fd in passed]
+    os.closerange(0, top)
+    for fd, target in zip(moved, targets):
+        os.dup2(fd, target, inheritable=True)
+    for fd in moved:
+        os.close(fd)
+
+
+def _take_environment(environ: list[bytes]) -> None:
+    os.environb.clear()
+    for entry in environ:
+        name, _, value = entry.partition(b"=")
+        os.environb[name] = value
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        setattr(tempfile, "tempdir", None)  # it keeps the first TMPDIR it saw
+
+
+def _take_signals(ignored: int, blocked: int) -> None:
+    """The dispositions Python started the client with, and the mask it inherited."""
+    for signum in signal.valid_signals():
+        if signum in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        if ignored >> (signum - 1) & 1:
+            handler: signal.Handlers | Callable[..., object] = signal.SIG_IGN
+        else:
+            handler = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+        try:
+            signal.signal(signum, handler)
+        except (OSError, ValueError):
+            pass
+    signal.pthread_sigmask(signal.SIG_SETMASK, [s for s in signal.valid_signals() if blocked >> (s - 1) & 1])
+
+
+def _fresh_standard_streams() -> None:
+    """Streams on the client's descriptors, made as Python makes them at start (this process's were
+    made for /dev/null and cached what they learnt of it)."""
+    import io
+
+    def stream(fd: int, old: io.TextIOWrapper, mode: str) -> io.TextIOWrapper:
+        raw = io.open(fd, mode, buffering=-1, closefd=False)
+        return io.TextIOWrapper(
+            raw, encoding=old.encoding, errors=old.errors, line_buffering=old.line_buffering,
+            write_through=old.write_through,
+        )
+
+    for name, fd, mode in (("stdin", 0, "rb"), ("stdout", 1, "wb"), ("stderr", 2, "wb")):
+        fresh = stream(fd, getattr(sys, name), mode)
+        setattr(sys, name, fresh)
+        setattr(sys, f"__{name}__", fresh)
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _say(line: str) -> None:
+    try:
+        os.write(2, f"safe-run: {line}\n".encode("utf-8", "replace"))
+    except OSError:
+        pass
+

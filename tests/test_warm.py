@@ -1,0 +1,250 @@
+"""The warm process: calls handed to it answer exactly as calls run in their own process.
+
+Each test has a short private HOME (the socket's path must fit in sockaddr_un), starts the real
+`python -m safe_run` as an agent does (no tty, TERM=dumb), and ends every warm process it started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import alive, shell_path
+from safe_run.warm import wire
+from safe_run.warm.server import keeps_listening
+
+WAIT_S = 20.0
+
+
+class Caller:
+    """An agent calling `safe-run` again and again from one context."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.warm_dir = home / ".local" / "state" / "safe-run" / "sessions" / "warm"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home), "LANG": "C.UTF-8",
+               "TERM": "dumb", "SHELL": shell_path("bash"), "SAFE_RUN_YIELD_AFTER": "never"}
+        env.update(extra)
+        return env
+
+    def argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "safe_run", *args]
+
+    def __call__(self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None,
+                 **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(self.argv(*args), input=stdin, capture_output=True, env=env or self.env(),
+                              cwd=kwargs.pop("cwd", self.home), timeout=60, **kwargs)  # type: ignore[call-overload]
+
+    def warm_pids(self) -> list[int]:
+        pids = []
+        for lock in self.warm_dir.glob("*.lock") if self.warm_dir.is_dir() else []:
+            text = lock.read_text().strip()
+            if text.isdigit() and alive(int(text)) and not zombie(int(text)):
+                pids.append(int(text))
+        return pids
+
+    def warmed(self) -> int:
+        """Call until a warm process listens (the second call starts it); its pid."""
+        self("--", "true")
+        self("--", "true")
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            sockets = [p for p in self.warm_dir.iterdir() if p.is_socket()] if self.warm_dir.is_dir() else []
+            if sockets and self.warm_pids():
+                return self.warm_pids()[0]
+            time.sleep(0.02)
+        raise AssertionError("no warm process started")
+
+    def stop(self) -> None:
+        for pid in self.warm_pids():
+            os.kill(pid, signal.SIGTERM)
+        assert gone(self.warm_pids), "a warm process stayed"
+
+
+def gone(pids: object, within: float = WAIT_S) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not pids():  # type: ignore[operator]
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.fixture
+def caller() -> Iterator[Caller]:
+    home = Path(tempfile.mkdtemp(prefix="srw-", dir="/tmp"))
+    who = Caller(home)
+    try:
+        yield who
+    finally:
+        who.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def grandparent_of_the_shell(caller: Caller, **env: str) -> int:
+    """Who started the process that started the shell: the caller's side, or the warm process."""
+    outcome = caller("--timeout", "30", "--", "awk '/^PPid/ {print $2}' /proc/$PPID/status", env=caller.env(**env))
+    assert outcome.returncode == 0, outcome
+    return int(json.loads(outcome.stdout)["output"])
+
+
+def test_the_second_call_starts_a_warm_process_and_later_calls_are_served_by_it(caller: Caller) -> None:
+    caller("--", "true")
+    assert caller.warm_pids() == []  # one call alone leaves nothing behind
+    warm = caller.warmed()
+    assert grandparent_of_the_shell(caller) == warm
+    assert grandparent_of_the_shell(caller, SAFE_RUN_WARM="0") != warm
+
+
+def comparable(outcome: subprocess.CompletedProcess[bytes]) -> tuple[int, dict[str, object] | None, bytes]:
+    answer = json.loads(outcome.stdout) if outcome.stdout.startswith(b"{") else None
+    if answer is not None:
+        answer.pop("duration_s")
+    return outcome.returncode, answer, outcome.stderr
+
+
+@pytest.mark.parametrize("case", ["exit code", "stdin command", "descriptor", "directory", "variables", "usage"])
+def test_a_served_call_answers_as_one_run_in_its_own_process(caller: Caller, case: str) -> None:
+    caller.warmed()
+    work = caller.home / "work dir"
+    work.mkdir(exist_ok=True)
+    calls: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
+        "exit code": (("--", "echo out; echo err >&2; exit 3"), {}),
+        "stdin command": (("--command-file", "-"), {"stdin": b"printf '%s\\n' \"$PWD\" caf\xc3\xa9"}),
+        "descriptor": ((), {}),
+        "directory": (("--", "pwd; ls"), {"cwd": work}),
+        "variables": (("--", 'printf "%s|" "$GREETING" "$SAFE_RUN_WARM"'), {}),
+        "usage": (("--no-such-option",), {}),
+    }
+    args, kwargs = calls[case]
+    answers = []
+    for switch in ("1", "0"):
+        env = caller.env(GREETING="hello\nworld", SAFE_RUN_WARM=switch)
+        if case == "descriptor":  # a descriptor the caller passed, by its number
+            read, write = os.pipe()
+            os.write(write, b"echo from a passed descriptor")
+            os.close(write)
+            try:
+                answers.append(comparable(caller("--command-file", f"/dev/fd/{read}", env=env, pass_fds=(read,))))
+            finally:
+                os.close(read)
+        else:
+            answers.append(comparable(caller(*args, env=env, **kwargs)))
+    served, alone = answers
+    if case == "variables":  # the one difference asked for
+        assert served[1] is not None and served[1]["output"] == "hello\nworld|1|"
+        assert alone[1] is not None and alone[1]["output"] == "hello\nworld|0|"
+        return
+    assert served == alone
+
+
+def test_a_stop_signal_reaches_the_served_call(caller: Caller) -> None:
+    caller.warmed()
+    client = subprocess.Popen(caller.argv("--timeout", "30", "--", "sleep 41.5"), env=caller.env(),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert gone(lambda: not running("sleep 41.5")), "the command did not start"
+    client.send_signal(signal.SIGTERM)
+    out, err = client.communicate(timeout=60)
+    assert client.returncode == 143
+    assert json.loads(out)["status"] == "interrupted"
+    assert gone(lambda: running("sleep 41.5"))
+
+
+def test_a_killed_caller_takes_its_call_with_it(caller: Caller) -> None:
+    caller.warmed()
+    client = subprocess.Popen(caller.argv("--timeout", "30", "--", "sleep 42.5"), env=caller.env(),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert gone(lambda: not running("sleep 42.5")), "the command did not start"
+    client.kill()
+    client.wait(timeout=60)
+    assert gone(lambda: running("sleep 42.5")), "the command outlived its killed caller"
+    assert caller.warm_pids(), "the warm process went with the call"
+
+
+def test_a_caller_in_another_context_is_not_served(caller: Caller) -> None:
+    warm = caller.warmed()
+    assert grandparent_of_the_shell(caller, PYTHONHASHSEED="7") != warm
+    umask = subprocess.run(["sh", "-c", 'umask 077; exec "$@"', "sh", *caller.argv(
+        "--timeout", "30", "--", "awk '/^PPid/ {print $2}' /proc/$PPID/status")],
+        env=caller.env(), capture_output=True, timeout=60, cwd=caller.home)
+    assert int(json.loads(umask.stdout)["output"]) != warm
+
+
+@pytest.mark.parametrize("env", [{"SAFE_RUN_WARM": "0"}, {"CI": "true"}])
+def test_ci_and_the_off_switch_start_none(caller: Caller, env: dict[str, str]) -> None:
+    for _ in range(3):
+        assert caller("--", "true", env=caller.env(**env)).returncode == 0
+    time.sleep(0.5)  # a warm process, had one been started, would have its socket by now
+    assert caller.warm_pids() == []
+
+
+def test_a_stopped_warm_process_lets_the_running_call_finish(caller: Caller) -> None:
+    warm = caller.warmed()
+    client = subprocess.Popen(caller.argv("--timeout", "30", "--", "sleep 0.3; echo finished"),
+                              env=caller.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    deadline = time.monotonic() + WAIT_S
+    while not running("sleep 0.3") and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.kill(warm, signal.SIGTERM)
+    out, _ = client.communicate(timeout=60)
+    assert client.returncode == 0
+    assert json.loads(out)["output"] == "finished\n"
+    assert gone(lambda: alive(warm) and not zombie(warm)), "the warm process stayed"
+    assert caller("--", "echo again").returncode == 0  # the next call runs in its own process
+
+
+def test_a_garbled_request_is_refused_and_the_warm_process_goes_on(caller: Caller) -> None:
+    import socket
+
+    warm = caller.warmed()
+    path = next(p for p in caller.warm_dir.iterdir() if p.is_socket())
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.connect(str(path))
+        conn.sendall(b"12:not a request")
+        conn.settimeout(10)
+        assert conn.recv(100) == b""
+    assert grandparent_of_the_shell(caller) == warm
+
+
+def test_requests_round_trip() -> None:
+    call = wire.Call(b"ctx\n1", 0x1000, 0x2, [0, 1, 2, 7], [b"prog", b"", b"a:b", b"\xff"], [b"A=1", b"B=x=y"])
+    back = wire.decode(wire.encode(call))
+    assert (back.fingerprint, back.ignored, back.blocked, back.targets, back.argv, back.environ) == (
+        b"ctx\n1", 0x1000, 0x2, [0, 1, 2, 7], [b"prog", b"", b"a:b", b"\xff"], [b"A=1", b"B=x=y"])
+    data = wire.encode(call)
+    assert wire.request_length(data[:2]) is None
+    assert wire.request_length(data) == len(data)
+    for bad in (data[:-1], b"5:hello", b"3:1:x", b"x" * 20):
+        with pytest.raises(ValueError):
+            wire.decode(bad) if b":" in bad else wire.request_length(bad)
+
+
+def test_it_listens_until_stopped_idle_or_unreachable() -> None:
+    assert keeps_listening(stopping=False, ours=True, idle_for=1.0, idle=600.0)
+    assert not keeps_listening(stopping=True, ours=True, idle_for=0.0, idle=600.0)
+    assert not keeps_listening(stopping=False, ours=False, idle_for=0.0, idle=600.0)
+    assert not keeps_listening(stopping=False, ours=True, idle_for=600.0, idle=600.0)
+
+
+def running(command_line: str) -> bool:
+    """Whether a process runs with exactly this command line (the caller's own holds more words)."""
+    return subprocess.run(["pgrep", "-x", "-f", command_line], capture_output=True).returncode == 0
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
