@@ -102,48 +102,56 @@ def _connect(path: str) -> _socket.socket | None:
 
 
 def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int | None:
-    """Send the call; then pass stop signals on until the child's status comes back."""
+    """Send the call; pass stop signals on until the child's status comes back.
+
+    A stop signal that comes before the warm process has taken the call is passed on too (it reads
+    it after the request); if the call is refused, it is delivered to this process again, which
+    then answers it as it answers one that came before its handlers were set.
+    """
     call_, inherited = prepared
     if len(inherited) + 1 > MAX_DESCRIPTORS:
         return None
-    here = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC) if _directory_opens() else -1
-    if here < 0:
-        return None  # an unreadable directory: the call itself says what is wrong with it
+    try:  # O_PATH: a directory that may be entered but not read is still the caller's directory
+        here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None  # the call itself says what is wrong with its directory
+    arrived: list[int] = []
+
+    def pass_on(signum: int, frame: object) -> None:
+        arrived.append(signum)
+        try:
+            conn.send(bytes([signum]))
+        except OSError:
+            pass
+
+    previous = {signum: signal.signal(signum, pass_on) for signum in FORWARDED}
     try:
         data = encode(call_)
         fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in [here, *inherited])
         sent = conn.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
         conn.sendall(data[sent:])
+        replies = _Lines(conn)
+        first = replies.next()
     except OSError:
-        return None
+        first = None
     finally:
         os.close(here)
-    replies = _Lines(conn)
-    first = replies.next()
     if first is None or not first.startswith(b"run "):
+        _deliver_again(previous, arrived)
         return None
-    for signum in FORWARDED:
-        signal.signal(signum, lambda signum, frame: _pass_on(conn, signum))
     last = replies.next(wait=True)
     if last is None or not last.startswith(b"exit "):
-        _say("the warm process that ran this call went away before it ended; its answer may be incomplete")
+        _say("the warm process that ran this call went away before it ended; its exit status is lost")
         return 125
     return os.waitstatus_to_exitcode(int(last[5:]))
 
 
-def _directory_opens() -> bool:
-    try:
-        os.stat(".")
-    except OSError:
-        return False
-    return True
-
-
-def _pass_on(conn: _socket.socket, signum: int) -> None:
-    try:
-        conn.send(bytes([signum]))
-    except OSError:
-        pass
+def _deliver_again(previous: dict[signal.Signals, signal._HANDLER], arrived: list[int]) -> None:
+    """The call runs here after all: the signals that came meanwhile, as if none had been caught."""
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+    for pending in arrived:
+        os.kill(os.getpid(), pending)
 
 
 class _Lines:

@@ -138,7 +138,7 @@ class Server:
         self._last_call = self._clock()
         fds: list[int] = []
         try:
-            call, fds = _receive(conn)
+            call, fds, early = _receive(conn)
             refusal = self._refusal(conn, call, fds)
             if refusal is not None:
                 conn.sendall(b"no " + refusal + b"\n")
@@ -149,6 +149,7 @@ class Server:
                 self._become(call, fds)
             conn.sendall(b"run %d\n" % pid)
             self._calls[pid] = conn
+            _pass_signals(pid, early)
         except (OSError, ValueError):
             conn.close()
         finally:
@@ -171,11 +172,7 @@ class Server:
             data = conn.recv(64)
         except OSError:
             data = b""
-        for signum in data or [signal.SIGKILL]:
-            try:
-                os.kill(pid, signum)
-            except (ProcessLookupError, ValueError):
-                pass
+        _pass_signals(pid, data or bytes([signal.SIGKILL]))
         if not data:
             self._calls.pop(pid).close()
 
@@ -227,7 +224,16 @@ class Server:
             os._exit(code)
 
 
-def _receive(conn: socket.socket) -> tuple[Call, list[int]]:
+def _pass_signals(pid: int, signums: bytes) -> None:
+    for signum in signums:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def _receive(conn: socket.socket) -> tuple[Call, list[int], bytes]:
+    """The call, its descriptors, and the stop signals the client already sent after it."""
     conn.settimeout(REQUEST_TIMEOUT_S)
     data, ancillary, _, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(MAX_DESCRIPTORS * 4))
     fds: list[int] = []
@@ -245,7 +251,7 @@ def _receive(conn: socket.socket) -> tuple[Call, list[int]]:
                 raise ValueError("the request ended early")
             data += chunk
             total = total if total is not None else request_length(data)
-        return decode(data), fds
+        return decode(data[:total]), fds, data[total:]
     except BaseException:
         for fd in fds:
             os.close(fd)
