@@ -37,6 +37,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     global FAST_CLI
     FAST_CLI = fastcli.ENABLED = bool(config.getoption("--fast-cli"))
+    if FAST_CLI:
+        # Each xdist process would otherwise rewrite every test module's asserts again when
+        # PYTHONDONTWRITEBYTECODE is set (seconds of CPU per process): the quick run keeps
+        # pytest's rewrite cache, and Python's own, whatever that variable says.
+        sys.dont_write_bytecode = False
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -76,6 +76,7 @@ def test_bad_arguments_raise_with_a_clear_message(kwargs: dict[str, object], err
     assert str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_timeout_is_a_result_not_an_exception() -> None:
     result = safe_run.run("sleep 30", timeout=0.5)
     assert result.status is Status.TIMEOUT
@@ -137,6 +138,7 @@ def test_a_run_from_a_thread_that_is_not_the_main_one() -> None:
     assert box[0].output == "from-thread\n"
 
 
+@pytest.mark.slow
 def test_a_session_answers_poll_send_and_stop() -> None:
     asked = safe_run.run('read -p "name? " x; echo "hello $x"', yield_after=5)
     assert asked.status is Status.INPUT_REQUIRED and asked.session_id is not None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import click
 import pytest
 
+import fastcli
 from safe_run.commands import cli
 from safe_run.commands.run import run_command
 
@@ -105,11 +107,12 @@ def test_script_parses(shell: str, check: list[str]) -> None:
 
 @pytest.fixture
 def safe_run_on_path(tmp_path: Path) -> dict[str, str]:
-    """An environment where `safe-run` is a wrapper around this checkout's `python -m safe_run`."""
+    """An environment where `safe-run` is a wrapper around this checkout's `python -m safe_run`
+    (with --fast-cli, a fork of the pre-imported one, as the MCP servers of other tests are)."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     wrapper = bindir / "safe-run"
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m safe_run "$@"\n', encoding="utf-8")
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(fastcli.program())} "$@"\n', encoding="utf-8")
     wrapper.chmod(0o755)
     home = tmp_path / "home"
     home.mkdir()
@@ -124,6 +127,7 @@ def safe_run_on_path(tmp_path: Path) -> dict[str, str]:
     runtime.mkdir(mode=0o700)
     env["XDG_RUNTIME_DIR"] = str(runtime)
     env["XDG_STATE_HOME"] = str(home / ".local" / "state")
+    env.update(fastcli.program_env())
     return env
 
 

@@ -471,6 +471,7 @@ def test_reading_a_pipe_does_not_wait(bash: Session) -> None:
 IDLE_LEADER = f"{PYTHON} -c 'import os; r, w = os.pipe(); os.read(r, 1)'"
 
 
+@pytest.mark.slow
 @linux_only
 def test_a_member_other_than_the_leader_waits(bash: Session) -> None:
     bash.at_prompt()
@@ -511,6 +512,7 @@ def test_a_member_that_appears_later_is_found(bash: Session) -> None:
     bash.observe_until(lambda o: o.waiting_for_terminal and not o.shell_in_foreground)
 
 
+@pytest.mark.slow
 @linux_only
 def test_pager_reading_dev_tty_waits(bash: Session) -> None:
     if shutil.which("less") is None:

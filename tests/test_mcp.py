@@ -125,6 +125,7 @@ def test_run_answers_the_result_and_cd_persists(server: Server, tmp_path: Path) 
     drive(test)
 
 
+@pytest.mark.slow
 def test_poll_send_and_stop(server: Server) -> None:
     async def test() -> None:
         async with server.client() as session:
@@ -142,6 +143,7 @@ def test_poll_send_and_stop(server: Server) -> None:
     drive(test)
 
 
+@pytest.mark.slow
 def test_progress_notifications_come_before_the_result(server: Server, tmp_path: Path) -> None:
     go = tmp_path / "go"
     events: list[str] = []
@@ -179,6 +181,7 @@ def test_a_cancelled_run_stops_its_command_and_the_shell_takes_the_next(server: 
     drive(test)
 
 
+@pytest.mark.slow
 def test_a_command_waiting_does_not_hold_up_another_call(server: Server, tmp_path: Path) -> None:
     go = tmp_path / "go"
     order: list[str] = []

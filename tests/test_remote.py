@@ -136,6 +136,7 @@ def test_async_runs_drive_two_containers_at_once() -> None:
     assert asyncio.run(main()) == ["one", "two"]
 
 
+@pytest.mark.slow
 def test_a_session_answers_poll_send_and_stop(remote: Remote) -> None:
     asked = remote.run('read -r -p "name? " x; echo "hello $x"', yield_after=5)
     assert asked.status is Status.INPUT_REQUIRED and asked.session_id is not None
@@ -152,6 +153,7 @@ def test_a_session_answers_poll_send_and_stop(remote: Remote) -> None:
     assert stopped.status is Status.INTERRUPTED and stopped.session_id is None
 
 
+@pytest.mark.slow
 def test_keys_and_a_queued_line_reach_the_far_side() -> None:
     remote = docker("one")
     asked = remote.run("read -r x; read -r y; echo \"[$x][$y]\"", yield_after=5)
@@ -205,6 +207,7 @@ def test_the_run_options_reach_the_far_side() -> None:
     assert long.output_truncated
 
 
+@pytest.mark.slow
 def test_a_timeout_is_a_result() -> None:
     assert docker("one").run("sleep 30", timeout=0.5).status is Status.TIMEOUT
 

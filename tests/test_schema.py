@@ -166,9 +166,13 @@ CASES: dict[str, Case] = {
     "no such shell": Case(lambda: ("--shell", "/no/such/shell", "--", "true"), "error", 125, "error"),
     "usage error": Case(lambda: ("--bogus",), "error", 2, "error"),
 }
+# These outcomes take their idle window or their timeout in real time.
+WAITING_CASES = ("input wait", "timeout")
 
 
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=pytest.mark.slow) if name in WAITING_CASES else name for name in CASES]
+)
 def test_a_real_result_matches_the_schema(name: str, safe_run: SafeRun, schema: Json) -> None:
     case = CASES[name]
     outcome = json_run(safe_run, *case.args())
@@ -217,6 +221,7 @@ def test_a_running_session_and_its_final_result_match_the_schema(sessions: SafeR
     assert listed(sessions, schema)[running["session_id"]]["exit_code"] == 0
 
 
+@pytest.mark.slow
 def test_an_input_wait_in_a_session_and_its_stop_match_the_schema(sessions: SafeRun, schema: Json) -> None:
     validator = result_validator(schema)
     started = json_run(sessions, "--shell", bash(), "--yield-after", "10", "--", "read x")

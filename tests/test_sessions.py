@@ -90,6 +90,7 @@ def test_poll_returns_only_new_output(sessions: SafeRun) -> None:
     assert second["status"] == "running" and second["output"] == "two\n"
 
 
+@pytest.mark.slow
 def test_read_is_answered_with_send(sessions: SafeRun) -> None:
     started = start(sessions, "read -p 'name? ' name; echo \"hello $name\"", yield_after=20)
     waiting = started.json
@@ -120,6 +121,7 @@ def test_a_python_repl_is_driven_with_send_and_ended_with_ctrl_d(sessions: SafeR
     assert ended.returncode == 0 and ended.json["status"] == "completed"
 
 
+@pytest.mark.slow
 def test_stop_ends_the_command_and_its_background_child(sessions: SafeRun, tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
     started = start(sessions, f"sleep 300 & echo $! > {pidfile}; sleep 300", yield_after=0.5)
@@ -185,6 +187,7 @@ def test_unknown_ids_are_a_clear_error(sessions: SafeRun, verb: str, session_id:
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in outcome.stderr
 
 
+@pytest.mark.slow
 def test_send_to_a_finished_session_says_nothing_was_typed(sessions: SafeRun) -> None:
     started = start(sessions, "sleep 0.5; echo over", yield_after=0.2).json
     sessions("poll", started["session_id"], "--wait", "30")
@@ -208,6 +211,7 @@ def test_verb_names_run_as_programs_after_a_double_dash(sessions: SafeRun, tmp_p
     assert outcome.returncode == 0 and outcome.json["output"] == "i am the poll program\n"
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_yielding_stops_the_command(sessions: SafeRun) -> None:
     """A signal to the waiting caller stops the command, as in a foreground run."""
     import subprocess

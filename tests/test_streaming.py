@@ -39,6 +39,7 @@ def jsonl(stdout: str) -> list[dict]:
 # ---- --format jsonl --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_jsonl_events_of_a_real_run(safe_run: SafeRun) -> None:
     sr = with_bash(safe_run)
     outcome = sr("--format", "jsonl", "--", TWO_LINES)
@@ -243,6 +244,7 @@ def test_with_stderr_in_a_file_there_is_no_status_line(safe_run: SafeRun, tmp_pa
     assert "\r" not in log.read_text() and "\x1b" not in log.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("env", "status_line", "colour"),
     [({}, True, True), ({"NO_COLOR": "1"}, True, False), ({"TERM": "dumb"}, False, False),

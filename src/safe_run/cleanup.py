@@ -32,14 +32,19 @@ SETTLE_S = 0.5
 class Reaper:
     """Carries out the stopping and the sweeping for one run.
 
-    `shells_own` holds the pids that were already there when the command was typed.
+    `shells_own` holds the pids that were already there when the command was typed. `typed` (the
+    boot tick the first command line was typed at) lets the sweep tell the shell's own processes
+    from the same scan of /proc that finds what to end, rather than from a scan of its own.
     """
 
-    def __init__(self, terminal: TerminalLike, kernel: ObserverLike, shells_own: Collection[int] = ()) -> None:
+    def __init__(
+        self, terminal: TerminalLike, kernel: ObserverLike, shells_own: Collection[int] = (), typed: int | None = None
+    ) -> None:
         self._terminal = terminal
         self._kernel = kernel
         self._shell_pgrp = terminal.pid
         self._not_reported = set(shells_own)
+        self._typed = typed
 
     def stop_foreground(self) -> list[Killed]:
         """Interrupt the foreground command; escalate while its process group stays."""
@@ -69,6 +74,8 @@ class Reaper:
         if settle:
             self._not_reported.update(self._prompt_hooks())
         leftovers = [p for p in self._kernel.run_processes() if p.pid != self._terminal.pid]
+        if self._typed is not None:
+            self._not_reported.update(p.pid for p in leftovers if p.start < self._typed)
         session = [p for p in leftovers if p.session == self._terminal.pid]
         groups = {p.pgrp for p in session if p.pgrp != self._shell_pgrp}
         # Without job control a background job stays in the shell's own group, which is not

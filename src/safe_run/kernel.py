@@ -423,9 +423,12 @@ class KernelObserver:
             return None
         canonical = bool(lflag & termios.ICANON)
         pgrp = self._foreground_pgrp()
+        cached = self._scanned_at
         seen = self._look(shell, pgrp, canonical, fresh=False)
         answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
-        if answer != self._confirmed and (seen.waiting_for_terminal or seen.stopped or seen.hidden):
+        # A look that had to scan just now is as fresh as a second scan would be.
+        rescanned = self._scanned_at != cached
+        if answer != self._confirmed and not rescanned and (seen.waiting_for_terminal or seen.stopped or seen.hidden):
             seen = self._look(shell, pgrp, canonical, fresh=True)
             answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
         self._confirmed = answer
@@ -705,6 +708,8 @@ def _asleep(task: str) -> bool:
 
 
 def _scan_proc() -> list[ProcessInfo]:
+    """Every process's stat line: the costliest read here (three system calls per process), so
+    it is kept to bare reads, and callers share one scan where they can."""
     found = []
     for name in _listdir("/proc"):
         if name.isdigit():
@@ -731,11 +736,17 @@ def _read(path: str, limit: int = 4096) -> str | None:
 
 
 def _read_bytes(path: str, limit: int) -> bytes | None:
+    """One read of a /proc file, without the file object (and its fstat) that open() would add."""
     try:
-        with open(path, "rb", buffering=0) as handle:
-            return handle.read(limit)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _readlink(path: str) -> str | None:

@@ -298,7 +298,7 @@ class Run:
         """
         self.end_command()
         reported = {process.pid for process in self.killed}
-        reaper = Reaper(self.terminal, self.kernel, self._older_than(self._first_typed) | reported)
+        reaper = Reaper(self.terminal, self.kernel, reported, typed=self._first_typed)
         stop = self.finish is not None and self.finish.stop
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=not stop and not idle)
