@@ -190,6 +190,18 @@ def test_ci_and_the_off_switch_start_none(caller: Caller, env: dict[str, str]) -
     assert caller.warm_pids() == []
 
 
+def test_a_caller_at_a_terminal_starts_none(caller: Caller) -> None:
+    import pexpect
+
+    for _ in range(3):
+        child = pexpect.spawn(caller.argv()[0], [*caller.argv()[1:], "--format", "json", "--", "true"],
+                              env=caller.env(), cwd=str(caller.home), timeout=60)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0
+    assert not caller.warm_dir.exists()
+
+
 def test_a_stopped_warm_process_lets_the_running_call_finish(caller: Caller) -> None:
     warm = caller.warmed()
     client = subprocess.Popen(caller.argv("--timeout", "30", "--", "sleep 0.3; echo finished"),
