@@ -573,6 +573,48 @@ def test_other_shells_wait_at_their_prompt(name: str, tmp_path: Path) -> None:
         assert seen.foreground_command == name
 
 
+def _calls(pid: int) -> tuple[str | None, list[str]]:
+    """The system call numbers its main thread and its other threads are asleep in (None: running)."""
+    main, others = None, []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            number = (task / "syscall").read_text().split()[0]
+        except (OSError, IndexError):
+            continue
+        if task.name == str(pid):
+            main = None if number == "running" else number
+        elif number != "running":
+            others.append(number)
+    return main, others
+
+
+def _fish_at_prompt_with_a_helper_polling(pid: int) -> bool:
+    main, others = _calls(pid)
+    waiting_calls = ("0", "7", "23", "270", "271")  # read, poll, select, pselect6, ppoll
+    return main in waiting_calls and any(number in ("7", "271") for number in others)
+
+
+@linux_only
+def test_fish_at_its_prompt_waits_whatever_its_helper_threads_do(tmp_path: Path) -> None:
+    """fish polls with a timeout from a helper thread for a quarter second after each prompt: the
+    shell is at its prompt all the same (its main thread reads the terminal), or every fish run
+    would wait that long at its end."""
+    if shutil.which("fish") is None or os.uname().machine != "x86_64":
+        pytest.skip("fish on x86_64 is needed")
+    for session in _spawn(PROMPT_SHELLS["fish"], tmp_path):
+        for _ in range(20):
+            session.type("")
+            deadline = time.monotonic() + 1
+            while not _fish_at_prompt_with_a_helper_polling(session.child.pid) and time.monotonic() < deadline:
+                time.sleep(0.002)
+            before = _fish_at_prompt_with_a_helper_polling(session.child.pid)
+            seen = session.observer.observe()
+            if before and _fish_at_prompt_with_a_helper_polling(session.child.pid):
+                assert seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal, (seen, _calls(session.child.pid))
+                return
+        pytest.skip("no helper thread of fish was seen in a timed poll")
+
+
 @linux_only
 def test_a_relay_is_judged_by_its_inner_terminal(bash: Session) -> None:
     if shutil.which("script") is None:

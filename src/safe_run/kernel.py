@@ -472,7 +472,9 @@ class KernelObserver:
                 continue
             command = command or info.comm
             activity.append((pid, info.cpu))
-            for wait in self._process_waits(pid, canonical):
+            # The shell's own helper threads (fish polls with a timeout from one after each prompt)
+            # are not what it waits on: at its prompt, or in a builtin, its main thread is.
+            for wait in self._process_waits(pid, canonical, main_only=pid == shell.pid):
                 waits.append(wait)
                 if wait.kind is Wait.STOPPED and stopped is None:
                     stopped = info.comm
@@ -527,9 +529,9 @@ class KernelObserver:
         wait = classify_call(call, targets, timeout, canonical, _readlink(f"{task}/fd/0"))
         return wait.kind is Wait.TERMINAL and any(is_terminal(t, terminal) for t in targets or ())
 
-    def _process_waits(self, pid: int, canonical: bool) -> list[TaskWait]:
+    def _process_waits(self, pid: int, canonical: bool, main_only: bool = False) -> list[TaskWait]:
         waits = []
-        for tid in _tasks(pid):
+        for tid in [str(pid)] if main_only else _tasks(pid):
             wait = self._task_wait(pid, f"/proc/{pid}/task/{tid}", canonical)
             if wait is not None:
                 waits.append(wait)
