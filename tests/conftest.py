@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +48,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     fastcli.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_warm_process_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    yield
+    _end_warm_processes_of(tmp_path_factory.getbasetemp())
+
+
+def _end_warm_processes_of(base: Path) -> None:
+    """A warm process a test started and left (its lock file below `base`) is ended and named:
+    none may outlive the run, and the test that left it has a bug."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if not proc.name.isdigit() or b"safe-run warm" not in (proc / "cmdline").read_bytes():
+                continue
+            targets = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
+        except OSError:
+            continue
+        left = [t for t in targets if t.startswith(str(base)) and t.endswith(".lock")]
+        if left:
+            os.kill(int(proc.name), signal.SIGTERM)
+            print(f"\nended a warm process a test left behind: {left[0]}", file=sys.stderr)
 
 
 @dataclass

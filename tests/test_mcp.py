@@ -41,6 +41,7 @@ class Server:
         env = {
             "PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home), "TMPDIR": str(self.tmpdir),
             "XDG_RUNTIME_DIR": str(self.runtime), "LANG": "C.UTF-8", "SHELL": shell_path("bash"),
+            "SAFE_RUN_WARM": "0",  # the command-line calls these tests make each run in their own process
         }
         env.update(fastcli.program_env("mcp"))
         command, *words = fastcli.program()
