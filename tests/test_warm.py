@@ -82,8 +82,7 @@ def gone(pids: object, within: float = WAIT_S) -> bool:
     return False
 
 
-@pytest.fixture
-def caller() -> Iterator[Caller]:
+def _caller() -> Iterator[Caller]:
     home = Path(tempfile.mkdtemp(prefix="srw-", dir="/tmp"))
     who = Caller(home)
     try:
@@ -91,6 +90,21 @@ def caller() -> Iterator[Caller]:
     finally:
         who.stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def caller() -> Iterator[Caller]:
+    """A caller of its own, with no warm process yet."""
+    yield from _caller()
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Caller]:
+    """A caller whose warm process runs, shared by the tests that leave it running (each start of
+    one costs a new interpreter importing everything)."""
+    for who in _caller():
+        who.warmed()
+        yield who
 
 
 def grandparent_of_the_shell(caller: Caller, **env: str) -> int:
@@ -116,9 +130,8 @@ def comparable(outcome: subprocess.CompletedProcess[bytes]) -> tuple[int, dict[s
 
 
 @pytest.mark.parametrize("case", ["exit code", "stdin command", "descriptor", "directory", "variables", "usage"])
-def test_a_served_call_answers_as_one_run_in_its_own_process(caller: Caller, case: str) -> None:
-    caller.warmed()
-    work = caller.home / "work dir"
+def test_a_served_call_answers_as_one_run_in_its_own_process(served: Caller, case: str) -> None:
+    work = served.home / "work dir"
     work.mkdir(exist_ok=True)
     calls: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
         "exit code": (("--", "echo out; echo err >&2; exit 3"), {}),
@@ -131,17 +144,17 @@ def test_a_served_call_answers_as_one_run_in_its_own_process(caller: Caller, cas
     args, kwargs = calls[case]
     answers = []
     for switch in ("1", "0"):
-        env = caller.env(GREETING="hello\nworld", SAFE_RUN_WARM=switch)
-        if case == "descriptor":  # a descriptor the caller passed, by its number
+        env = served.env(GREETING="hello\nworld", SAFE_RUN_WARM=switch)
+        if case == "descriptor":  # a descriptor the served passed, by its number
             read, write = os.pipe()
             os.write(write, b"echo from a passed descriptor")
             os.close(write)
             try:
-                answers.append(comparable(caller("--command-file", f"/dev/fd/{read}", env=env, pass_fds=(read,))))
+                answers.append(comparable(served("--command-file", f"/dev/fd/{read}", env=env, pass_fds=(read,))))
             finally:
                 os.close(read)
         else:
-            answers.append(comparable(caller(*args, env=env, **kwargs)))
+            answers.append(comparable(served(*args, env=env, **kwargs)))
     served, alone = answers
     if case == "variables":  # the one difference asked for
         assert served[1] is not None and served[1]["output"] == "hello\nworld|1|"
@@ -150,9 +163,8 @@ def test_a_served_call_answers_as_one_run_in_its_own_process(caller: Caller, cas
     assert served == alone
 
 
-def test_a_stop_signal_reaches_the_served_call(caller: Caller) -> None:
-    caller.warmed()
-    client = subprocess.Popen(caller.argv("--timeout", "30", "--", "sleep 41.5"), env=caller.env(),
+def test_a_stop_signal_reaches_the_served_call(served: Caller) -> None:
+    client = subprocess.Popen(served.argv("--timeout", "30", "--", "sleep 41.5"), env=served.env(),
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert gone(lambda: not running("sleep 41.5")), "the command did not start"
     client.send_signal(signal.SIGTERM)
@@ -162,23 +174,22 @@ def test_a_stop_signal_reaches_the_served_call(caller: Caller) -> None:
     assert gone(lambda: running("sleep 41.5"))
 
 
-def test_a_killed_caller_takes_its_call_with_it(caller: Caller) -> None:
-    caller.warmed()
-    client = subprocess.Popen(caller.argv("--timeout", "30", "--", "sleep 42.5"), env=caller.env(),
+def test_a_killed_caller_takes_its_call_with_it(served: Caller) -> None:
+    client = subprocess.Popen(served.argv("--timeout", "30", "--", "sleep 42.5"), env=served.env(),
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert gone(lambda: not running("sleep 42.5")), "the command did not start"
     client.kill()
     client.wait(timeout=60)
-    assert gone(lambda: running("sleep 42.5")), "the command outlived its killed caller"
-    assert caller.warm_pids(), "the warm process went with the call"
+    assert gone(lambda: running("sleep 42.5")), "the command outlived its killed served"
+    assert served.warm_pids(), "the warm process went with the call"
 
 
-def test_a_caller_in_another_context_is_not_served(caller: Caller) -> None:
-    warm = caller.warmed()
-    assert grandparent_of_the_shell(caller, PYTHONHASHSEED="7") != warm
-    umask = subprocess.run(["sh", "-c", 'umask 077; exec "$@"', "sh", *caller.argv(
+def test_a_caller_in_another_context_is_not_served(served: Caller) -> None:
+    warm = served.warm_pids()[0]
+    assert grandparent_of_the_shell(served, PYTHONHASHSEED="7") != warm
+    umask = subprocess.run(["sh", "-c", 'umask 077; exec "$@"', "sh", *served.argv(
         "--timeout", "30", "--", "awk '/^PPid/ {print $2}' /proc/$PPID/status")],
-        env=caller.env(), capture_output=True, timeout=60, cwd=caller.home)
+        env=served.env(), capture_output=True, timeout=60, cwd=served.home)
     assert int(json.loads(umask.stdout)["output"]) != warm
 
 
@@ -186,8 +197,7 @@ def test_a_caller_in_another_context_is_not_served(caller: Caller) -> None:
 def test_ci_and_the_off_switch_start_none(caller: Caller, env: dict[str, str]) -> None:
     for _ in range(3):
         assert caller("--", "true", env=caller.env(**env)).returncode == 0
-    time.sleep(0.5)  # a warm process, had one been started, would have its socket by now
-    assert caller.warm_pids() == []
+    assert not caller.warm_dir.exists()  # not even a note of the calls, from which one would start
 
 
 def test_a_caller_at_a_terminal_starts_none(caller: Caller) -> None:
@@ -217,17 +227,17 @@ def test_a_stopped_warm_process_lets_the_running_call_finish(caller: Caller) -> 
     assert caller("--", "echo again").returncode == 0  # the next call runs in its own process
 
 
-def test_a_garbled_request_is_refused_and_the_warm_process_goes_on(caller: Caller) -> None:
+def test_a_garbled_request_is_refused_and_the_warm_process_goes_on(served: Caller) -> None:
     import socket
 
-    warm = caller.warmed()
-    path = next(p for p in caller.warm_dir.iterdir() if p.is_socket())
+    warm = served.warm_pids()[0]
+    path = next(p for p in served.warm_dir.iterdir() if p.is_socket())
     with socket.socket(socket.AF_UNIX) as conn:
         conn.connect(str(path))
         conn.sendall(b"12:not a request")
         conn.settimeout(10)
         assert conn.recv(100) == b""
-    assert grandparent_of_the_shell(caller) == warm
+    assert grandparent_of_the_shell(served) == warm
 
 
 def test_requests_round_trip() -> None:
