@@ -31,6 +31,7 @@ class Caller:
 
     def __init__(self, home: Path) -> None:
         self.home = home
+        self.warm = 0  # the warm process of `served`
         self.warm_dir = home / ".local" / "state" / "safe-run" / "sessions" / "warm"
 
     def env(self, **extra: str) -> dict[str, str]:
@@ -40,7 +41,10 @@ class Caller:
         return env
 
     def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "safe_run", *args]
+        """The installed entry point, as agents start it: `python -m` would put the caller's
+        directory first on the module path, which makes each directory a context of its own."""
+        script = Path(sys.executable).with_name("safe-run")
+        return [str(script), *args] if script.exists() else [sys.executable, "-m", "safe_run", *args]
 
     def __call__(self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None,
                  **kwargs: object) -> subprocess.CompletedProcess[bytes]:
@@ -103,13 +107,14 @@ def served() -> Iterator[Caller]:
     """A caller whose warm process runs, shared by the tests that leave it running (each start of
     one costs a new interpreter importing everything)."""
     for who in _caller():
-        who.warmed()
+        who.warm = who.warmed()
         yield who
 
 
-def grandparent_of_the_shell(caller: Caller, **env: str) -> int:
+def grandparent_of_the_shell(caller: Caller, cwd: Path | None = None, **env: str) -> int:
     """Who started the process that started the shell: the caller's side, or the warm process."""
-    outcome = caller("--timeout", "30", "--", "awk '/^PPid/ {print $2}' /proc/$PPID/status", env=caller.env(**env))
+    outcome = caller("--timeout", "30", "--", "awk '/^PPid/ {print $2}' /proc/$PPID/status", env=caller.env(**env),
+                     cwd=cwd or caller.home)
     assert outcome.returncode == 0, outcome
     return int(json.loads(outcome.stdout)["output"])
 
@@ -119,6 +124,7 @@ def test_the_second_call_starts_a_warm_process_and_later_calls_are_served_by_it(
     assert caller.warm_pids() == []  # one call alone leaves nothing behind
     warm = caller.warmed()
     assert grandparent_of_the_shell(caller) == warm
+    assert grandparent_of_the_shell(caller, cwd=Path("/")) == warm  # from any directory
     assert grandparent_of_the_shell(caller, SAFE_RUN_WARM="0") != warm
 
 
@@ -165,7 +171,7 @@ def test_a_served_call_answers_as_one_run_in_its_own_process(served: Caller, cas
 
 def test_a_stop_signal_reaches_the_served_call(served: Caller) -> None:
     client = subprocess.Popen(served.argv("--timeout", "30", "--", "sleep 41.5"), env=served.env(),
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=served.home)
     assert gone(lambda: not running("sleep 41.5")), "the command did not start"
     client.send_signal(signal.SIGTERM)
     out, err = client.communicate(timeout=60)
@@ -176,16 +182,16 @@ def test_a_stop_signal_reaches_the_served_call(served: Caller) -> None:
 
 def test_a_killed_caller_takes_its_call_with_it(served: Caller) -> None:
     client = subprocess.Popen(served.argv("--timeout", "30", "--", "sleep 42.5"), env=served.env(),
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=served.home)
     assert gone(lambda: not running("sleep 42.5")), "the command did not start"
     client.kill()
     client.wait(timeout=60)
     assert gone(lambda: running("sleep 42.5")), "the command outlived its killed served"
-    assert served.warm_pids(), "the warm process went with the call"
+    assert served.warm in served.warm_pids(), "the warm process went with the call"
 
 
 def test_a_caller_in_another_context_is_not_served(served: Caller) -> None:
-    warm = served.warm_pids()[0]
+    warm = served.warm
     assert grandparent_of_the_shell(served, PYTHONHASHSEED="7") != warm
     umask = subprocess.run(["sh", "-c", 'umask 077; exec "$@"', "sh", *served.argv(
         "--timeout", "30", "--", "awk '/^PPid/ {print $2}' /proc/$PPID/status")],
@@ -230,7 +236,7 @@ def test_a_stopped_warm_process_lets_the_running_call_finish(caller: Caller) -> 
 def test_a_garbled_request_is_refused_and_the_warm_process_goes_on(served: Caller) -> None:
     import socket
 
-    warm = served.warm_pids()[0]
+    warm = served.warm
     path = next(p for p in served.warm_dir.iterdir() if p.is_socket())
     with socket.socket(socket.AF_UNIX) as conn:
         conn.connect(str(path))
