@@ -37,18 +37,22 @@ def call(args: list[str]) -> int | None:
     environ = dict(os.environ)
     if not _wanted(args, environ):
         return None
-    status = read_status()
-    context = fingerprint(environ, status)
-    directory = places.warm_directory(environ)
-    path = os.path.join(directory, "%08x" % zlib.crc32(context))
-    if len(os.fsencode(path)) > SOCKET_PATH_MAX:
-        return None
-    conn = _connect(path)
-    if conn is None:
-        _start_when_used_again(directory, path, context, environ)
+    try:
+        status = read_status()
+        context = fingerprint(environ, status)
+        directory = places.warm_directory(environ)
+        path = os.path.join(directory, "%08x" % zlib.crc32(context))
+        if len(os.fsencode(path)) > SOCKET_PATH_MAX:
+            return None
+        conn = _connect(path)
+        if conn is None:
+            _start_when_used_again(directory, path, context, environ)
+            return None
+        prepared = _call(args, context, status)
+    except OSError:  # nothing was handed over: the call runs here
         return None
     try:
-        return _handed_over(conn, _call(args, context, status))
+        return _handed_over(conn, prepared)
     finally:
         conn.close()
 
@@ -56,7 +60,10 @@ def call(args: list[str]) -> int | None:
 def exit_like(code: int) -> None:
     """End as the child ended: with its status, or by the signal that killed it."""
     if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
+        try:
+            signal.signal(-code, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass  # SIGKILL and SIGSTOP have no handler to reset
         os.kill(os.getpid(), -code)
         code = 128 - code
     sys.exit(code)
@@ -65,6 +72,8 @@ def exit_like(code: int) -> None:
 def _wanted(args: list[str], environ: dict[str, str]) -> bool:
     if environ.get(VARIABLE, "").strip().lower() in OFF or (args and args[0] in NOT_FOR):
         return False
+    if not sys.platform.startswith("linux"):
+        return False  # the context is read from /proc
     if sys.getfilesystemencoding().lower().replace("-", "") != "utf8":
         return False  # the command line first re-runs in UTF-8 mode
     try:

@@ -32,6 +32,8 @@ PEER_CREDENTIALS = struct.Struct("3i")
 def main() -> None:
     path, idle = sys.argv[1], float(sys.argv[2])
     context, *module_path = sys.stdin.buffer.read(MAX_REQUEST).split(b"\0")
+    if not context or not module_path:
+        return  # the client that started it went away before it said what it is
     sys.path[:] = [os.fsdecode(entry) for entry in module_path]
     lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
