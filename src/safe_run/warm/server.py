@@ -23,8 +23,9 @@ from .wire import MAX_REQUEST, Call, decode, request_length
 
 # How long a client may take to send its request once connected.
 REQUEST_TIMEOUT_S = 2.0
-# How often the socket is checked to still be this process's own (a removed state directory ends it).
-CHECK_INTERVAL_S = 5.0
+# How often the socket is checked to still be this process's own: a removed state directory (a
+# temporary HOME, a test's) ends it within this long. One stat a second is no load.
+CHECK_INTERVAL_S = 1.0
 MAX_DESCRIPTORS = 253
 PEER_CREDENTIALS = struct.Struct("3i")
 
