@@ -233,6 +233,28 @@ def test_a_stopped_warm_process_lets_the_running_call_finish(caller: Caller) -> 
     assert caller("--", "echo again").returncode == 0  # the next call runs in its own process
 
 
+@pytest.mark.slow
+def test_a_call_the_warm_process_answers_too_late_runs_once(caller: Caller) -> None:
+    """The caller gives up waiting and runs the call itself; the warm process, answering later,
+    must then not run it too."""
+    from safe_run.warm.client import CONNECT_TIMEOUT_S
+
+    warm = caller.warmed()
+    marks = caller.home / "runs"
+    os.kill(warm, signal.SIGSTOP)
+    try:
+        client = subprocess.Popen(caller.argv("--", f"echo ran >> '{marks}'"), env=caller.env(),
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, cwd=caller.home)
+        time.sleep(CONNECT_TIMEOUT_S + 1.5)
+    finally:
+        os.kill(warm, signal.SIGCONT)
+    out, _ = client.communicate(timeout=60)
+    assert client.returncode == 0
+    assert json.loads(out)["status"] == "completed"
+    assert grandparent_of_the_shell(caller) == warm  # answered since: the late request is behind it
+    assert marks.read_text() == "ran\n"
+
+
 def test_a_garbled_request_is_refused_and_the_warm_process_goes_on(served: Caller) -> None:
     import socket
 
