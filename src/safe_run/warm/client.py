@@ -48,6 +48,9 @@ def call(args: list[str]) -> int | None:
         if conn is None:
             _start_when_used_again(directory, path, context, environ)
             return None
+        if not within_reach(peer_pid(conn)):
+            conn.close()
+            return None
         prepared = _call(args, context, status)
     except OSError:  # nothing was handed over: the call runs here
         return None
@@ -67,6 +70,24 @@ def exit_like(code: int) -> None:
         os.kill(os.getpid(), -code)
         code = 128 - code
     sys.exit(code)
+
+
+def peer_pid(conn: _socket.socket) -> int:
+    return int.from_bytes(conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)[:4], sys.byteorder, signed=True)
+
+
+def within_reach(pid: int) -> bool:
+    """Whether this process may look into `pid` as into a process of its own sandbox.
+
+    Some sandboxes leave no trace in /proc that the fingerprint could compare (Landlock), but
+    each forbids a process inside it to inspect one outside: a warm process started outside the
+    sandbox must not run a sandboxed caller's command. The warm process checks the other way.
+    """
+    try:
+        os.readlink(f"/proc/{pid}/ns/mnt")
+    except OSError:
+        return False
+    return True
 
 
 def _wanted(args: list[str], environ: dict[str, str]) -> bool:

@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from .client import within_reach
 from .wire import GO, MAX_REQUEST, Call, decode, request_length
 
 # How long a client may take to send its request once connected.
@@ -162,9 +163,11 @@ class Server:
                 os.close(fd)
 
     def _refusal(self, conn: socket.socket, call: Call, fds: list[int]) -> bytes | None:
-        _, uid, _ = PEER_CREDENTIALS.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        pid, uid, _ = PEER_CREDENTIALS.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         if uid != os.getuid():
             return b"another user"
+        if not within_reach(pid):
+            return b"another sandbox"
         if call.fingerprint != self._context:
             return b"another context"
         if len(fds) != len(call.targets) + 1:
