@@ -304,6 +304,14 @@ def test_a_sandboxed_caller_is_not_served_by_a_warm_process_outside_its_sandbox(
     assert not outside.exists()
 
 
+def test_a_caller_with_another_scheduling_policy_is_not_served(served: Caller) -> None:
+    def batch() -> None:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+
+    outcome = served("--timeout", "30", "--", "awk '{print $41}' /proc/$$/stat", preexec_fn=batch)
+    assert json.loads(outcome.stdout)["output"] == f"{os.SCHED_BATCH}\n"
+
+
 def test_a_garbled_request_is_refused_and_the_warm_process_goes_on(served: Caller) -> None:
     import socket
 
