@@ -338,6 +338,20 @@ def test_a_stdout_whose_reader_went_away_loses_only_the_answer(caller: Caller, t
     assert made.exists()
 
 
+def test_an_unbuffered_stdout_whose_reader_goes_away_mid_answer_says_so(caller: Caller) -> None:
+    """PYTHONUNBUFFERED makes stdout a raw file: a write its reader cut short takes part of the
+    answer and raises nothing, and the rest must still fail rather than vanish with status 0."""
+    proc = subprocess.Popen(caller.argv("--", "head -c 300000 /dev/zero | tr '\\0' x"), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=caller.env({"PYTHONUNBUFFERED": "1"}))
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(1) == b"{"  # the answer, far longer than the pipe holds, is being written
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=30) == 141
+    assert err == "safe-run: the reader of standard output went away; the answer was lost: completed, exit code 0\n"
+
+
 def reading_stdin(pid: int, bound: float = 20.0) -> None:
     """Wait until `pid` sits in read(0, ...): past start-up, before any command could start."""
     deadline = time.monotonic() + bound

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -231,6 +231,85 @@ def test_a_stopped_warm_process_lets_the_running_call_finish(caller: Caller) -> 
     assert json.loads(out)["output"] == "finished\n"
     assert gone(lambda: alive(warm) and not zombie(warm)), "the warm process stayed"
     assert caller("--", "echo again").returncode == 0  # the next call runs in its own process
+
+
+@pytest.mark.slow
+def test_a_call_the_warm_process_answers_too_late_runs_once(caller: Caller) -> None:
+    """The caller gives up waiting and runs the call itself; the warm process, answering later,
+    must then not run it too."""
+    from safe_run.warm.client import CONNECT_TIMEOUT_S
+
+    warm = caller.warmed()
+    marks = caller.home / "runs"
+    os.kill(warm, signal.SIGSTOP)
+    try:
+        client = subprocess.Popen(caller.argv("--", f"echo ran >> '{marks}'"), env=caller.env(),
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, cwd=caller.home)
+        time.sleep(CONNECT_TIMEOUT_S + 1.5)
+    finally:
+        os.kill(warm, signal.SIGCONT)
+    out, _ = client.communicate(timeout=60)
+    assert client.returncode == 0
+    assert json.loads(out)["status"] == "completed"
+    assert grandparent_of_the_shell(caller) == warm  # answered since: the late request is behind it
+    assert marks.read_text() == "ran\n"
+
+
+PR_SET_NO_NEW_PRIVS = 38
+LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446  # on every architecture
+# Writing, making and removing files: what the sandbox below forbids outside the directories it names.
+LANDLOCK_WRITES = (1 << 1) | sum(1 << bit for bit in range(4, 13))
+
+
+def no_new_privileges() -> None:
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def landlocked(writable: list[Path]) -> Callable[[], None]:
+    """A preexec function that puts the child in a Landlock sandbox: writes only under `writable`."""
+    def enter() -> None:
+        import ctypes
+        import struct
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        attr = struct.pack("Q", LANDLOCK_WRITES)
+        ruleset = libc.syscall(LANDLOCK_CREATE_RULESET, attr, len(attr), 0)
+        for path in writable:
+            rule = struct.pack("=Qi", LANDLOCK_WRITES, os.open(path, os.O_PATH | os.O_CLOEXEC))
+            assert libc.syscall(LANDLOCK_ADD_RULE, ruleset, 1, rule, 0) == 0
+        no_new_privileges()
+        assert libc.syscall(LANDLOCK_RESTRICT_SELF, ruleset, 0) == 0
+    return enter
+
+
+def test_a_sandboxed_caller_is_not_served_by_a_warm_process_outside_its_sandbox(caller: Caller, tmp_path: Path) -> None:
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).syscall(LANDLOCK_CREATE_RULESET, None, 0, 1) < 0:
+        pytest.skip("no Landlock in this kernel")
+    scratch = caller.home / "tmp"
+    scratch.mkdir()
+    env = caller.env(TMPDIR=str(scratch))
+    for _ in range(2):  # the caller's agent, without the sandbox: a warm process starts
+        caller("--", "true", env=env, preexec_fn=no_new_privileges)
+    deadline = time.monotonic() + WAIT_S
+    while not caller.warm_pids() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert caller.warm_pids(), "no warm process started"
+    outside = tmp_path / "written"
+    sandboxed = caller("--", f"touch '{outside}'", env=env, preexec_fn=landlocked([caller.home, Path("/dev")]))
+    assert json.loads(sandboxed.stdout)["exit_code"] == 1
+    assert not outside.exists()
+
+
+def test_a_caller_with_another_scheduling_policy_is_not_served(served: Caller) -> None:
+    def batch() -> None:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+
+    outcome = served("--timeout", "30", "--", "awk '{print $41}' /proc/$$/stat", preexec_fn=batch)
+    assert json.loads(outcome.stdout)["output"] == f"{os.SCHED_BATCH}\n"
 
 
 def test_a_garbled_request_is_refused_and_the_warm_process_goes_on(served: Caller) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import json
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 from collections.abc import Callable
 
 import click
@@ -55,12 +55,24 @@ def write_json_line(text: str, stdout: TextIO | None, result: Result | None = No
         if stdout is None:
             raise AnswerLost("standard output is closed", result)
         stdout.flush()
-        stdout.buffer.write((text + "\n").encode("utf-8", "replace"))
+        _write_all(stdout.buffer, (text + "\n").encode("utf-8", "replace"))
         stdout.buffer.flush()
     except BrokenPipeError as exc:
         raise AnswerLost("the reader of standard output went away", result) from exc
     except (OSError, ValueError) as exc:
         raise AnswerLost(f"standard output failed: {getattr(exc, 'strerror', None) or exc}", result) from exc
+
+
+def _write_all(out: BinaryIO, data: bytes) -> None:
+    """Every byte, or an error: an unbuffered stdout (PYTHONUNBUFFERED, -u) is a raw file, whose
+    write may take only part (its reader went away mid-answer, a signal came) and says so by its
+    count instead of raising; the next write then raises what went wrong."""
+    view = memoryview(data)
+    while view:
+        written = out.write(view)
+        if written is None:
+            raise BlockingIOError("standard output is non-blocking and full")
+        view = view[written:]
 
 
 def json_line(result: Result, output_format: str) -> str:

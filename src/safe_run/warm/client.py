@@ -17,7 +17,7 @@ import zlib
 from .. import places
 from . import IDLE_S, OFF, SEEN_S, VARIABLE
 from .context import fingerprint, read_status
-from .wire import Call, encode
+from .wire import GO, Call, encode
 
 # Stop signals the command line answers (interrupts.STOP_SIGNALS): passed on to the child, which
 # answers them as the caller's own process would have. Any other signal ends this process as it
@@ -48,6 +48,9 @@ def call(args: list[str]) -> int | None:
         if conn is None:
             _start_when_used_again(directory, path, context, environ)
             return None
+        if not within_reach(peer_pid(conn)):
+            conn.close()
+            return None
         prepared = _call(args, context, status)
     except OSError:  # nothing was handed over: the call runs here
         return None
@@ -67,6 +70,24 @@ def exit_like(code: int) -> None:
         os.kill(os.getpid(), -code)
         code = 128 - code
     sys.exit(code)
+
+
+def peer_pid(conn: _socket.socket) -> int:
+    return int.from_bytes(conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)[:4], sys.byteorder, signed=True)
+
+
+def within_reach(pid: int) -> bool:
+    """Whether this process may look into `pid` as into a process of its own sandbox.
+
+    Some sandboxes leave no trace in /proc that the fingerprint could compare (Landlock), but
+    each forbids a process inside it to inspect one outside: a warm process started outside the
+    sandbox must not run a sandboxed caller's command. The warm process checks the other way.
+    """
+    try:
+        os.readlink(f"/proc/{pid}/ns/mnt")
+    except OSError:
+        return False
+    return True
 
 
 def _wanted(args: list[str], environ: dict[str, str]) -> bool:
@@ -114,8 +135,9 @@ def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int 
     """Send the call; pass stop signals on until the child's status comes back.
 
     A stop signal that comes before the warm process has taken the call is passed on too (it reads
-    it after the request); if the call is refused, it is delivered to this process again, which
-    then answers it as it answers one that came before its handlers were set.
+    it after the request); if the call is refused, or not taken in time, it is delivered to this
+    process again, which then answers it as it answers one that came before its handlers were set.
+    Once the warm process has said `ok` and this process has committed the call, it never runs here.
     """
     call_, inherited = prepared
     if len(inherited) + 1 > MAX_DESCRIPTORS:
@@ -134,21 +156,24 @@ def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int 
             pass
 
     previous = {signum: signal.signal(signum, pass_on) for signum in FORWARDED}
+    replies = _Lines(conn)
     try:
         data = encode(call_)
         fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in [here, *inherited])
         sent = conn.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
         conn.sendall(data[sent:])
-        replies = _Lines(conn)
-        first = replies.next()
+        taken = replies.next() == b"ok"
+        if taken:  # from here on the call is the warm process's: it never runs here too
+            conn.sendall(GO)
     except OSError:
-        first = None
+        taken = False
     finally:
         os.close(here)
-    if first is None or not first.startswith(b"run "):
+    first = replies.next(wait=True) if taken else None
+    if not taken or (first is not None and first.startswith(b"no ")):  # nothing ran there
         _deliver_again(previous, arrived)
         return None
-    last = replies.next(wait=True)
+    last = replies.next(wait=True) if first is not None and first.startswith(b"run ") else None
     if last is None or not last.startswith(b"exit "):
         _say("the warm process that ran this call went away before it ended; its exit status is lost")
         return 125

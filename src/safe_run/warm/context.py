@@ -29,6 +29,7 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def fingerprint(environ: dict[str, str], status: bytes) -> bytes:
     """This process's context; `status` is /proc/self/status, read before any handler was set."""
     parts = [b"%d %d %d" % (os.getpriority(os.PRIO_PROCESS, 0), sys.flags.utf8_mode, sys.flags.isolated)]
+    parts.append(b"%d %d" % (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority))  # chrt
     parts.append(os.fsencode(sys.executable))
     parts.extend(line for line in status.splitlines() if line.partition(b":")[0] in STATUS_FIELDS)
     parts.extend(_read(f"/proc/self/{name}") for name in PROC_FILES)

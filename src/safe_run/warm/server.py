@@ -19,7 +19,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from .wire import MAX_REQUEST, Call, decode, request_length
+from .client import within_reach
+from .wire import GO, MAX_REQUEST, Call, decode, request_length
 
 # How long a client may take to send its request once connected.
 REQUEST_TIMEOUT_S = 2.0
@@ -147,6 +148,8 @@ class Server:
                 conn.sendall(b"no " + refusal + b"\n")
                 conn.close()
                 return
+            conn.sendall(b"ok\n")
+            early = _committed(conn, early)
             pid = os.fork()
             if pid == 0:
                 self._become(call, fds)
@@ -160,9 +163,11 @@ class Server:
                 os.close(fd)
 
     def _refusal(self, conn: socket.socket, call: Call, fds: list[int]) -> bytes | None:
-        _, uid, _ = PEER_CREDENTIALS.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        pid, uid, _ = PEER_CREDENTIALS.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         if uid != os.getuid():
             return b"another user"
+        if not within_reach(pid):
+            return b"another sandbox"
         if call.fingerprint != self._context:
             return b"another context"
         if len(fds) != len(call.targets) + 1:
@@ -261,6 +266,25 @@ def _receive(conn: socket.socket) -> tuple[Call, list[int], bytes]:
         raise
 
 
+def _committed(conn: socket.socket, early: bytes) -> bytes:
+    """Wait for the client to commit the call (`GO`); the stop signals it sent before and with it.
+
+    A client that gave up waiting for `ok` closes instead and runs the call itself: ValueError,
+    and nothing runs here. One that commits too late is told so, and runs it itself too.
+    """
+    while GO not in early:
+        try:
+            data = conn.recv(64)
+        except TimeoutError:
+            conn.sendall(b"no too late\n")
+            raise
+        if not data:
+            raise ValueError("the client runs the call itself")
+        early += data
+    before, _, after = early.partition(GO)
+    return before + after
+
+
 def _take_descriptors(directory: int, passed: list[int], targets: list[int]) -> None:
     """The client's descriptors at the client's numbers, and nothing else open."""
     os.fchdir(directory)
@@ -301,11 +325,12 @@ def _take_signals(ignored: int, blocked: int) -> None:
 
 def _fresh_standard_streams() -> None:
     """Streams on the client's descriptors, made as Python makes them at start (this process's were
-    made for /dev/null and cached what they learnt of it)."""
+    made for /dev/null and cached what they learnt of it), unbuffered where they were (-u)."""
     import io
 
     def stream(fd: int, old: io.TextIOWrapper, mode: str) -> io.TextIOWrapper:
-        raw = io.open(fd, mode, buffering=-1, closefd=False)
+        unbuffered = isinstance(old.buffer, io.RawIOBase)
+        raw = io.open(fd, mode, buffering=0 if unbuffered else -1, closefd=False)
         return io.TextIOWrapper(
             raw, encoding=old.encoding, errors=old.errors, line_buffering=old.line_buffering,
             write_through=old.write_through,

@@ -2,9 +2,12 @@
 
 Bytes rather than JSON: arguments and variables may hold any byte but NUL, and the client must
 not pay for importing `json`. A request is `<total>:` followed by items, each `<length>:<bytes>`.
-The warm process answers with lines: `run <pid>` (the child started), `no <reason>` (not taken:
-the client runs the call itself), `exit <wait status>`. The client sends one byte per stop signal
-it receives, the signal's number, for the child.
+The warm process answers with lines: `ok` (it will run the call once told to), `no <reason>`
+(not taken: the client runs the call itself), `run <pid>` (the child started), `exit <wait
+status>`. After `ok` the client alone decides: a NUL byte (`GO`) commits the call to the warm
+process; closing the connection instead means it runs the call itself, so a call is never run
+twice nor lost when the answer comes late. The client sends one byte per stop signal it receives,
+the signal's number, for the child.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-VERSION = b"safe-run-warm 1"
+VERSION = b"safe-run-warm 2"
+# The client's commitment after `ok`; no signal has the number 0.
+GO = b"\0"
 # A request longer than this is refused before it is read: arguments and environment together
 # stay far below it (the kernel's own limit on both is 2 MiB by default).
 MAX_REQUEST = 16 * 1024 * 1024
