@@ -312,6 +312,20 @@ def test_a_caller_with_another_scheduling_policy_is_not_served(served: Caller) -
     assert json.loads(outcome.stdout)["output"] == f"{os.SCHED_BATCH}\n"
 
 
+def test_a_killed_warm_process_takes_its_call_with_it_and_the_caller_says_so(caller: Caller) -> None:
+    warm = caller.warmed()
+    mark = caller.home / "late"
+    client = subprocess.Popen(caller.argv("--timeout", "30", "--", f"sleep 43.5; touch {mark}"), env=caller.env(),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=caller.home)
+    assert gone(lambda: not running("sleep 43.5")), "the command did not start"
+    os.kill(warm, signal.SIGKILL)
+    out, err = client.communicate(timeout=60)
+    assert client.returncode == 125 and out == b""
+    assert b"was killed, and the call with it" in err
+    assert gone(lambda: running("sleep 43.5")), "the command outlived the warm process that ran it"
+    assert not mark.exists()
+
+
 def test_a_garbled_request_is_refused_and_the_warm_process_goes_on(served: Caller) -> None:
     import socket
 

@@ -95,6 +95,9 @@ def _wanted(args: list[str], environ: dict[str, str]) -> bool:
         return False
     if not sys.platform.startswith("linux"):
         return False  # the context is read from /proc
+    flags = sys.flags
+    if flags.optimize or flags.dev_mode or flags.no_site or flags.ignore_environment or sys.warnoptions:
+        return False  # an interpreter started with options of its own; a warm one is started without
     if sys.getfilesystemencoding().lower().replace("-", "") != "utf8":
         return False  # the command line first re-runs in UTF-8 mode
     try:
@@ -175,7 +178,7 @@ def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int 
         return None
     last = replies.next(wait=True) if first is not None and first.startswith(b"run ") else None
     if last is None or not last.startswith(b"exit "):
-        _say("the warm process that ran this call went away before it ended; its exit status is lost")
+        _say("the warm process running this call was killed, and the call with it; its answer is lost")
         return 125
     return os.waitstatus_to_exitcode(int(last[5:]))
 

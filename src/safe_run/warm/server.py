@@ -29,6 +29,7 @@ REQUEST_TIMEOUT_S = 2.0
 CHECK_INTERVAL_S = 1.0
 MAX_DESCRIPTORS = 253
 PEER_CREDENTIALS = struct.Struct("3i")
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def main() -> None:
@@ -48,11 +49,15 @@ def main() -> None:
     from .. import process_title
 
     process_title.name_warm()
-    Server(path, context, idle, time.monotonic).serve()
+    try:
+        Server(path, context, idle, time.monotonic).serve()
+    finally:
+        os.unlink(path + ".lock")  # one started meanwhile found it locked and left; the next makes another
 
 
 def _preload() -> None:
     """What any call may need, imported before the first fork so that no child imports it again."""
+    import ctypes  # noqa: F401
     import click  # noqa: F401
 
     from .. import cli, report, runner  # noqa: F401
@@ -74,6 +79,7 @@ class Server:
         self._clock = clock
         self._calls: dict[int, socket.socket] = {}  # child pid -> its client's connection
         self._last_call = clock()
+        self._pid = os.getpid()
         self._stopping = False
         self._wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_w)
@@ -206,6 +212,7 @@ class Server:
         code = 125
         try:
             signal.set_wakeup_fd(-1)
+            _die_with(self._pid)
             os.setpgid(0, 0)  # a group of its own, as the client's process has its caller's
             for conn in [self._listener, *self._calls.values()]:
                 conn.detach()
@@ -230,6 +237,17 @@ class Server:
                 except (OSError, ValueError):
                     pass
             os._exit(code)
+
+
+def _die_with(parent: int) -> None:
+    """End with the warm process: killed, it cannot report how the call ended, and the caller says
+    so; a call going on unseen would write its answer after its caller had given up. (Its session
+    holder, forked later, does not inherit this and goes on, as when a caller's own process dies.)"""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it was gone before the request was made
+        os._exit(125)
 
 
 def _pass_signals(pid: int, signums: bytes) -> None:
