@@ -178,17 +178,37 @@ class FakeObserver:
         return []
 
 
+class WroteJustBefore(FakeObserver):
+    """The kernel's answers, where the command's last words and its end reach the terminal just
+    before the look that finds the shell back at its prompt (after the loop's wait found nothing)."""
+
+    def __init__(self, terminal: FakeTerminal, words: bytes, looks_before: int) -> None:
+        super().__init__([WORKING] * looks_before + [AT_PROMPT])
+        self._terminal = terminal
+        self._words = words
+        self._looks_before = looks_before
+
+    def observe(self) -> Observation | None:
+        if self._looks_before == 0 and self._words:
+            self._terminal._queue.extend([self._words, self._terminal._mark("D;0"), PROMPT])
+            self._words = b""
+        self._looks_before -= 1
+        return super().observe()
+
+
 class Played:
     """One run against the played shell."""
 
     def __init__(self, workdir: Path, behaviours: dict[str, Behaviour], command: str,
-                 observations: Sequence[Observation] = (WORKING,)) -> None:
+                 observations: Sequence[Observation] = (WORKING,),
+                 observer: Callable[[FakeTerminal], FakeObserver] | None = None) -> None:
         self.clock = Clock()
         self.output: list[bytes] = []
         self.terminal = FakeTerminal(self.clock, behaviours, workdir / "command")
+        looks = observer(self.terminal) if observer is not None else FakeObserver(observations)
         self.run = Run(
             request(command), workdir, self.clock, self.output.append,
-            start_terminal=self._start, observe_with=lambda fd, pid, marker: FakeObserver(observations),
+            start_terminal=self._start, observe_with=lambda fd, pid, marker: looks,
         )
         self.terminal.boot(self.run.tracker.nonce)
 
@@ -264,6 +284,19 @@ def test_a_command_ends_by_its_d_with_its_exit_code_and_only_its_output(workdir:
     assert b"".join(played.output) == b"built\r\n"
     assert played.terminal.typed == [RUN_LINE]
     assert (result.downgrades, result.reinjected, result.killed) == ((), (), ())
+
+
+def test_what_the_command_wrote_just_before_the_kernel_look_is_its_output(workdir: Path) -> None:
+    """A busy machine: the command's last words and its end mark reached the terminal after the
+    loop's wait and before the kernel's look that finds the shell back at its prompt, the output
+    quiet for longer than the idle window. They are read before anything is decided on that look:
+    the words are the command's output, and its end mark, not the look, ends it."""
+    behaviours = {"late": Behaviour(ends=False)}
+    played = Played(workdir, behaviours, "late",
+                    observer=lambda terminal: WroteJustBefore(terminal, b"still here\r\n", looks_before=30))
+    result = played.follow()
+    assert (result.status, result.completion_reason, result.exit_code) == (Status.COMPLETED, Reason.SHELL_INTEGRATION, 0)
+    assert result.output == "still here\n"
 
 
 def test_two_commands_in_one_shell_each_get_their_own_result(workdir: Path) -> None:

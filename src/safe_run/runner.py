@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 # The emulated terminal, whatever the caller's own TERM is (agents and CI have dumb or none).
 TERM = "xterm-256color"
+# Reads of what is already in the terminal before a decision on the kernel's look: bounded, since
+# a command that prints without pause always has more (and then no quiet-time decision comes).
+PENDING_READS = 16
 # Variables describing the caller's terminal, wrong inside ours.
 CALLER_TERMINAL_VARS = ("COLUMNS", "LINES", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TERM_SESSION_ID")
 # Nobody is there to page, edit or type a password: commands get non-interactive settings
@@ -210,10 +213,26 @@ class Run:
         if self.finish is None and deadline is not None and self._clock() >= deadline:
             self._read_status_file()
             seen = self.kernel.observe() if self.kernel.available else None
-            if seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal:
+            self._take_written_before_the_look()
+            if self.finish is None and seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal:
                 seen = self._notice_replacement(seen)
-            self._act(self.tracker.tick(self._clock(), seen))
+            if self.finish is None:
+                self._act(self.tracker.tick(self._clock(), seen))
         return self.finish
+
+    def _take_written_before_the_look(self) -> None:
+        """What the command wrote before the kernel was looked at is in the terminal by now, though
+        the wait may have returned before it came: it is taken first, so that a decision on a quiet
+        terminal counts it as output (and it restarts the quiet time) rather than losing it."""
+        for _ in range(PENDING_READS):
+            if not self.terminal.wait(0).readable:
+                return
+            chunk = self.terminal.read()
+            if not chunk:
+                return
+            self._consume(chunk)
+            if self.finish is not None:
+                return
 
     def _notice_replacement(self, seen: Observation) -> Observation:
         """The shell's process waits on the terminal: is it still the shell?
