@@ -7,6 +7,7 @@ fastest path (handing the call to a warm process) needs the place before it load
 from __future__ import annotations
 
 import os
+import stat
 
 TYPE_CHECKING = False  # not from typing, whose import would cost more than this module's whole job
 if TYPE_CHECKING:
@@ -27,3 +28,24 @@ def sessions_root(env: Mapping[str, str]) -> str:
 def warm_directory(env: Mapping[str, str]) -> str:
     """Where warm processes listen, beside the sessions (a name no session id can take)."""
     return os.path.join(sessions_root(env), "warm")
+
+
+class NotPrivate(OSError):
+    """A directory is there, but it is not this user's alone (mode 0700)."""
+
+
+def private_directory(path: str) -> None:
+    """Create `path` for this user alone, or refuse one that someone else could read or own.
+
+    Used for the sessions and for the warm processes' sockets: what lives there runs commands
+    for whoever can reach it.
+    """
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        raise NotPrivate(path)

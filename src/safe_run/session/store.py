@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import socket
-import stat
 import sys
 import threading
 import time
@@ -52,16 +51,14 @@ def sessions_root(env: Mapping[str, str]) -> Path:
 def private_directory(path: Path) -> Path:
     """Create `path` for this user alone, or refuse one that someone else could read or own."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.mkdir(mode=0o700, exist_ok=True)
-        info = path.lstat()
-    except OSError as exc:
-        raise SessionError(f"cannot create the session directory {path}: {exc.strerror}", ExitStatus.FAILURE) from exc
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        places.private_directory(str(path))
+    except places.NotPrivate:
         raise SessionError(
             f"{path} is not a private directory of this user (mode 0700); refusing to keep sessions there",
             ExitStatus.FAILURE,
-        )
+        ) from None
+    except OSError as exc:
+        raise SessionError(f"cannot create the session directory {path}: {exc.strerror}", ExitStatus.FAILURE) from exc
     return path
 
 

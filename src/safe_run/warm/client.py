@@ -225,7 +225,8 @@ def _start_when_used_again(directory: str, path: str, context: bytes, environ: d
         return
     seen = path + ".seen"
     try:
-        _private_directory(directory)
+        places.private_directory(os.path.dirname(directory))  # the sessions' directory, then its own
+        places.private_directory(directory)
         _forget_stale_marks(directory)
         try:
             recent = time.time() - os.stat(seen).st_mtime < SEEN_S
@@ -239,20 +240,6 @@ def _start_when_used_again(directory: str, path: str, context: bytes, environ: d
         _spawn(path, context)
     except OSError:
         pass  # no warm process: calls are as they always were
-
-
-def _private_directory(directory: str) -> None:
-    """The warm directory and the sessions directory holding it, each for this user alone (0700)."""
-    sessions = os.path.dirname(directory)
-    os.makedirs(os.path.dirname(sessions), exist_ok=True)
-    for path in (sessions, directory):
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
-        info = os.lstat(path)
-        if info.st_uid != os.geteuid() or info.st_mode & 0o077:
-            raise PermissionError(path)
 
 
 def _forget_stale_marks(directory: str) -> None:
