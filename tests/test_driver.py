@@ -101,9 +101,10 @@ class FakeTerminal:
     def read(self) -> bytes:
         return self._queue.popleft() if self._queue else b""
 
-    def drain(self) -> list[bytes]:
-        chunks = list(self._queue)
-        self._queue.clear()
+    def drain(self, at_most: int | None = None) -> list[bytes]:
+        chunks = list(self._queue)[:at_most]
+        for _ in chunks:
+            self._queue.popleft()
         return chunks
 
     def write(self, data: bytes, timeout: float = WRITE_TIMEOUT_S) -> int:

@@ -224,15 +224,8 @@ class Run:
         """What the command wrote before the kernel was looked at is in the terminal by now, though
         the wait may have returned before it came: it is taken first, so that a decision on a quiet
         terminal counts it as output (and it restarts the quiet time) rather than losing it."""
-        for _ in range(PENDING_READS):
-            if not self.terminal.wait(0).readable:
-                return
-            chunk = self.terminal.read()
-            if not chunk:
-                return
+        for chunk in self.terminal.drain(PENDING_READS):
             self._consume(chunk)
-            if self.finish is not None:
-                return
 
     def _notice_replacement(self, seen: Observation) -> Observation:
         """The shell's process waits on the terminal: is it still the shell?

@@ -49,7 +49,7 @@ class TerminalLike(Protocol):
 
     def read(self) -> bytes: ...
 
-    def drain(self) -> list[bytes]: ...
+    def drain(self, at_most: int | None = None) -> list[bytes]: ...
 
     def write(self, data: bytes, timeout: float = WRITE_TIMEOUT_S) -> int: ...
 
@@ -97,10 +97,11 @@ class Terminal:
                 return b""
             raise
 
-    def drain(self) -> list[bytes]:
-        """What is still buffered, without waiting for more (used once the shell has exited)."""
-        chunks = []
-        while select.select([self.fd], [], [], 0)[0]:
+    def drain(self, at_most: int | None = None) -> list[bytes]:
+        """What is already buffered, without waiting for more: all of it once the shell has exited,
+        at most `at_most` reads while it runs (a command that prints without pause always has more)."""
+        chunks: list[bytes] = []
+        while (at_most is None or len(chunks) < at_most) and select.select([self.fd], [], [], 0)[0]:
             chunk = self.read()
             if not chunk:
                 break
