@@ -4,10 +4,11 @@ Each connection (the one client of a stdio server, or one session over HTTP) has
 persistent shell, so a `cd` in one `run` holds for the next. A `run` may name a shell instead
 (`shell_name`, the names of `--in NAME`): named shells belong to no connection, so the command
 line and every later connection find them, and only their idle expiry or `close` ends them.
-Every answer is the result JSON as structured content, with a short line of text. What a command did (timed out, waits for input, found the shell busy) is a
-normal result; only a call that cannot be made (bad arguments, an unknown session) is a tool
-error. The blocking calls run in worker threads, so calls go on at once, and the server's own
-stdin and stdout never reach a command: commands run in holders with their own terminal.
+Every answer is the result JSON as structured content, with a short line of text. What a
+command did (timed out, waits for input, found the shell busy) is a normal result; only a call
+that cannot be made (bad arguments, an unknown session) is a tool error. The blocking calls run
+in worker threads, so calls go on at once, and the server's own stdin and stdout never reach a
+command: commands run in holders with their own terminal.
 
 A long command reports its output as progress notifications when the client asked for them
 (a progress token), and still going at `yield_after` it answers `running` with its session id.
