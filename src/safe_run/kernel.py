@@ -584,7 +584,11 @@ class KernelObserver:
         key = (proc.pid, proc.start)
         if key not in self._marked:
             environ = _read_bytes(f"/proc/{proc.pid}/environ", 1 << 20)
-            self._marked[key] = environ is not None and has_marker(environ, self._marker)
+            if not environ:
+                # None yet, or none to read: a process in the middle of an exec shows an empty
+                # environment, and the answer it gives a moment later is the one that counts.
+                return False
+            self._marked[key] = has_marker(environ, self._marker)
         return self._marked[key]
 
     # ---- the terminal -------------------------------------------------------------------------
