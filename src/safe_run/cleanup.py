@@ -78,10 +78,12 @@ class Reaper:
             self._not_reported.update(p.pid for p in leftovers if p.start < self._typed)
         session = [p for p in leftovers if p.session == self._terminal.pid]
         groups = {p.pgrp for p in session if p.pgrp != self._shell_pgrp}
-        # Without job control a background job stays in the shell's own group, which is not
-        # signalled as a whole (the shell is closed separately); what left the session is
-        # signalled one by one, its groups being its own business.
-        singles = [p.pid for p in leftovers if p.session != self._terminal.pid or p.pgrp == self._shell_pgrp]
+        # A job's group is signalled as a whole, for what it starts meanwhile; the shell's own
+        # group is not (without job control a background job stays in it, and the shell is closed
+        # separately), nor the groups of what left the session, which are its own business. Every
+        # process found is also signalled by itself: one that leaves its group between the look
+        # and the signal (setsid's child calling setsid()) is still reached.
+        singles = [p.pid for p in leftovers]
         for pgrp in groups:
             _signal_group(pgrp, signal.SIGTERM)
             _signal_group(pgrp, signal.SIGCONT)

@@ -1,0 +1,56 @@
+"""The end-of-run sweep, with the kernel's answers scripted and real processes to end."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from safe_run.cleanup import Reaper
+from safe_run.kernel import ProcessInfo
+
+
+class ShellTerminal:
+    """What the sweep asks of the terminal: the shell's pid, which names its session and group."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.fd = -1
+
+
+class SeenBefore:
+    """A look at /proc taken a moment ago: the processes as they were then."""
+
+    def __init__(self, processes: list[ProcessInfo]) -> None:
+        self._processes = processes
+
+    def run_processes(self) -> list[ProcessInfo]:
+        return self._processes
+
+
+def unused_pid(below: int = 4_000_000) -> int:
+    """A pid no process has (a shell and a group the look saw, both gone since)."""
+    pid = below
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:
+            pass
+        pid -= 1
+
+
+def test_a_job_that_left_its_group_since_the_look_is_ended_all_the_same() -> None:
+    """setsid's child calls setsid() between the look and the signal: the group it was seen in is
+    empty by then, and it must still be ended (and only then reported)."""
+    moved = subprocess.Popen(["sleep", "31.75"], start_new_session=True)
+    try:
+        shell = unused_pid()
+        empty_group = unused_pid(shell - 1)
+        seen = ProcessInfo(pid=moved.pid, comm="setsid", state="S", pgrp=empty_group, session=shell)
+        killed = Reaper(ShellTerminal(shell), SeenBefore([seen])).kill_session()  # type: ignore[arg-type]
+        assert moved.wait(timeout=10) != 0, "it was left running"
+        assert [(k.pid, k.command) for k in killed] == [(moved.pid, "setsid")]
+    finally:
+        moved.kill()
+        moved.wait()
