@@ -271,7 +271,10 @@ def test_what_left_the_session_is_swept(safe_run: SafeRun) -> None:
 
 def test_keep_background_leaves_what_left_the_session(safe_run: SafeRun, tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    command = f"setsid sh -c 'echo $$ >{pid_file}; exec sleep 30' & wait"
+    # setsid forks when run as a job, so `wait` may return before its child wrote the pid: the
+    # command waits (at most 5 s) for the file instead.
+    command = (f"setsid sh -c 'echo $$ >{pid_file}; exec sleep 30' & "
+               f"for i in $(seq 500); do [ -s {pid_file} ] && break; sleep 0.01; done")
     result = run_json(safe_run, "bash", command, "--keep-background")
     pid = int(pid_file.read_text())
     try:
