@@ -2,7 +2,8 @@
 
 No PTY and no shell run the command: the stand-in answers each typed line with the bytes bash with
 safe-run's integration prints (the echo, nonce-marked C, the output, D with the status, the next
-prompt between A and B), and time passes only when the loop waits for nothing. What is real: the
+prompt between A and B) and, as the line's own end does, leaves the status in the status file; time
+passes only when the loop waits for nothing. What is real: the
 private directory, the command's syntax check (`bash -n`) and the Wakeup's pipe.
 """
 
@@ -23,10 +24,11 @@ from safe_run.kernel import Observation, ProcessInfo
 from safe_run.request import RunRequest
 from safe_run.result import Reason, Result, Status, Strategy
 from safe_run.runner import Run
-from safe_run.shells.bash import RUN_LINE
+from safe_run.shells.bash import RUN
 from safe_run.terminal import WRITE_TIMEOUT_S, Readiness
 
 PROMPT = b"user@host:~$ "
+RUN_LINE_START = RUN.encode()
 # The most steps a test may take: a loop that never decides fails instead of spinning.
 MAX_WAITS = 10_000
 # The foreground is the command, and it works: nothing but a mark or a stop ends it.
@@ -110,8 +112,8 @@ class FakeTerminal:
     def write(self, data: bytes, timeout: float = WRITE_TIMEOUT_S) -> int:
         self.typed.append(data)
         self._queue.append(data.replace(b"\r", b"\r\n"))  # the line editor's echo
-        if data.endswith(RUN_LINE):
-            if data != RUN_LINE:
+        if RUN_LINE_START in data:
+            if not data.startswith(RUN_LINE_START):
                 self._queue.append(self._mark("R"))  # the heal line loaded the integration again
             self._run(self._behaviours[self._command_file.read_text(encoding="utf-8")])
         elif b"633;D;" in data:  # the exit-status question
@@ -139,6 +141,7 @@ class FakeTerminal:
             self._queue.extend([b"exit\r\n", self._mark("X")])  # the word, then the EXIT trap
             self._status = behaviour.exits_shell
         elif behaviour.ends:
+            self._command_file.with_name("status").write_text(f"{behaviour.code}\n")  # the line's end
             if behaviour.keeps_d:
                 self._queue.append(self._mark(f"D;{behaviour.code}"))
             self._prompt(behaviour.prompt_marks)
@@ -164,10 +167,13 @@ class FakeObserver:
     def program(self) -> str | None:
         return None  # the shell was not replaced
 
+    def argv(self) -> bytes | None:
+        return None
+
     def directory(self) -> str | None:
         return "/"
 
-    def observe(self) -> Observation | None:
+    def observe(self, since: int | None = None) -> Observation | None:
         if len(self._observations) > 1:
             return self._observations.popleft()
         return self._observations[0]
@@ -189,7 +195,7 @@ class WroteJustBefore(FakeObserver):
         self._words = words
         self._looks_before = looks_before
 
-    def observe(self) -> Observation | None:
+    def observe(self, since: int | None = None) -> Observation | None:
         if self._looks_before == 0 and self._words:
             self._terminal._queue.extend([self._words, self._terminal._mark("D;0"), PROMPT])
             self._words = b""
@@ -283,7 +289,7 @@ def test_a_command_ends_by_its_d_with_its_exit_code_and_only_its_output(workdir:
     assert result.strategy is Strategy.RICH
     assert result.output == "built\n"
     assert b"".join(played.output) == b"built\r\n"
-    assert played.terminal.typed == [RUN_LINE]
+    assert [line.startswith(RUN_LINE_START) for line in played.terminal.typed] == [True]
     assert (result.downgrades, result.reinjected, result.killed) == ((), (), ())
 
 
@@ -309,7 +315,7 @@ def test_two_commands_in_one_shell_each_get_their_own_result(workdir: Path) -> N
     assert (first.command, first.exit_code, first.output) == ("first", 0, "one\n")
     assert (second.command, second.exit_code, second.output) == ("second", 7, "two\n")
     assert second.completion_reason is Reason.SHELL_INTEGRATION
-    assert played.terminal.typed == [RUN_LINE, RUN_LINE]
+    assert played.terminal.typed[0] == played.terminal.typed[1] and played.terminal.typed[0].startswith(RUN_LINE_START)
 
 
 def test_a_command_that_broke_the_hooks_gets_them_back_before_the_next(workdir: Path) -> None:
@@ -321,8 +327,8 @@ def test_a_command_that_broke_the_hooks_gets_them_back_before_the_next(workdir: 
     assert [(d.from_, d.to) for d in broken.downgrades] == [("rich", "basic")]
     played.run.next_command(request("after"))
     healed = played.follow()
-    heal_line = played.terminal.typed[-1]
-    assert heal_line != RUN_LINE and heal_line.startswith(b" builtin . ") and heal_line.endswith(RUN_LINE)
+    run_line, heal_line = played.terminal.typed[0], played.terminal.typed[-1]
+    assert heal_line != run_line and heal_line.startswith(b" builtin . ") and heal_line.endswith(run_line)
     assert (healed.status, healed.completion_reason, healed.exit_code) == (
         Status.COMPLETED, Reason.SHELL_INTEGRATION, 0)
     assert healed.output == "fine\n"
@@ -362,15 +368,25 @@ def test_a_silent_command_the_kernel_shows_working_is_not_ended_by_a_timer(workd
     assert late.stopped and (result.status, result.signal) == (Status.INTERRUPTED, "SIGTERM")
 
 
-def test_the_kernel_showing_the_shell_back_at_its_prompt_ends_a_command_that_lost_every_mark(workdir: Path) -> None:
+def test_a_command_that_lost_every_mark_ends_by_its_lines_status_and_nothing_is_typed(workdir: Path) -> None:
     behaviours = {"unhook": Behaviour(b"gone\r\n", code=5, keeps_d=False, prompt_marks=False)}
     played = Played(workdir, behaviours, "unhook", observations=(WORKING, WORKING, AT_PROMPT))
     result = played.follow()
-    assert (result.status, result.completion_reason, result.exit_code) == (
-        Status.COMPLETED, Reason.FOREGROUND_RETURNED, 5)
+    assert (result.status, result.completion_reason, result.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 5)
     assert result.output == "gone\n"  # the bare prompt is the shell's
     assert [(d.from_, d.to) for d in result.downgrades] == [("rich", "none")]
-    assert b"633;D;" in played.terminal.typed[-1]  # the exit status was asked for
+    assert len(played.terminal.typed) == 1, "nothing was typed after the command line"
+
+
+def test_the_shell_reading_before_its_line_is_over_is_the_commands_read_and_gets_nothing(workdir: Path) -> None:
+    """`read -n1 -s`, `read -e`, `select`: the shell reads exactly as at its prompt, but the line
+    has left no status: an input wait, and not a byte typed into it."""
+    behaviours = {"read -n1 -s -p 'Continue?' k": Behaviour(b"Continue?", ends=False)}
+    played = Played(workdir, behaviours, "read -n1 -s -p 'Continue?' k", observations=(AT_PROMPT,))
+    result = played.follow()
+    assert (result.status, result.completion_reason, result.prompt) == (
+        Status.INPUT_REQUIRED, Reason.INPUT_WAIT, "Continue?")
+    assert len(played.terminal.typed) == 1, "nothing was typed into the read"
 
 
 def test_the_shell_exiting_ends_the_command_with_the_shells_status(workdir: Path) -> None:

@@ -71,13 +71,13 @@ def test_prompt_command_cleared_mid_command_downgrades_to_basic(safe_run: SafeRu
     assert [(d["from"], d["to"]) for d in result["downgrades"]] == [("rich", "basic")]
 
 
-def test_all_integration_removed_mid_command_is_noticed_by_the_kernel(safe_run: SafeRun) -> None:
+def test_all_integration_removed_mid_command_ends_by_the_lines_own_status(safe_run: SafeRun) -> None:
     (safe_run.home / ".bashrc").write_text("PS1='mine$ '\n")
     # The user's prompt again, as a theme would rebuild it, without the integration's marks.
     command = "unset PROMPT_COMMAND; PS1='mine$ '; echo gone; sh -c 'exit 5'"
     result = with_shell(safe_run, "bash")(*SHORT, "--", command).json
     assert (result["status"], result["exit_code"], result["strategy"]) == ("completed", 5, "none")
-    assert result["completion_reason"] == "foreground_returned"
+    assert result["completion_reason"] == "sentinel"
     assert result["output"] == "gone\n"
 
 

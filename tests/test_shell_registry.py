@@ -29,7 +29,7 @@ def test_every_registered_kind_answers_to_its_own_name() -> None:
 def test_posix_shells_keep_their_own_name(path: str) -> None:
     kind = kind_of(path)
     assert kind.name == path.rsplit("/", 1)[-1].lstrip("-")
-    assert kind.family == "posix" and kind.integrated is False and not kind.prompt_by_mode
+    assert kind.family == "posix" and kind.integrated is False
     assert kind.plain_launch is posix.plain_launch and kind.syntax == posix.SHELL.syntax
 
 

@@ -41,10 +41,9 @@ BUSY = seen(shell=False, waiting=False)
 READING = seen(shell=False, waiting=True, command="python3")
 
 
-def tracker(integrated: bool = True, auto: bool = True, hold: bool = False, by_mode: bool = False,
-            **timers: float) -> CommandTracker:
+def tracker(integrated: bool = True, auto: bool = True, hold: bool = False, **timers: float) -> CommandTracker:
     t = CommandTracker(
-        config=Config(nonce=NONCE, lines=LINES, allow_downgrade=auto, hold_on_input=hold, prompt_by_mode=by_mode),
+        config=Config(nonce=NONCE, lines=LINES, allow_downgrade=auto, hold_on_input=hold),
         capture=HeadTail(1 << 20, 1 << 20),
         screen=ScreenTail(80, 24),
         strategy=Strategy.RICH if integrated else Strategy.NONE,
@@ -58,7 +57,7 @@ def tracker(integrated: bool = True, auto: bool = True, hold: bool = False, by_m
 def running(t: CommandTracker, at: float = T0) -> None:
     """Bring a rich tracker to the point where the command runs."""
     t.feed(b"user@host:~$ ", at)
-    assert t.feed(mark("B"), at) == [Send(LINES.integrated)]
+    assert t.feed(mark("B"), at) == [Send(LINES.integrated, command_line=True)]
     t.feed(b" RUN\r\n", at)
     t.feed(mark("C"), at)
     assert t.phase is Phase.RUNNING
@@ -139,7 +138,7 @@ def test_integration_never_activating_is_decided_once_the_shell_waits_quietly() 
     t.feed(b"$ ", T0 + 0.05)
     assert t.tick(T0 + 0.3, AT_PROMPT) == [], "not quiet long enough yet"
     actions = t.tick(T0 + 0.6, AT_PROMPT)
-    assert sent(actions) == [Send(LINES.fallback)]
+    assert sent(actions) == [Send(LINES.fallback, command_line=True)]
     assert [(f, to) for f, to, _ in downgrades(actions)] == [("rich", "none")]
 
 
@@ -153,13 +152,13 @@ def test_shell_that_never_becomes_ready_is_an_error_at_the_activation_timeout() 
 def test_plain_shell_is_typed_to_as_soon_as_it_waits() -> None:
     t = tracker(integrated=False, idle=0.5)
     t.feed(b"$ ", T0)
-    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback)], "no integration was expected: nothing lost"
+    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback, command_line=True)], "no integration was expected: nothing lost"
 
 
 def test_without_the_kernel_a_prompt_on_screen_means_ready() -> None:
     t = tracker(integrated=False)
     t.feed(b"\r\nsh-5.2$ ", T0)
-    assert t.tick(T0 + 0.7, None) == [Send(LINES.fallback)]
+    assert t.tick(T0 + 0.7, None) == [Send(LINES.fallback, command_line=True)]
 
 
 def test_sentinel_d_ends_a_plain_run() -> None:
@@ -208,21 +207,34 @@ def test_shell_builtin_read_is_input_required() -> None:
     assert finish.status is Status.INPUT_REQUIRED and finish.prompt == "Your name:"
 
 
-def test_shell_back_at_its_prompt_without_marks_is_foreground_returned() -> None:
+def test_shell_back_at_its_prompt_without_marks_ends_by_the_lines_status_and_nothing_is_typed() -> None:
     t = tracker()
     running(t)
     t.feed(b"done\r\nuser@host:~$ ", T0 + 1)
+    t.status_written(7)
     actions = t.tick(T0 + 2, AT_PROMPT)
-    assert sent(actions) == [Send(LINES.status_query)] and downgrades(actions)[-1][1] == "none"
-    finish = only_finish(t.feed(mark("D", "7"), T0 + 2.01))
-    assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.FOREGROUND_RETURNED, 7, Strategy.NONE)
+    assert sent(actions) == [] and downgrades(actions) == [("rich", "none", 2.0)]
+    finish = actions[-1]
+    assert isinstance(finish, Finish)
+    assert (finish.status, finish.reason, finish.exit_code, finish.strategy) == (
+        Status.COMPLETED, Reason.SENTINEL, 7, Strategy.NONE)
+    assert t.output_text() == "done\n", "the prompt drawn after it is the shell's"
+
+
+def test_the_shell_reading_before_its_line_left_a_status_is_the_commands_read() -> None:
+    """The same screen and the same kernel answer, but the line is not over: a `read` that drew
+    the prompt's very text (`read -e -p "$PS1"`) gets nothing typed into it."""
+    t = tracker()
+    running(t)
+    t.feed(b"done\r\nuser@host:~$ ", T0 + 1)
+    finish = only_finish(t.tick(T0 + 2, AT_PROMPT))
+    assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "user@host:~$")
 
 
 def test_unanswered_status_question_still_completes_without_an_exit_code() -> None:
     t = tracker(fetch=2)
     running(t)
-    t.feed(b"user@host:~$ ", T0 + 1)
-    t.tick(T0 + 2, AT_PROMPT)
+    assert sent(t.feed(mark("A"), T0 + 2)) == [Send(LINES.status_query)], "a trusted prompt mark: the shell's own"
     assert t.tick(T0 + 3.9, AT_PROMPT) == []
     finish = only_finish(t.tick(T0 + 4.0, AT_PROMPT))
     assert finish.status is Status.COMPLETED and finish.exit_code is None and finish.message
@@ -483,19 +495,28 @@ def test_a_reader_in_another_session_is_named() -> None:
 LINE_EDITOR = replace(AT_PROMPT, canonical=False, echo=False)
 
 
-def test_the_line_editor_is_the_prompt_whatever_the_screen_shows() -> None:
-    """`PS1='$ '` or output sent elsewhere: the screen no longer shows the prompt of the start."""
-    t = tracker(by_mode=True)
+def test_the_line_editor_is_no_evidence_of_the_prompt() -> None:
+    """`read -n1 -s`, `read -e` and the prompt all read in the line editor's mode: only the line's
+    status says the command is over, whatever the screen shows (`PS1='$ '`)."""
+    t = tracker()
     running(t)
     t.feed(b"broke\r\n$ ", T0 + 0.1)
-    assert sent(t.tick(T0 + 0.7, LINE_EDITOR)) == [Send(LINES.status_query)]
-    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.71))
-    assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.FOREGROUND_RETURNED, 0)
+    waiting = only_finish(t.tick(T0 + 0.7, LINE_EDITOR))
+    assert waiting.status is Status.INPUT_REQUIRED
+
+    t = tracker()
+    running(t)
+    t.feed(b"broke\r\n$ ", T0 + 0.1)
+    t.status_written(0)
+    actions = t.tick(T0 + 0.7, LINE_EDITOR)
+    finish = actions[-1]
+    assert sent(actions) == [] and isinstance(finish, Finish)
+    assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 0)
     assert t.output_text() == "broke\n"
 
 
 def test_a_canonical_read_is_an_input_wait_even_when_it_shows_the_prompt() -> None:
-    t = tracker(by_mode=True)
+    t = tracker()
     running(t)
     t.feed(b"user@host:~$ ", T0 + 0.1)
     finish = only_finish(t.tick(T0 + 0.7, AT_PROMPT))
@@ -506,7 +527,7 @@ def test_without_a_mode_to_tell_nothing_is_typed_into_a_prompt_like_read() -> No
     """dash: its prompt reads like a `read`; a `read -p 'name$ '` once got the status question."""
     t = tracker(integrated=False)
     t.feed(b"$ ", T0)
-    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback)]
+    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback, command_line=True)]
     t.feed(mark("C"), T0 + 0.07)
     t.feed(b"name$ ", T0 + 0.1)
     finish = only_finish(t.tick(T0 + 0.7, AT_PROMPT))
@@ -546,7 +567,7 @@ def test_without_the_kernel_a_plain_shells_prompt_like_line_is_the_commands_own(
     """Without integration the typed line ends with its own end mark: a prompt before it is a `read`."""
     t = tracker(integrated=False)
     t.feed(b"$ ", T0)
-    assert t.tick(T0 + 0.7, None) == [Send(LINES.fallback)]
+    assert t.tick(T0 + 0.7, None) == [Send(LINES.fallback, command_line=True)]
     t.feed(mark("C"), T0 + 0.71)
     t.feed(b"go> ", T0 + 0.8)
     finish = only_finish(t.tick(T0 + 1.5, None))
@@ -555,7 +576,7 @@ def test_without_the_kernel_a_plain_shells_prompt_like_line_is_the_commands_own(
 
 def test_a_read_after_stty_icanon_is_still_a_read() -> None:
     """Only the line editor turns echo off: `stty -icanon; read x` keeps it on."""
-    t = tracker(by_mode=True)
+    t = tracker()
     running(t)
     t.feed(b"$ ", T0 + 0.1)
     finish = only_finish(t.tick(T0 + 0.7, replace(AT_PROMPT, canonical=False)))
@@ -569,7 +590,7 @@ HEALING = Lines(integrated=b"RUN\r", fallback=b"FALLBACK\r", status_query=b"STAT
 
 def live_tracker() -> CommandTracker:
     t = CommandTracker(
-        config=Config(nonce=NONCE, lines=HEALING, hold_on_input=True, prompt_by_mode=True),
+        config=Config(nonce=NONCE, lines=HEALING, hold_on_input=True),
         capture=HeadTail(1 << 20, 1 << 20),
         screen=ScreenTail(80, 24),
         strategy=Strategy.RICH,
@@ -597,7 +618,7 @@ def test_the_next_command_is_typed_at_once_when_the_prompt_is_back() -> None:
     running(t)
     t.feed(b"one\r\n", T0 + 0.1)
     assert finish_rich(t, T0 + 0.2, "0").exit_code == 0
-    assert next_cycle(t, T0 + 5) == [Send(HEALING.integrated)]
+    assert next_cycle(t, T0 + 5) == [Send(HEALING.integrated, command_line=True)]
     t.feed(mark("C"), T0 + 5.01)
     assert t.feed(b"two\r\n", T0 + 5.02) == [Output(b"two\r\n")]
     finish = finish_rich(t, T0 + 5.03, "4")
@@ -610,7 +631,7 @@ def test_the_next_command_waits_for_a_prompt_that_is_not_back_yet() -> None:
     running(t)
     finish_rich(t, T0 + 0.2, prompt_back=False)
     assert next_cycle(t, T0 + 0.21) == [], "the shell still draws its prompt"
-    assert t.feed(mark("B"), T0 + 0.22) == [Send(HEALING.integrated)]
+    assert t.feed(mark("B"), T0 + 0.22) == [Send(HEALING.integrated, command_line=True)]
 
 
 def test_a_command_that_broke_the_integration_is_followed_by_the_heal_line() -> None:
@@ -620,13 +641,13 @@ def test_a_command_that_broke_the_integration_is_followed_by_the_heal_line() -> 
     assert downgrades(actions) and sent(actions) == [Send(LINES.status_query)]
     t.feed(mark("B"), T0 + 1)
     only_finish(t.feed(mark("D", "0"), T0 + 1.01))
-    assert next_cycle(t, T0 + 2) == [Send(HEALING.heal)]
+    assert next_cycle(t, T0 + 2) == [Send(HEALING.heal, command_line=True)]
     [healed] = t.feed(mark("R"), T0 + 2.01)
     assert isinstance(healed, Reinjected) and "without the command-finished mark" in healed.reason
     t.feed(mark("C"), T0 + 2.02)
     finish = finish_rich(t, T0 + 2.03, "7")
     assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.SHELL_INTEGRATION, 7, Strategy.RICH)
-    assert next_cycle(t, T0 + 3) == [Send(HEALING.integrated)], "healed: the plain line again"
+    assert next_cycle(t, T0 + 3) == [Send(HEALING.integrated, command_line=True)], "healed: the plain line again"
 
 
 def test_no_prompt_mark_after_a_command_heals_once_the_shell_waits() -> None:
@@ -636,7 +657,7 @@ def test_no_prompt_mark_after_a_command_heals_once_the_shell_waits() -> None:
     assert next_cycle(t, T0 + 1) == []
     t.feed(b"$ ", T0 + 1.01)
     assert t.tick(T0 + 1.2, LINE_EDITOR) == [], "not quiet long enough"
-    assert t.tick(T0 + 1.6, LINE_EDITOR) == [Send(HEALING.heal)]
+    assert t.tick(T0 + 1.6, LINE_EDITOR) == [Send(HEALING.heal, command_line=True)]
 
 
 def test_a_shell_replaced_by_one_without_integration_is_followed_by_the_fallback_and_says_why() -> None:
@@ -646,7 +667,7 @@ def test_a_shell_replaced_by_one_without_integration_is_followed_by_the_fallback
     plain = Config(nonce=NONCE, lines=LINES, hold_on_input=True)
     actions = next_cycle(t, T0 + 1, plain, "dash")
     assert [to for _, to, _ in downgrades(actions)] == ["none"] and not sent(actions)
-    assert t.tick(T0 + 1.1, AT_PROMPT) == [Send(LINES.fallback)]
+    assert t.tick(T0 + 1.1, AT_PROMPT) == [Send(LINES.fallback, command_line=True)]
     t.feed(mark("C"), T0 + 1.15)
     finish = only_finish(t.feed(mark("D", "2"), T0 + 1.2))
     assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.SENTINEL, 2, Strategy.NONE)
@@ -656,8 +677,8 @@ def test_a_shell_replaced_by_another_integrated_shell_gets_its_integration_loade
     t = live_tracker()
     running(t)
     finish_rich(t, T0 + 0.1)
-    zsh = Config(nonce=NONCE, lines=replace(HEALING, heal=b"ZSH-HEAL;RUN\r"), hold_on_input=True, prompt_by_mode=True)
-    assert next_cycle(t, T0 + 1, zsh, "zsh") == [Send(b"ZSH-HEAL;RUN\r")]
+    zsh = Config(nonce=NONCE, lines=replace(HEALING, heal=b"ZSH-HEAL;RUN\r"), hold_on_input=True)
+    assert next_cycle(t, T0 + 1, zsh, "zsh") == [Send(b"ZSH-HEAL;RUN\r", command_line=True)]
     [healed] = t.feed(mark("R"), T0 + 1.01)
     assert isinstance(healed, Reinjected) and "zsh" in healed.reason
 
@@ -667,3 +688,17 @@ def test_the_next_command_cannot_start_before_the_last_is_decided() -> None:
     running(t)
     with pytest.raises(AssertionError):
         next_cycle(t, T0 + 1)
+
+
+def test_a_shell_replaced_mid_command_ends_it_and_nothing_is_asked_of_the_new_one() -> None:
+    """`exec zsh`: the new shell may wait at its prompt or in a `read` of its start-up files."""
+    t = tracker()
+    running(t)
+    t.feed(b"% ", T0 + 0.1)
+    dash = Config(nonce=NONCE, lines=LINES)
+    actions = t.shell_replaced(T0 + 0.7, dash, "dash")
+    assert sent(actions) == [] and downgrades(actions) == [("rich", "none", 0.7)]
+    finish = actions[-1]
+    assert isinstance(finish, Finish)
+    assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.FOREGROUND_RETURNED, None)
+    assert t.output_text() == ""

@@ -360,9 +360,11 @@ class ObserverLike(Protocol):
 
     def program(self) -> str | None: ...
 
+    def argv(self) -> bytes | None: ...
+
     def directory(self) -> str | None: ...
 
-    def observe(self) -> Observation | None: ...
+    def observe(self, since: int | None = None) -> Observation | None: ...
 
     def session_processes(self) -> list[ProcessInfo]: ...
 
@@ -404,12 +406,21 @@ class KernelObserver:
         """The program the shell's process runs now (a command may `exec` another); None off /proc."""
         return _readlink(f"/proc/{self._shell_pid}/exe") if self._proc else None
 
+    def argv(self) -> bytes | None:
+        """The shell process's argv now, as /proc holds it: a command that `exec`s a shell, even the
+        same program, changes it. None off /proc."""
+        return _read_bytes(f"/proc/{self._shell_pid}/cmdline", 1 << 16) if self._proc else None
+
     def directory(self) -> str | None:
         """The shell's working directory now; None off /proc or once it is gone."""
         return _readlink(f"/proc/{self._shell_pid}/cwd") if self._proc else None
 
-    def observe(self) -> Observation | None:
+    def observe(self, since: int | None = None) -> Observation | None:
         """One look at the terminal; None when it cannot be had or the shell is gone.
+
+        `since` (clock ticks since boot, as `boot_ticks`): when the command line was typed. While
+        the shell itself is in front, what shares its process group but started before that is the
+        shell's own (fish's completion indexer at a first start), not the command's work.
 
         Membership comes from a scan of /proc at most once a second; a new answer other than
         "working" is checked against a fresh scan, so a process started since cannot be missed by
@@ -424,12 +435,12 @@ class KernelObserver:
         canonical = bool(lflag & termios.ICANON)
         pgrp = self._foreground_pgrp()
         cached = self._scanned_at
-        seen = self._look(shell, pgrp, canonical, fresh=False)
+        seen = self._look(shell, pgrp, canonical, since, fresh=False)
         answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
         # A look that had to scan just now is as fresh as a second scan would be.
         rescanned = self._scanned_at != cached
         if answer != self._confirmed and not rescanned and (seen.waiting_for_terminal or seen.stopped or seen.hidden):
-            seen = self._look(shell, pgrp, canonical, fresh=True)
+            seen = self._look(shell, pgrp, canonical, since, fresh=True)
             answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
         self._confirmed = answer
         return replace(seen, echo=bool(lflag & termios.ECHO))
@@ -453,15 +464,17 @@ class KernelObserver:
 
     # ---- one look -----------------------------------------------------------------------------
 
-    def _look(self, shell: ProcessInfo, pgrp: int | None, canonical: bool, fresh: bool) -> Observation:
+    def _look(self, shell: ProcessInfo, pgrp: int | None, canonical: bool, since: int | None, fresh: bool) -> Observation:
         processes = self._scan(fresh)
         in_front = pgrp == shell.pgrp
         if shell.state in STOPPED_STATES:
             return Observation(in_front, pgrp, False, canonical, shell.comm, stopped=shell.comm)
         if pgrp is None:
             return Observation(False, None, False, canonical, None)
-        group = {p.pid for p in processes if p.pgrp == pgrp} | ({shell.pid} if in_front else {pgrp})
-        members = group if in_front else descendants(processes, group) - {shell.pid}
+        if in_front:
+            members = {p.pid for p in processes if p.pgrp == pgrp and (since is None or p.start >= since)} | {shell.pid}
+        else:
+            members = descendants(processes, {p.pid for p in processes if p.pgrp == pgrp} | {pgrp}) - {shell.pid}
         waits: list[TaskWait] = []
         activity: list[tuple[int, int]] = []
         command: str | None = None

@@ -40,10 +40,10 @@ class Reason(str, Enum):
     """The exact signal that decided the end; fallbacks name themselves here."""
 
     SHELL_INTEGRATION = "shell_integration"  # this run's nonce-marked D, from the integration
-    SENTINEL = "sentinel"  # the nonce-marked exit status typed after the command (no integration)
+    SENTINEL = "sentinel"  # the exit status the typed line itself left: its marked echo, or its file
     SHELL_EXITED = "shell_exited"  # the command ended the shell itself (exit, exec, set -e)
-    FOREGROUND_RETURNED = "foreground_returned"  # the kernel: the shell is back and waits on the terminal
-    PROMPT_IDLE = "prompt_idle"  # a trusted prompt mark, or a prompt on the screen, and quiet
+    FOREGROUND_RETURNED = "foreground_returned"  # the kernel: a shell the command `exec`ed waits
+    PROMPT_IDLE = "prompt_idle"  # a trusted prompt mark without D
     NO_OUTPUT_FALLBACK = "no_output_fallback"  # nothing at all after typing, and nothing could tell
     EXECUTING_IDLE_FALLBACK = "executing_idle_fallback"  # long silence, and nothing could tell
     SYNTAX_CHECK = "syntax_check"  # the shell's no-execute check refused the command

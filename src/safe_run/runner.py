@@ -97,6 +97,9 @@ class Run:
         # When the first command line was typed: what ran before is the shell's own, and at the
         # end everything else is reported.
         self._first_typed: int | None = None
+        # The shell process's argv when the first line was typed: another one later means a
+        # command replaced the shell, even by the same program (`exec bash`).
+        self._shell_argv: bytes | None = None
         self._begin_command(request)
         self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
@@ -111,7 +114,7 @@ class Run:
         launch = _launch(kind, setup, request.strategy)
         rows, cols = request.size
         self.tracker = CommandTracker(
-            config=_config(setup.nonce, launch.lines, kind, request),
+            config=_config(setup.nonce, launch.lines, request),
             capture=_capture(request),
             screen=ScreenTail(cols, rows),
             strategy=_first_strategy(request.strategy, launch.integrated),
@@ -163,7 +166,7 @@ class Run:
         previous = self.finish
         self._begin_command(request)
         try:
-            replaced = self._replacement(self.kernel.program())
+            replaced = self._replacement()
             self._check(command or request.command, self._setup.command_file)
         except (CommandRefused, RunFailed):
             self.finish = previous  # nothing was typed: the shell still waits for a command
@@ -171,14 +174,17 @@ class Run:
         config, by = replaced if replaced is not None else (None, None)
         self._act(self.tracker.start_next_cycle(self.started_at, request.timers, _capture(request), config, by))
 
-    def _replacement(self, program: str | None) -> tuple[Config, str] | None:
-        """The shell's config anew when a command replaced the shell by another (`exec zsh`), from
-        the program its process runs now. A program that is no shell gets nothing typed: RunFailed.
+    def _replacement(self) -> tuple[Config, str] | None:
+        """The shell's config anew when a command replaced the shell by another (`exec zsh`, or
+        `exec bash` in bash), from the program its process runs now. A program that is no shell
+        gets nothing typed: RunFailed.
         """
+        program, argv = self.kernel.program(), self.kernel.argv()
         if program is None:
             return None
         kind = kind_of(program)
-        if kind.name == self.shell.name:
+        anew = argv is not None and self._shell_argv is not None and argv != self._shell_argv
+        if kind.name == self.shell.name and not anew:
             return None
         if not is_shell(kind):
             raise RunFailed(
@@ -186,11 +192,12 @@ class Run:
                 "Close this shell and start a fresh one"
             )
         self.shell = ShellInfo(name=kind.name, path=program)
+        self._shell_argv = argv
         self._exit_word = b""
         setup = replace(self._setup, shell_path=program)
         live_lines = kind.live_lines if self.request.strategy != "none" else None
         lines = live_lines(setup) if live_lines is not None else posix.lines(setup, b"")
-        return _config(setup.nonce, lines, kind, self.request), kind.name
+        return _config(setup.nonce, lines, self.request), kind.name
 
     def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Finish | None:
         """Wait at most `timeout` seconds for something to happen (or a wake fd) and act on it."""
@@ -211,9 +218,11 @@ class Run:
                 self.finish = self.tracker.shell_exited(status)
                 self._take_back_exit_word(self.finish, status)
         if self.finish is None and deadline is not None and self._clock() >= deadline:
-            self._read_status_file()
-            seen = self.kernel.observe() if self.kernel.available else None
+            seen = self.look()
             self._take_written_before_the_look()
+            # After the look: a status written since means the line was over; none means it still
+            # ran when the kernel was asked, so a shell seen reading then was in the command's read.
+            self._read_status_file()
             if self.finish is None and seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal:
                 seen = self._notice_replacement(seen)
             if self.finish is None:
@@ -238,7 +247,7 @@ class Run:
         if program is not None and not is_shell(kind_of(program)):
             return replace(seen, shell_in_foreground=False, foreground_command=os.path.basename(program))
         if self.tracker.phase is Phase.RUNNING:
-            replaced = self._replacement(program)
+            replaced = self._replacement()
             if replaced is not None:
                 self._act(self.tracker.shell_replaced(self._clock(), *replaced))
         return seen
@@ -251,6 +260,10 @@ class Run:
         if ready.readable:
             self._consume(self.terminal.read())
         return not ready.exited
+
+    def look(self) -> Observation | None:
+        """What the kernel sees of the command now; None where it cannot tell."""
+        return self.kernel.observe(self._typed) if self.kernel.available else None
 
     def set_output(self, on_output: Callable[[bytes], None] | None) -> None:
         """Where the next command's output goes as it arrives."""
@@ -361,13 +374,30 @@ class Run:
         )
 
     def _read_status_file(self) -> None:
-        """The exit status the typed line wrote, once it is there (lines without integration)."""
+        """The exit status the typed line wrote, once it is there: the line is over."""
         try:
             text = self._status_file.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return
         if text.strip().isdigit():
             self.tracker.status_written(int(text.strip()))
+
+    def _note_the_shell(self) -> None:
+        """What runs the first command line: the shell asked for, or the one its start-up files
+        `exec`ed (`exec dash` in .bashrc). Only a change after this is a command replacing it."""
+        self._shell_argv = self.kernel.argv()
+        program = self.kernel.program()
+        if program is not None and kind_of(program).name != self.shell.name and is_shell(kind_of(program)):
+            self.shell = ShellInfo(name=kind_of(program).name, path=program)
+
+    def _empty_status_file(self) -> None:
+        """The last line's status is no evidence for the next: emptied (not removed, so that the file
+        keeps the mode it was made with, whatever umask a command set)."""
+        try:
+            fd = os.open(self._status_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            return  # the line still writes it, or nothing does and the line is judged without it
+        os.close(fd)
 
     def _consume(self, chunk: bytes) -> None:
         if not chunk:
@@ -409,6 +439,10 @@ class Run:
                     self._typed = boot_ticks()
                     if self._first_typed is None:
                         self._first_typed = self._typed
+                if action.command_line:
+                    self._empty_status_file()
+                    if self._shell_argv is None:
+                        self._note_the_shell()
                 self.terminal.write(action.data)
             elif isinstance(action, Downgraded):
                 self.downgrades.append(action.downgrade)
@@ -514,13 +548,12 @@ def _launch(kind: ShellKind, setup: shells.RunSetup, strategy: str) -> shells.La
     return kind.plain_launch(setup)
 
 
-def _config(nonce: str, lines: Lines, kind: ShellKind, request: RunRequest) -> Config:
+def _config(nonce: str, lines: Lines, request: RunRequest) -> Config:
     return Config(
         nonce=nonce,
         lines=lines,
         allow_downgrade=request.strategy == "auto",
         hold_on_input=request.hold_on_input,
-        prompt_by_mode=kind.prompt_by_mode,
     )
 
 

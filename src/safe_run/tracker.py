@@ -7,21 +7,20 @@ descriptor, so every order of events can be tested in microseconds.
 The evidence, strongest first:
   rich   this run's nonce-marked C and D frame the command and carry its exit code;
   basic  a nonce-marked prompt comes back but D did not: the exit code is asked for afterwards;
-  none   no integration: the line typed brackets the command with nonce-marked C and D itself,
-         and when even that fails, the kernel (the terminal's foreground group is the shell's
-         again and the shell waits on the terminal) or, where the kernel cannot tell, the screen
-         (a prompt on the cursor line) says the shell is back.
+  none   no integration: the line typed brackets the command with nonce-marked C and D itself;
+  and under all three, the typed line's own end: every line leaves the command's exit status in
+  a file once the command is over (`status_written`), whatever the command did to the hooks.
 The run is called completed only on such evidence. Timers alone never complete a run: when they
 fire they stop the command and say so (status timeout, with the timer as the reason).
 
-Back at the prompt, from the kernel: bash's and zsh's line editor reads the terminal in
-non-canonical mode without echo, their builtin `read` in canonical mode with echo. So when the shell itself is in the
-terminal's foreground and reads it, the mode says which: a prompt (the command ended, even if it
-broke the integration, changed the prompt or sent the shell's own output elsewhere) or a `read`
-(an input wait). fish's `read` uses its line editor, and dash's prompt reads like a `read`: there
-nothing is ever typed after the command unless the very prompt seen at the start is back (fish
-with integration); the typed line brackets the command itself, and also writes the exit status to
-a file, so an end whose marks went astray is still seen.
+What is never typed into. The shell's own `read -n1 -s`, `read -e`, `select`, zsh's `read -k` and
+`vared` and every fish `read` read the terminal exactly as the shell's prompt does: the kernel, the
+terminal's mode and the screen cannot tell them apart. So nothing is typed after the command
+unless a trusted prompt mark (A or B with the nonce) says the shell draws its prompt. A shell that
+reads its terminal while its typed line has left no exit status is still inside that line: its
+read is the command's own, an input wait. A line's status is there even when the command broke
+the integration (cleared PROMPT_COMMAND, a new PS1, output sent elsewhere), so that end is still
+seen without asking.
 
 Input waits follow the rule in `kernel`: every task of the foreground waits on a key or on the
 others, and the whole foreground stayed silent (no output, no CPU) for the idle window, and for
@@ -86,15 +85,15 @@ class Config:
     allow_downgrade: bool = True
     # In a session an input wait is reported with `Waiting` and the command goes on, to be answered.
     hold_on_input: bool = False
-    # The shell's prompt is told from its builtin `read` by the terminal's mode (bash and zsh).
-    prompt_by_mode: bool = False
 
 
 @dataclass(frozen=True)
 class Send:
-    """Type these bytes into the terminal."""
+    """Type these bytes into the terminal. `command_line`: the line that runs the next command, whose
+    end the status file will tell, so the loop empties that file first."""
 
     data: bytes
+    command_line: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,8 +146,8 @@ FALLBACK_ENDS = {
     "typed after the command",
     Reason.PROMPT_IDLE: "the prompt came back without the command-finished mark; the exit code was asked "
     "for afterwards",
-    Reason.FOREGROUND_RETURNED: "the kernel showed the shell back at its prompt without integration marks; "
-    "the exit code was asked for afterwards",
+    Reason.FOREGROUND_RETURNED: "the command replaced the shell by another shell, which the kernel shows "
+    "waiting in the foreground; nothing is typed into a shell whose prompt was never seen",
 }
 
 
@@ -182,7 +181,6 @@ class CommandTracker:
     startup: HeadTail = field(default_factory=lambda: HeadTail(0, STARTUP_TAIL_BYTES))
     clocks: Clocks | None = None
     ready_prompt: str = ""
-    _fetch_reason: Reason = Reason.FOREGROUND_RETURNED
     _prompt_after: str = ""  # a prompt seen only on the screen, so it went into the capture
     _status_written: int | None = None  # the exit status the typed line wrote to its file
     _pending: list[Action] = field(default_factory=list)  # effects decided on the way, returned next
@@ -253,16 +251,22 @@ class CommandTracker:
         return []
 
     def shell_replaced(self, now: float, config: Config, by: str) -> list[Action]:
-        """The command replaced the shell (`exec dash`), and the new one waits at its prompt: the
-        command has ended, and its exit status is asked of the new shell, in its own words."""
+        """The command replaced the shell (`exec dash`), and the new one waits on the terminal: the
+        command has ended. Whether the new shell waits at its prompt or in a `read` of its start-up
+        files is not known, so nothing is asked of it: the exit code stays unknown."""
         if self.phase is not Phase.RUNNING:
             return []
         self.config = config
-        actions = self._prompt_back(now, Reason.FOREGROUND_RETURNED, f"the shell was replaced by {by}")
+        if self.strategy is not Strategy.NONE:
+            why = f"the shell was replaced by {by} without any integration mark"
+            if not self.config.allow_downgrade:
+                return [self._finish_lost(why)]
+            self._downgrade(Strategy.NONE, why, now)
         self.integrated = bool(config.lines.heal)
         if not self.integrated and self._first_strategy is not Strategy.NONE:
             self._lost = f"the shell was replaced by {by}, which has no integration"
-        return self._flush(actions)
+        self._prompt_after = self.screen.before_cursor()
+        return self._flush(self._finish_completed(Reason.FOREGROUND_RETURNED, None))
 
     def feed(self, item: bytes | Osc, now: float) -> list[Action]:
         if isinstance(item, bytes):
@@ -307,13 +311,13 @@ class CommandTracker:
         )
 
     def status_written(self, exit_code: int) -> None:
-        """The typed line's own bracket wrote the command's exit status to its file.
+        """The typed line is over and left the command's exit status in its file.
 
         Taken once the output has been quiet for the idle window, so that the terminal's D, sent
-        just before, wins when it arrives: the file matters only when the command sent the
-        shell's output elsewhere.
+        just after, wins when it arrives: the file decides only when the command broke the
+        integration or sent the marks elsewhere. Until it is there, the line still runs.
         """
-        if self.phase in (Phase.TYPED, Phase.RUNNING) and not self.integrated:
+        if self.phase in (Phase.TYPED, Phase.RUNNING):
             self._status_written = exit_code
 
     def answered(self, now: float) -> None:
@@ -370,7 +374,7 @@ class CommandTracker:
         if self.phase is Phase.RUNNING:
             return self._mark_while_running(mark, now)
         if self.phase is Phase.FETCHING and mark.kind == "D":
-            return self._finish_completed(self._fetch_reason, _exit_code(mark.args[:-1]))
+            return self._finish_completed(Reason.PROMPT_IDLE, _exit_code(mark.args[:-1]))
         return []
 
     def _between_commands(self, mark: Mark) -> None:
@@ -392,7 +396,7 @@ class CommandTracker:
                 if not self.config.allow_downgrade:
                     return [self._finish_lost("the prompt came back without the command-finished mark")]
                 self._downgrade(Strategy.BASIC, "the prompt came back without the command-finished mark", now)
-            return self._ask_exit_status(now, Reason.PROMPT_IDLE)
+            return self._ask_exit_status(now)
         return []
 
     # ---- output -------------------------------------------------------------------------------
@@ -440,7 +444,7 @@ class CommandTracker:
         if quiet_for < (min(self.timers.idle, self.timers.answer) if answered else self.timers.idle):
             return []
         if self._status_written is not None:
-            return self._finish_by_status_file(self._status_written)
+            return self._finish_by_status_file(now, self._status_written)
         line = self.screen.before_cursor()
         if self.phase is Phase.TYPED:
             return self._judge_typed(line, seen)
@@ -493,19 +497,8 @@ class CommandTracker:
             return self._judge_hidden(now, seen, line)
         if not seen.waiting_for_terminal:
             return []  # working, or waiting on the world outside: never "done" for being quiet
-        if not seen.shell_in_foreground:
-            return self._finish_input(seen.reader or seen.foreground_command)
-        return self._shell_reads(now, seen, line)
-
-    def _shell_reads(self, now: float, seen: Observation, line: str) -> list[Action]:
-        """The shell itself reads the terminal: its prompt, or its builtin `read`."""
-        if self.config.prompt_by_mode:
-            if seen.canonical or seen.echo:
-                return self._finish_input(None)  # a builtin `read` (after `stty -icanon` too)
-            return self._prompt_back(now, Reason.FOREGROUND_RETURNED, "the shell is back at its prompt")
-        if self.started_integrated and self._shows_prompt(line):
-            return self._prompt_back(now, Reason.FOREGROUND_RETURNED, "the shell is back at its prompt")
-        return self._finish_input(None)
+        # The shell itself reading, with its line's status not written, is the command's own read.
+        return self._finish_input(None if seen.shell_in_foreground else seen.reader or seen.foreground_command)
 
     def _judge_hidden(self, now: float, seen: Observation, line: str) -> list[Action]:
         """The kernel hides what part of the foreground waits on (a setuid program): a question at
@@ -523,14 +516,10 @@ class CommandTracker:
 
     def _judge_by_screen(self, now: float, line: str, quiet_for: float) -> list[Action]:
         clocks = self._clocks()
-        if self.screen.alternate or input_prompt(line):
+        # The typed line ends with its status file (and its own end mark without integration), none
+        # of which came: the command still runs, and a prompt on the screen is its own.
+        if self.screen.alternate or input_prompt(line) or self._shows_prompt(line):
             return self._finish_input(None)
-        if self._shows_prompt(line):
-            if not self.started_integrated:
-                # The typed line ends with its own end mark and status file, neither of which came:
-                # the command still runs, and this is its own prompt.
-                return self._finish_input(None)
-            return self._prompt_back(now, Reason.PROMPT_IDLE, "a prompt is back on the screen")
         if not clocks.output_since_typed and quiet_for >= self.timers.no_output:
             return [self._finish_unknown(Reason.NO_OUTPUT_FALLBACK, self.timers.no_output, "no output at all")]
         if quiet_for >= self.timers.silence:
@@ -540,7 +529,7 @@ class CommandTracker:
     def _tick_fetching(self, now: float) -> list[Action]:
         clocks = self._clocks()
         if clocks.fetch_sent is not None and now - clocks.fetch_sent >= self.timers.fetch:
-            return self._finish_completed(self._fetch_reason, None)
+            return self._finish_completed(Reason.PROMPT_IDLE, None)
         return []
 
     def _settling_after_answer(self, now: float) -> bool:
@@ -568,7 +557,7 @@ class CommandTracker:
         self._prompt_ready = False
         clocks.typed = now
         clocks.output_since_typed = False
-        return [Send(line)]
+        return [Send(line, command_line=True)]
 
     def _heal(self, now: float, why: str) -> list[Action]:
         """Load the integration into the live shell again, in the same line that runs the command."""
@@ -586,18 +575,10 @@ class CommandTracker:
             self.integrated = False
         return self._type_command(now, self.config.lines.fallback)
 
-    def _prompt_back(self, now: float, reason: Reason, why: str) -> list[Action]:
-        self._prompt_after = self.screen.before_cursor()
-        if self.strategy is not Strategy.NONE:
-            if not self.config.allow_downgrade:
-                return [self._finish_lost(f"{why} without any integration mark")]
-            self._downgrade(Strategy.NONE, f"{why} without any integration mark", now)
-        return self._ask_exit_status(now, reason)
-
-    def _ask_exit_status(self, now: float, reason: Reason) -> list[Action]:
+    def _ask_exit_status(self, now: float) -> list[Action]:
+        """Only right after a trusted prompt mark: the shell itself reads the question."""
         clocks = self._clocks()
         self.phase = Phase.FETCHING
-        self._fetch_reason = reason
         clocks.fetch_sent = now
         return [Send(self.config.lines.status_query)]
 
@@ -623,11 +604,18 @@ class CommandTracker:
             message = f"{message or 'the command ended'}, but its exit code could not be recovered"
         return [Finish(Status.COMPLETED, reason, exit_code, self.strategy, message)]
 
-    def _finish_by_status_file(self, exit_code: int) -> list[Action]:
+    def _finish_by_status_file(self, now: float, exit_code: int) -> list[Action]:
+        if self.strategy is not Strategy.NONE:
+            why = "the command line ended without the command-finished mark (the command may have removed the shell's hooks)"
+            if not self.config.allow_downgrade:
+                return [self._finish_lost(why)]
+            self._downgrade(Strategy.NONE, why, now)
         self.phase = Phase.DONE
+        self._prompt_after = self.screen.before_cursor()  # drawn while the command was still followed
         message = ("the command ended but its end mark never reached the terminal (it may have sent the "
-                   "shell's output elsewhere); the exit code came from the status the typed line wrote to a file")
-        return [Finish(Status.COMPLETED, Reason.SENTINEL, exit_code, self.strategy, message)]
+                   "shell's output elsewhere or removed its hooks); the exit code came from the status the typed "
+                   "line wrote to a file")
+        return self._flush([Finish(Status.COMPLETED, Reason.SENTINEL, exit_code, self.strategy, message)])
 
     def _finish_stopped(self, who: str, shell: bool) -> list[Action]:
         """A stopped process goes nowhere until someone continues it, and continuing it would run

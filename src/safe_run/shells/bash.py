@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
-from .posix import EXE_PROBE, arrival, header, lines, scoped, sourced_heal_line
+from .posix import EXE_PROBE, arrival, header, line_end, lines, scoped, sourced_heal_line
 
-RUN_LINE = b' __sr_start; builtin eval -- "$(< "$__sr_command_file")"\r'
+RUN = ' __sr_start; builtin eval -- "$(< "$__sr_command_file")";'
 # Sourced into the live shell again: kept out of its history, then the hooks, then R.
 REINJECT_HEAD = "builtin set +o history\nbuiltin unset HISTFILE\n"
 # An interactive bash prints this on stderr when the exit builtin runs (the terminal turns \n into \r\n).
@@ -27,12 +27,17 @@ def launch(setup: RunSetup) -> Launch:
 
 def live_lines(setup: RunSetup) -> Lines:
     """What to type into this shell, healing included; also for a shell a command started by `exec`."""
-    return lines(setup, RUN_LINE, heal_line(setup))
+    return lines(setup, run_line(setup), heal_line(setup))
+
+
+def run_line(setup: RunSetup) -> bytes:
+    """C, the command, and the line's own end (see `posix.line_end`)."""
+    return (RUN + line_end(setup) + "\r").encode()
 
 
 def heal_line(setup: RunSetup) -> bytes:
     """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
-    return sourced_heal_line(setup, "bash", REINJECT_HEAD, RUN_LINE)
+    return sourced_heal_line(setup, "bash", REINJECT_HEAD, run_line(setup))
 
 
 def plain_launch(setup: RunSetup) -> Launch:
@@ -56,7 +61,6 @@ SHELL = ShellKind(
     scoped=scoped,
     launch=launch,
     live_lines=live_lines,
-    prompt_by_mode=True,
     # extglob changes how `!(x)` parses and many interactive setups (the bash-completion package
     # among them) turn it on; the command's own `shopt` cannot help, as nothing runs under -n.
     syntax=SyntaxFacts(("-O", "extglob", "-n"), warns_open_heredoc=True),

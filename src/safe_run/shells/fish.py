@@ -11,7 +11,7 @@ from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import TO_TERMINAL, status_file
 
-RUN_LINE = b" __sr_start; eval (string collect < $__sr_command_file)\r"
+RUN = " __sr_start; eval (string collect < $__sr_command_file);"
 
 
 def quote(value: str) -> str:
@@ -70,7 +70,25 @@ def launch(setup: RunSetup) -> Launch:
 
 def live_lines(setup: RunSetup) -> Lines:
     """What to type into this shell, healing included; also for a shell a command started by `exec`."""
-    return lines(setup, RUN_LINE, heal_line(setup))
+    return lines(setup, run_line(setup), heal_line(setup))
+
+
+def run_line(setup: RunSetup) -> bytes:
+    """C, the command, and the line's own end (see `line_end`)."""
+    return (RUN + line_end(setup) + "\r").encode()
+
+
+def line_end(setup: RunSetup) -> str:
+    """fish's ` source FILE` at the end of each typed line: as `posix.line_end`, in fish's words."""
+    script = setup.workdir / "line-end.fish"
+    if not script.exists():
+        script.write_text(
+            "set -l __sr_line_status $status\n"
+            f"builtin echo $__sr_line_status > {quote(str(status_file(setup)))}\n"
+            "return $__sr_line_status\n",
+            encoding="utf-8",
+        )
+    return f" builtin source {quote(str(script))}"
 
 
 def heal_line(setup: RunSetup) -> bytes:
@@ -78,7 +96,7 @@ def heal_line(setup: RunSetup) -> bytes:
     script = setup.workdir / "reinject.fish"
     if not script.exists():
         script.write_text(header(setup) + integration_script("integration.fish") + "__sr_mark R\n", encoding="utf-8")
-    return f" source {quote(str(script))};".encode() + RUN_LINE
+    return f" source {quote(str(script))};".encode() + run_line(setup)
 
 
 def plain_launch(setup: RunSetup) -> Launch:
@@ -98,8 +116,6 @@ SHELL = ShellKind(
     scoped=scoped,
     launch=launch,
     live_lines=live_lines,
-    # fish's `read` uses its line editor, like its prompt: the terminal's mode cannot tell them apart.
-    prompt_by_mode=False,
     # --no-config: the user's files are not even read.
     syntax=SyntaxFacts(("--no-config", "--no-execute"), grammar="fish"),
     doctor=DoctorFacts(

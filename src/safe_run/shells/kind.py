@@ -66,8 +66,6 @@ class ShellKind:
     # What to type into a live shell of this kind, the line that loads the integration again
     # included: also for a shell that a command started with `exec`.
     live_lines: Callable[[RunSetup], Lines] | None = None
-    # Whether the terminal's mode tells its prompt from its builtin `read` (line editor vs canonical).
-    prompt_by_mode: bool = False
     # None where its no-execute mode is not known: the command then runs unchecked.
     syntax: SyntaxFacts | None = None
 

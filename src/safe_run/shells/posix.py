@@ -40,6 +40,27 @@ def header(setup: RunSetup) -> str:
     )
 
 
+def line_end(setup: RunSetup) -> str:
+    """` builtin . 'FILE'`: the end of every command line typed into bash or zsh.
+
+    The file leaves the command's exit status in the status file, then returns it, so that `$?`
+    stays the command's for the prompt hooks and the user's prompt. It is the evidence that the
+    typed line is over: a shell that reads its terminal without it is still inside the line (a
+    `read`, `select` or `vared` of the command), and nothing is typed into it. Builtins only, the
+    path spelled out and `>|` past noclobber: a command that changed PATH, the integration's
+    variables or the options still cannot stop it.
+    """
+    script = setup.workdir / "line-end.sh"
+    if not script.exists():
+        script.write_text(
+            "__sr_line_status=$?\n"
+            f"builtin echo \"$__sr_line_status\" >| {quote(str(status_file(setup)))}\n"
+            'builtin return "$__sr_line_status"\n',
+            encoding="utf-8",
+        )
+    return f" builtin . {quote(str(script))}"
+
+
 def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
     """The command bracketed by nonce-marked C and D that the typed line prints itself.
 
@@ -54,7 +75,7 @@ def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
         f" command printf '\\033]633;C;%s\\007' {nonce};"
         f" . {quote(str(setup.command_file))};"
         f" __sr_status=$?; command printf '\\033]633;D;%s;%s\\007' \"$__sr_status\" {nonce} {TO_TERMINAL};"
-        f" command echo \"$__sr_status\" >{quote(str(status_file(setup)))}\r"
+        f" command echo \"$__sr_status\" >|{quote(str(status_file(setup)))}\r"
     )
     return Lines(integrated, fallback.encode(), query.encode(), heal)
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
-from .posix import EXE_PROBE, arrival, header, lines, quote, scoped, sourced_heal_line
+from .posix import EXE_PROBE, arrival, header, line_end, lines, quote, scoped, sourced_heal_line
 
-RUN_LINE = b' __sr_start; builtin eval "$(<$__sr_command_file)"\r'
+RUN = ' __sr_start; builtin eval "$(<$__sr_command_file)";'
 # Sourced into the live shell again: no history file written, and the prompt's options back.
 REINJECT_HEAD = "builtin unset HISTFILE\n"
 
@@ -25,12 +25,17 @@ def launch(setup: RunSetup) -> Launch:
 
 def live_lines(setup: RunSetup) -> Lines:
     """What to type into this shell, healing included; also for a shell a command started by `exec`."""
-    return lines(setup, RUN_LINE, heal_line(setup))
+    return lines(setup, run_line(setup), heal_line(setup))
+
+
+def run_line(setup: RunSetup) -> bytes:
+    """C, the command, and the line's own end (see `posix.line_end`)."""
+    return (RUN + line_end(setup) + "\r").encode()
 
 
 def heal_line(setup: RunSetup) -> bytes:
     """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
-    return sourced_heal_line(setup, "zsh", REINJECT_HEAD, RUN_LINE)
+    return sourced_heal_line(setup, "zsh", REINJECT_HEAD, run_line(setup))
 
 
 def plain_launch(setup: RunSetup) -> Launch:
@@ -69,7 +74,6 @@ SHELL = ShellKind(
     scoped=scoped,
     launch=launch,
     live_lines=live_lines,
-    prompt_by_mode=True,
     # -f: the user's files are not even read (only /etc/zshenv is, whatever the options, and not run).
     syntax=SyntaxFacts(("-f", "-n"), accepts_open_heredoc=True, accepts_dangling_operator=True),
     doctor=DoctorFacts(
