@@ -99,7 +99,8 @@ def test_a_first_scoped_command_leaves_the_shell_as_it_started(tmp_path: Path) -
 
 def test_closing_a_shell_ends_its_jobs() -> None:
     sh = Shell()
-    sh.run("sleep 300 &")
+    # The job is named by what it runs once it has exec'd sleep (before, it is a fork of bash).
+    sh.run('sleep 300 & for i in $(seq 200); do [ "$(cat /proc/$!/comm)" = sleep ] && break; sleep 0.01; done')
     closed = sh.close()
     assert any("sleep" in killed.command for killed in closed.killed)
     with pytest.raises(SessionError):

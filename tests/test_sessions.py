@@ -82,10 +82,10 @@ def test_a_command_that_ends_within_the_yield_answers_at_once_and_leaves_nothing
 
 @pytest.mark.slow
 def test_poll_returns_only_new_output(sessions: SafeRun) -> None:
-    started = start(sessions, "echo one; sleep 0.8; echo two; sleep 0.8; echo three; sleep 30", yield_after=0.4)
+    started = start(sessions, "echo one; sleep 1; echo two; sleep 5; echo three; sleep 30", yield_after=0.4)
     session_id = started.json["session_id"]
     assert started.json["output"] == "one\n"
-    time.sleep(1.0)
+    time.sleep(1.5)  # "two" is out, and "three" is seconds away even on a loaded machine
     second = sessions("poll", session_id, "--format", "json").json
     assert second["status"] == "running" and second["output"] == "two\n"
 

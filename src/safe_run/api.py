@@ -20,9 +20,9 @@ import secrets
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 
-from .request import RunRequest, Timers
 from .result import ExitStatus, Result
-from .session import DEFAULT_IDLE_EXPIRE_S, SessionError
+from .request import DEFAULT_IDLE_EXPIRE_S, RunRequest, Timers
+from .session import SessionError
 
 __all__ = [
     "AsyncShell", "Result", "Session", "SessionError", "Shell", "arun", "run",
@@ -98,14 +98,14 @@ def _check_output(max_output: int, strategy: str) -> None:
 
 def _request(
     command: str, *, shell: str | None, cwd: str | None, env: dict[str, str], timeout: float | None,
-    max_output: int, strategy: str, load_rc: bool,
+    max_output: int, strategy: str, load_rc: bool, idle_expire: float | None,
 ) -> RunRequest:
     if shell is not None and not isinstance(shell, str):
         raise TypeError(f"shell must be a path or name as a string, not {type(shell).__name__}")
     _check_output(max_output, strategy)
     return RunRequest(
         command=_command(command), shell=shell, cwd=cwd or os.getcwd(), env=env, load_rc=bool(load_rc),
-        strategy=strategy, timers=Timers(timeout=timeout), max_output=max_output,
+        strategy=strategy, timers=Timers(timeout=timeout), max_output=max_output, idle_expire=idle_expire,
     )
 
 
@@ -113,15 +113,18 @@ def run(
     command: str, *, shell: str | None = None, cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None, timeout: float | None = None, yield_after: float | None = None,
     max_output: int = DEFAULT_MAX_OUTPUT, strategy: str = "auto", load_rc: bool = True,
+    idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
 ) -> Result:
     """Run one command in a fresh shell and answer at its end.
 
     With `yield_after`, the command runs in a session: still going after that many seconds, it
-    answers `running` with a `session_id` (see `session`), and an input wait is kept for `send`.
+    answers `running` with a `session_id` (see `session`), and an input wait is kept for `send`,
+    for `idle_expire` seconds after the last call about it (None or 0: for ever).
     """
     request = _request(
         command, shell=shell, cwd=_directory(cwd), env=_env(env), timeout=_seconds(timeout, "timeout"),
         max_output=max_output, strategy=strategy, load_rc=load_rc,
+        idle_expire=_seconds(idle_expire, "idle_expire") or None,
     )
     bound = _seconds(yield_after, "yield_after")
     if bound is None:
@@ -137,6 +140,7 @@ async def arun(
     command: str, *, shell: str | None = None, cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None, timeout: float | None = None, yield_after: float | None = None,
     max_output: int = DEFAULT_MAX_OUTPUT, strategy: str = "auto", load_rc: bool = True,
+    idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
 ) -> Result:
     """`run` in a worker thread, so that an event loop goes on meanwhile.
 
@@ -144,7 +148,7 @@ async def arun(
     """
     return await asyncio.to_thread(
         run, command, shell=shell, cwd=cwd, env=env, timeout=timeout, yield_after=yield_after,
-        max_output=max_output, strategy=strategy, load_rc=load_rc,
+        max_output=max_output, strategy=strategy, load_rc=load_rc, idle_expire=idle_expire,
     )
 
 
@@ -287,7 +291,7 @@ class Shell:
     def _request(self, command: str, timeout: float | None) -> RunRequest:
         return _request(
             command, shell=self._shell, cwd=self._cwd, env=self._env, timeout=timeout,
-            max_output=DEFAULT_MAX_OUTPUT, strategy="auto", load_rc=self._load_rc,
+            max_output=DEFAULT_MAX_OUTPUT, strategy="auto", load_rc=self._load_rc, idle_expire=self._idle_expire or None,
         )
 
     def _start(self) -> None:
@@ -297,7 +301,7 @@ class Shell:
     def _run_in_shell(self, request: RunRequest, bound: float | None, scoped: dict[str, object]) -> Result:
         from .session.client import run_in_shell
 
-        return run_in_shell(self.name, request, bound, scoped, self._idle_expire)
+        return run_in_shell(self.name, request, bound, scoped)
 
 
 class AsyncShell:

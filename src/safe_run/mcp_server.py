@@ -36,9 +36,9 @@ from mcp.server.stdio import stdio_server
 
 from . import __version__
 from .interrupts import Wakeup
-from .request import RunRequest
 from .result import SCHEMA_VERSION, Reason, Result, Status, Strategy
-from .session import DEFAULT_IDLE_EXPIRE_S, SessionError
+from .request import DEFAULT_IDLE_EXPIRE_S, RunRequest
+from .session import SessionError
 from .session.store import SHELL_NAME
 from .session.wire import MAX_WAIT_S
 
@@ -374,7 +374,7 @@ class Tools:
             scoped["env"] = _env(env)
         request = _request(
             command, shell=None, cwd=cwd if fresh and cwd else self.cwd, env=_env(env) if fresh else {},
-            timeout=timeout, max_output=1024 * 1024, strategy="auto", load_rc=True,
+            timeout=timeout, max_output=1024 * 1024, strategy="auto", load_rc=True, idle_expire=DEFAULT_IDLE_EXPIRE_S,
         )
         progress = ctx.meta is not None and ctx.meta.get("progress_token") is not None
         shell = None if fresh else name or connection.shell_name
@@ -398,7 +398,7 @@ class Tools:
                     await self._start_shell(call, shell, request)
                 call.connection.shells_used.add(shell)
                 result = await call.step(
-                    lambda: run_in_shell(shell, request, step, scoped, DEFAULT_IDLE_EXPIRE_S, wakeup=call.wakeup)
+                    lambda: run_in_shell(shell, request, step, scoped, wakeup=call.wakeup)
                 )
             if progress:
                 result = await self._report(ctx, call, result, bound)
@@ -414,7 +414,7 @@ class Tools:
         from .session.client import run_in_shell
 
         warm_up = replace(request, command=WARM_UP, timers=replace(request.timers, timeout=None))
-        await call.step(lambda: run_in_shell(name, warm_up, None, {}, DEFAULT_IDLE_EXPIRE_S, wakeup=call.wakeup))
+        await call.step(lambda: run_in_shell(name, warm_up, None, {}, wakeup=call.wakeup))
 
     async def _report(
         self, ctx: ServerRequestContext[Any, Any], call: Call, result: Result, bound: float | None

@@ -33,7 +33,8 @@ from .api import (
     DEFAULT_MAX_OUTPUT, WARM_UP, _check_output, _command, _env, _seconds, _wait, close_if_open, shell_name,
 )
 from .result import ExitStatus, Result, Status
-from .session import DEFAULT_IDLE_EXPIRE_S, SessionError
+from .request import DEFAULT_IDLE_EXPIRE_S
+from .session import SessionError
 
 __all__ = ["Remote", "RemoteError", "RemoteSession", "RemoteShell"]
 

@@ -132,25 +132,53 @@ def render_sessions(rows: list[dict[str, object]], stream: TextIO) -> None:
     """
     from rich.table import Table
 
-    console = Console(file=stream, highlight=False, markup=False, emoji=False)
+    # Through a pipe each session stays on one line, for grep; a terminal's width is its own.
+    width = None if stream.isatty() else 1 << 12
+    console = Console(file=stream, highlight=False, markup=False, emoji=False, width=width)
     if not rows:
         console.print(Text("no sessions"))
         return
     shells = any(row.get("shell_name") is not None for row in rows)
-    table = Table("id", *(["shell"] if shells else []), "status", "exit", "age", "command", box=None)
+    table = Table(box=None)
+    # An id is never cut (it is copied into the next call); the other columns wrap when narrow.
+    table.add_column("id", no_wrap=True, min_width=24)
+    if shells:
+        table.add_column("shell", overflow="fold")
+    table.add_column("status", no_wrap=True, min_width=len("input_required"))
+    for name in ("exit", "age", "idle", "command"):
+        table.add_column(name, overflow="fold")
     for row in rows:
         exit_code = "" if row["exit_code"] is None else str(row["exit_code"])
-        age = "" if row["age_s"] is None else f"{row['age_s']:.0f} s"
         command = str(row["command"]).splitlines()[0] if row["command"] else ""
         shell = [_shell_cell(row)] if shells else []
-        cells = (str(row["session_id"]), *shell, str(row["status"]), exit_code, age, command)
+        cells = (str(row["session_id"]), *shell, str(row["status"]), exit_code, _duration(row["age_s"]),
+                 _idle_cell(row), command)
         table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
 
 
 def _shell_cell(row: dict[str, object]) -> str:
-    """A persistent shell's name, program and directory (and how long it has been idle); blank otherwise."""
+    """A persistent shell's name, program and directory; blank otherwise."""
     if row.get("shell_name") is None:
         return ""
-    idle = f", idle {row['idle_s']:.0f} s" if isinstance(row.get("idle_s"), (int, float)) else ""
-    return f"{row['shell_name']} ({row.get('shell') or '?'} in {row.get('cwd') or '?'}{idle})"
+    return f"{row['shell_name']} ({row.get('shell') or '?'} in {row.get('cwd') or '?'})"
+
+
+def _idle_cell(row: dict[str, object]) -> str:
+    """How long nobody asked about it, and when it ends for that (an input wait, an idle shell)."""
+    idle = _duration(row.get("idle_s"))
+    expires = row.get("expires_in_s")
+    if not idle or not isinstance(expires, (int, float)):
+        return idle
+    what = "closes" if row.get("status") == "idle" else "stops"
+    return f"{idle}, {what} in {_duration(expires)}"
+
+
+def _duration(seconds: object) -> str:
+    if not isinstance(seconds, (int, float)):
+        return ""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.0f} h"

@@ -11,6 +11,9 @@ from typing import Any, BinaryIO
 
 # The emulated terminal's size (rows, columns).
 DEFAULT_SIZE = (50, 200)
+# What nobody uses is ended after this long: a persistent shell left without a command, and a
+# session's input wait that no call asked about.
+DEFAULT_IDLE_EXPIRE_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class RunRequest:
     size: tuple[int, int] = DEFAULT_SIZE
     log: BinaryIO | None = None
     hold_on_input: bool = False  # a session: report input waits and keep the command for answers
+    # A session: a held input wait nobody asked about for this long is stopped (None: never); a
+    # persistent shell also closes after this long without a command.
+    idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S
 
 
 def request_to_dict(request: RunRequest) -> dict[str, Any]:

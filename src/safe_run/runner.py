@@ -292,10 +292,15 @@ class Run:
             self.tracker.answered(self._clock())
         return taken
 
-    def stop(self) -> None:
-        """End the command at its owner's request (the same escalation as a timeout)."""
+    def stop(self, why: str | None = None) -> None:
+        """End the command at its owner's request, or for `why` (the same escalation as a timeout)."""
         if self.finish is None:
-            self.finish = self.tracker.stop_requested()
+            self.finish = self.tracker.stop_requested(why)
+
+    def expire_wait(self, after: float) -> None:
+        """End a held input wait that nobody asked about for `after` seconds."""
+        if self.finish is None and self.waiting is not None:
+            self.finish = self.tracker.unattended(self.waiting, after)
 
     def progress(self) -> Result:
         """Where a run that has not finished stands: running, or waiting for input."""

@@ -40,7 +40,7 @@ Marks without this run's nonce (a command printing `ESC ] 633 ; D ; 0 BEL`, a pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from .kernel import Observation
@@ -324,13 +324,20 @@ class CommandTracker:
         """Someone typed into a held input wait: whatever waits next is a new wait."""
         self._clocks().answered = now
 
-    def stop_requested(self) -> Finish:
-        """The session's owner asked to end the command."""
+    def stop_requested(self, why: str | None = None) -> Finish:
+        """The session's owner asked to end the command (or its holder must: `why`)."""
         self.phase = Phase.DONE
         return Finish(
             Status.INTERRUPTED, Reason.STOPPED, None, self.strategy,
-            "stopped by `safe-run stop`; the output so far is included", stop=True,
+            f"{'stopped: ' + why if why else 'stopped by `safe-run stop`'}; the output so far is included", stop=True,
         )
+
+    def unattended(self, wait: Finish, after: float) -> Finish:
+        """A held input wait (`Waiting`) that nobody asked about for `after` seconds ends as an input
+        wait outside a session does: stopped, and said why."""
+        self.phase = Phase.DONE
+        message = f"{wait.message}; nobody asked about it for {after:g} s while it waited for input, so it was stopped"
+        return replace(wait, stop=True, message=message)
 
     def next_deadline(self, now: float) -> float | None:
         """When the loop must call `tick` even if nothing arrives."""

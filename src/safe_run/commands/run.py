@@ -13,8 +13,8 @@ from ..interrupts import StopSignals, Wakeup
 from ..environment import Environment, is_ci
 from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
 from ..result import ExitStatus, Result, error_result, exit_status, not_started
-from ..request import RunRequest, Timers
-from ..session import DEFAULT_IDLE_EXPIRE_S, SessionError
+from ..request import DEFAULT_IDLE_EXPIRE_S, RunRequest, Timers
+from ..session import SessionError
 from .params import SECONDS, current_directory, open_log, read_command_file, stdin_is_open
 
 EXIT_STATUS_HELP = (
@@ -178,7 +178,8 @@ def yield_after_for(
 )
 @click.option(
     "--idle-expire", type=SECONDS, default=DEFAULT_IDLE_EXPIRE_S, show_default=True, metavar="SECONDS",
-    help="With --in: a shell left without a command this long closes itself and ends its jobs (0: never).",
+    help="A session's input wait that no call asked about this long is stopped; with --in, a shell left "
+    "without a command this long also closes itself and ends its jobs (0: never).",
 )
 def run_command(
     command: tuple[str, ...],
@@ -231,6 +232,7 @@ def run_command(
         batch_env=not no_batch_env,
         keep_background=keep_background,
         max_output=max_output,
+        idle_expire=idle_expire or None,
         log=None if log is None else open_log(log),  # last: nothing is created for a refused call
     )
     signals = _stop_signals()
@@ -243,7 +245,7 @@ def run_command(
         scoped["env"] = request.env
     try:
         if in_shell is not None:
-            result = _in_shell(in_shell, request, bound, scoped, idle_expire or None, wakeup)
+            result = _in_shell(in_shell, request, bound, scoped, wakeup)
             emit(result, shown, environment)
         else:
             result = _run(request, bound, shown, wakeup, environment)
@@ -312,17 +314,14 @@ def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environm
     return result
 
 
-def _in_shell(
-    name: str, request: RunRequest, bound: float | None, scoped: dict[str, object], idle_expire: float | None,
-    wakeup: Wakeup,
-) -> Result:
+def _in_shell(name: str, request: RunRequest, bound: float | None, scoped: dict[str, object], wakeup: Wakeup) -> Result:
     """The command in the persistent shell `name`; nothing runs when a signal came first."""
     from ..session.client import run_in_shell
 
     if wakeup.pending:
         return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
     try:
-        return run_in_shell(name, request, bound, scoped, idle_expire, wakeup=wakeup)
+        return run_in_shell(name, request, bound, scoped, wakeup=wakeup)
     except SessionError as exc:
         if exc.status == ExitStatus.USAGE:
             raise click.UsageError(str(exc)) from None

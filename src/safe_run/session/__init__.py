@@ -13,9 +13,6 @@ from dataclasses import replace
 
 from ..result import ExitStatus, Result
 
-# A persistent shell (`--in NAME`) left without a command this long closes itself and ends its jobs.
-DEFAULT_IDLE_EXPIRE_S = 3600.0
-
 
 NOT_TYPED = "nothing was typed: the command had already ended"
 

@@ -15,7 +15,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..result import ExitStatus, Result
@@ -60,10 +60,11 @@ def start_session(
 
 
 def run_in_shell(
-    name: str, request: RunRequest, bound: float | None, scoped: dict[str, object], idle_expire: float | None,
+    name: str, request: RunRequest, bound: float | None, scoped: dict[str, object],
     report: Report | None = None, wakeup: Wakeup | None = None,
 ) -> Result:
-    """Run the command in the persistent shell `name`, started with `request`'s shell on first use.
+    """Run the command in the persistent shell `name`, started with `request`'s shell (and its
+    idle limit) on first use.
 
     `scoped` holds a later command's own --cwd and --env. Answers at the command's end, or after
     `bound` seconds with the session that holds it (None: at the end).
@@ -89,7 +90,7 @@ def run_in_shell(
             note = _fresh_note(name, session)
             session = store.create(request.command, shell_name=name)
             store.give_name(name, session)
-            detach(session, replace(request, hold_on_input=True), ShellPlan(name, idle_expire, note))
+            detach(session, replace(request, hold_on_input=True), ShellPlan(name, note))
             return _ask_interruptibly(session, {"op": "poll", "wait": wait, "first": True}, wakeup)
     return _ask_interruptibly(session, ask_run, wakeup)
 
@@ -141,13 +142,19 @@ def ask(session_id: str, request: dict[str, object], report: Report | None = Non
 
 
 def _request(session: Session, request: dict[str, object]) -> Result:
+    answer = _exchange(session, request)
+    return Result.from_dict(answer) if answer is not None else _unanswered(session, request)
+
+
+def _exchange(session: Session, request: dict[str, object]) -> dict[str, object] | None:
+    """The holder's answer as it came, or None when no holder answered (it has gone away)."""
     deadline = _deadline(request)
     conn = _send(session, request, deadline)
     if conn is None:
-        return _unanswered(session, request)
+        return None
     with conn:
         try:
-            return _answer(session, conn, request, deadline)
+            return wire.receive(conn, deadline)
         except TimeoutError:
             raise _unresponsive(session, request) from None
 
@@ -270,44 +277,62 @@ def listing(now: float, report: Report | None = None) -> list[dict[str, object]]
         row: dict[str, object] = {
             "session_id": session.id,
             "command": meta.get("command", ""),
-            "status": status if isinstance(status, str) else status.status.value,
-            "exit_code": None if isinstance(status, str) else status.exit_code,
+            "status": status if isinstance(status, str) else status.result.status.value,
+            "exit_code": None if isinstance(status, str) else status.result.exit_code,
             "age_s": round(now - started, 1) if started else None,
             "shell_name": None,
             "shell": None,
             "cwd": None,
             "idle_s": None,
+            "expires_in_s": None,
         }
+        if isinstance(status, Standing):
+            row["idle_s"], row["expires_in_s"] = status.idle_s, status.expires_in_s
         if isinstance(meta.get("shell_name"), str):
-            row.update(_shell_row(session, meta, status, now))
+            row.update(_shell_row(session, meta, status))
         rows.append(row)
     return rows
 
 
-def _shell_row(session: Session, meta: dict[str, object], status: Result | str, now: float) -> dict[str, object]:
+def _shell_row(session: Session, meta: dict[str, object], status: Standing | str) -> dict[str, object]:
     """A persistent shell: its name, program, directory, and idle (waiting for a command) or closed."""
     ended = session.result_path.exists()
-    last_used = meta.get("last_used")
     row: dict[str, object] = {"shell_name": meta["shell_name"], "shell": meta.get("shell"), "cwd": meta.get("cwd")}
-    if isinstance(status, Result):
-        row["command"] = status.command or row.get("command", "")
+    if isinstance(status, Standing):
+        row["command"] = status.result.command or row.get("command", "")
         if ended:
             row["status"] = "closed"
-        elif status.session_id is None:
+        elif status.result.session_id is None:
             row["status"] = "idle"
-            if isinstance(last_used, (int, float)):
-                row["idle_s"] = round(max(0.0, now - last_used), 1)
     return row
 
 
-def _status(session: Session) -> Result | str | None:
+@dataclass(frozen=True)
+class Standing:
+    """Where a session stands, and, while its holder lives, how long nobody has asked about it and
+    when it ends for that (an input wait stopped, an idle shell closed; None: never)."""
+
+    result: Result
+    idle_s: float | None = None
+    expires_in_s: float | None = None
+
+
+def _status(session: Session) -> Standing | str | None:
     """Where a session stands; None for one that went away while it was asked."""
     result = session.load_result()
     if result is not None:
-        return result
+        return Standing(result)
+    request: dict[str, object] = {"op": "status"}
     try:
-        return _request(session, {"op": "status"})
+        answer = _exchange(session, request)
+        if answer is None:
+            return Standing(_unanswered(session, request))
     except SessionError as exc:
         if exc.status == ExitStatus.UNRESPONSIVE:
             return UNRESPONSIVE
         return None
+    return Standing(Result.from_dict(answer), _seconds(answer.get("idle_s")), _seconds(answer.get("expires_in_s")))
+
+
+def _seconds(value: object) -> float | None:
+    return round(float(value), 1) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -9,6 +9,11 @@ the moment it is seen.
 A persistent shell (`--in NAME`) is a holder that outlives its command: between commands it waits
 for the next `run` (one at a time: a `run` while a command runs is answered `busy`), a `close`,
 or its idle limit, while it keeps reading what the shell prints so that nothing blocks.
+
+Nothing it holds outlives every way to reach it: a holder whose session directory or socket is
+gone (a temporary HOME removed) ends its command and its shell as `stop` and `close` do, and an
+input wait that no call has asked about for the idle limit is stopped, with a result that says so.
+A command that works is never stopped for being left alone.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ..shells import ShellNotFound
 from ..shells.registry import kind_of
 from ..terminal import TerminalError
 from ..workdir import private_workdir
-from . import DEFAULT_IDLE_EXPIRE_S, NOT_TYPED, wire, with_note
+from . import NOT_TYPED, wire, with_note
 from .adoption import adopt_orphans, collect_adopted
 from .orphans import process
 from .store import Session
@@ -53,19 +58,22 @@ FIRST_CALLER_WAIT_S = 5.0
 REQUEST_FILE = "request.json"
 # Callers served at once; more wait in the socket's queue, which the kernel bounds.
 MAX_CALLERS = 64
+# How often a holder makes sure callers can still reach it (its directory and socket are there).
+REACH_CHECK_S = 1.0
+UNREACHABLE = "its session directory was removed, so no call could reach it any more"
 
 
 @dataclass(frozen=True)
 class ShellPlan:
-    """What makes a holder a persistent shell: the caller's name for it, and its idle limit."""
+    """What makes a holder a persistent shell: the caller's name for it."""
 
     name: str
-    idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S
     fresh_note: str | None = None  # said in the first answer: why this is a new shell
 
 
 def idle_expired(last_used: float, now: float, limit: float | None) -> bool:
-    """Whether a persistent shell has waited for its next command longer than it may."""
+    """Whether something nobody used (a shell without a command, an input wait nobody asked about)
+    has been left longer than it may."""
     return limit is not None and now - last_used >= limit
 
 
@@ -124,6 +132,12 @@ class Holder:
         self.outboxes: dict[socket.socket, Outbox] = {}
         self.handed_out = False  # a caller was given the session id, so the session must outlive the command
         self.first_answered = False
+        self._asked = clock()  # the last call about this session, of any kind
+        self._waiting_since: float | None = None  # when the command's held input wait began
+        self._idle_since = clock()  # a persistent shell: when its last command ended
+        self._identity = session.identity()
+        self._reach_checked = clock()
+        self._unreachable = False
 
     def serve(self, wakeup: Wakeup) -> None:
         """Serve until the command (or the persistent shell) ends; `wakeup` carries stop requests."""
@@ -154,10 +168,15 @@ class Holder:
                 self.final = self._last_words(run, self._last or result, wakeup.pending)
                 return
 
+    @property
+    def _idle_limit(self) -> float | None:
+        return self.request.idle_expire
+
     def _follow_command(self, run: Run, wakeup: Wakeup) -> Result:
         typist = Typist(look=lambda: _look(run), write=run.answer, clock=self._clock)
         self.typist = typist
         follow(run, wakeup, Callers(self, run))
+        self._waiting_since = None
         run.end_command()
         return self._shell_fields(run, with_note(run.result(), typist.discard()))
 
@@ -168,11 +187,11 @@ class Holder:
         answered at once and the wait goes on.
         """
         run.killed = []
-        since = self._clock()
+        self._idle_since = self._clock()
         while True:
             self._next = None
             while self._next is None:
-                if not self._between_commands(run, wakeup, since):
+                if not self._between_commands(run, wakeup):
                     return False
             request, command = self._next
             try:
@@ -204,22 +223,22 @@ class Holder:
         """Everyone waiting gets the command's final result, and a later `poll` gets it again."""
         self._last = result
         self.handed_out = True  # a persistent shell's record outlives it, to say how it ended
-        self.session.write_meta(last_used=time.time(), cwd=result.cwd, shell=result.shell.name if result.shell else None)
+        shell = result.shell.name if result.shell else None
+        _saved(lambda: self.session.write_meta(last_used=time.time(), cwd=result.cwd, shell=shell))
         for waiter in list(self.waiters):
             self._answer(waiter, with_note(result, waiter.note))
         self._deliver()
 
-    def _between_commands(self, run: Run, wakeup: Wakeup, last_used: float) -> bool:
+    def _between_commands(self, run: Run, wakeup: Wakeup) -> bool:
         """One turn of waiting for the next command; False when the shell is to end."""
-        assert self.plan is not None
-        limit = self.plan.idle_expire
+        limit = self._idle_limit
         wait = self.wait_time()
         if limit is not None:
-            until = max(0.0, last_used + limit - self._clock())
+            until = max(0.0, self._idle_since + limit - self._clock())
             wait = until if wait is None else min(wait, until)
         if not run.wait_between_commands(wait, (wakeup.fd, *self.fds())):
             return False
-        if wakeup.pending or self._closing:
+        if wakeup.pending or self._closing or not self._still_reachable():
             return False
         wakeup.drain()
         collect_adopted(run.terminal.pid)
@@ -230,14 +249,16 @@ class Holder:
         if self._next is not None:
             return True
         callers = bool(self.inboxes or self.outboxes)
-        return callers or not idle_expired(last_used, self._clock(), limit)
+        return callers or not idle_expired(self._idle_since, self._clock(), limit)
 
     def _last_words(self, run: Run, result: Result, signals: list[int]) -> Result:
         """The result kept once the shell is gone, saying why it went (also told to its next user)."""
         if self.plan is None:
             return result
         name = self.plan.name
-        if self._closing:
+        if self._unreachable:
+            why = f"was closed: {UNREACHABLE}"
+        elif self._closing:
             why = "was closed"
             result = replace(result, output="", output_truncated=False, output_dropped_bytes=0, message=None)
         elif signals:
@@ -245,8 +266,8 @@ class Holder:
         elif not run.shell_alive():
             why = "exited"
         else:
-            why = f"was idle for {self.plan.idle_expire:g} s and closed itself"
-        self.session.write_meta(ended=why)
+            why = f"was idle for {self._idle_limit:g} s and closed itself"
+        _saved(lambda: self.session.write_meta(ended=why))
         return with_note(result, f"the shell {name} {why}; the next `safe-run --in {name}` starts a new shell")
 
     def _start(self, workdir: Path) -> Run | None:
@@ -270,14 +291,57 @@ class Holder:
         collect_adopted(run.terminal.pid)
         self._serve_callers(run)
         self.typist.tick()
+        if not self._still_reachable():
+            run.stop(UNREACHABLE)
+        self._expire_unattended_wait(run)
         self._answer_due(run)
         self._deliver()
+
+    def _still_reachable(self) -> bool:
+        """Checked once a second: a holder nobody can reach ends what it holds (see the module)."""
+        now = self._clock()
+        if not self._unreachable and now - self._reach_checked >= REACH_CHECK_S:
+            self._reach_checked = now
+            if not self.session.reachable(self._identity):
+                self._unreachable = self._closing = True
+        return not self._unreachable
+
+    def _expire_unattended_wait(self, run: Run) -> None:
+        """An input wait that no call has asked about for the idle limit is stopped: an agent that
+        moved on would otherwise leave it (a REPL, a pager, an editor) for ever."""
+        if run.waiting is None:
+            self._waiting_since = None
+            return
+        now = self._clock()
+        if self._waiting_since is None:
+            self._waiting_since = now
+        limit = self._idle_limit
+        if idle_expired(max(self._asked, self._waiting_since), now, limit) and limit is not None:
+            run.expire_wait(limit)
+
+    def _expiry(self, asked: float | None = None) -> float | None:
+        """When the held input wait is stopped if nobody asks about it (after `asked`) before."""
+        limit = self._idle_limit
+        if self._waiting_since is None or limit is None:
+            return None
+        return max(self._asked if asked is None else asked, self._waiting_since) + limit
+
+    def _attendance(self, asked: float, idle: bool) -> dict[str, object]:
+        """For `sessions`: how long nobody asked about it (a shell between commands: had none), and
+        in how many seconds it ends for that (None: never, a command at work)."""
+        now = self._clock()
+        limit = self._idle_limit
+        if idle:
+            ends = None if limit is None else self._idle_since + limit
+            return {"idle_s": now - self._idle_since, "expires_in_s": None if ends is None else max(0.0, ends - now)}
+        expiry = self._expiry(asked)
+        return {"idle_s": now - asked, "expires_in_s": None if expiry is None else max(0.0, expiry - now)}
 
     def _finish(self) -> None:
         """Save the result, answer everyone, and go; a session nobody was told of goes too."""
         assert self.final is not None
         final = replace(self.final, session_id=None)
-        self.session.save_result(final)
+        _saved(lambda: self.session.save_result(final))  # nowhere to keep it once the directory is gone
         give_up = self._clock() + FIRST_CALLER_WAIT_S
         while True:
             for waiter in list(self.waiters):
@@ -306,6 +370,10 @@ class Holder:
     def wait_time(self) -> float | None:
         deadlines = [w.deadline for w in self.waiters if w.deadline is not None]
         deadlines += [box.deadline for box in self.inboxes.values() if box.deadline is not None]
+        deadlines.append(self._reach_checked + REACH_CHECK_S)
+        expiry = self._expiry()
+        if expiry is not None:
+            deadlines.append(expiry)
         # Answers not yet taken and text not yet typed need no deadline of their own: the run looks
         # at the kernel several times a second, and every turn of the loop retries them.
         return max(0.0, min(deadlines) - self._clock()) if deadlines else None
@@ -358,9 +426,10 @@ class Holder:
     def _handle(self, conn: socket.socket, request: dict[str, object], run: Run | None) -> None:
         op = request.get("op")
         now = self._clock()
+        asked, self._asked = self._asked, now
         deadline = now + wire.wait_of(request)
         first = bool(request.get("first"))
-        if self.plan is not None and run is not None and self._handle_shell(conn, request, run, deadline):
+        if self.plan is not None and run is not None and self._handle_shell(conn, request, run, deadline, asked):
             return
         if run is None or run.finish is not None or self.typist is None:
             self.waiters.append(Waiter(conn, None, first=first, note=NOT_TYPED if op == "send" else None))
@@ -378,11 +447,13 @@ class Holder:
             run.interrupt(signal.Signals.__members__.get(str(request.get("signal")), signal.SIGINT))
             self.waiters.append(Waiter(conn, None))
         elif op == "status":
-            self._answer(Waiter(conn, now), self._progress(run, take_output=False))
+            self._answer(Waiter(conn, now), self._progress(run, take_output=False), self._attendance(asked, idle=False))
         else:
             self._drop(conn)
 
-    def _handle_shell(self, conn: socket.socket, request: dict[str, object], run: Run, deadline: float) -> bool:
+    def _handle_shell(
+        self, conn: socket.socket, request: dict[str, object], run: Run, deadline: float, asked: float
+    ) -> bool:
         """What only a persistent shell answers: run, close, and any call between commands."""
         op = request.get("op")
         idle = run.finish is not None and self._last is not None
@@ -401,7 +472,8 @@ class Holder:
             return True
         if idle and self._last is not None:
             note = NOT_TYPED if op == "send" else None
-            self._answer(Waiter(conn, self._clock()), with_note(self._last, note))
+            extra = self._attendance(asked, idle=True) if op == "status" else {}
+            self._answer(Waiter(conn, self._clock()), with_note(self._last, note), extra)
             return True
         return False
 
@@ -442,13 +514,13 @@ class Holder:
             result = with_note(result, self.typist.take_notes())
         return result
 
-    def _answer(self, waiter: Waiter, result: Result) -> None:
+    def _answer(self, waiter: Waiter, result: Result, extra: dict[str, object] | None = None) -> None:
         """Hand the answer over as far as the caller takes it now; the rest goes out from the loop."""
         self.first_answered = self.first_answered or waiter.first
         conn = waiter.conn
         self.waiters = [w for w in self.waiters if w.conn is not conn]
         self.inboxes.pop(conn, None)
-        self.outboxes[conn] = Outbox(wire.encode(result.to_dict()), self._clock() + CALLER_TIMEOUT_S)
+        self.outboxes[conn] = Outbox(wire.encode({**result.to_dict(), **(extra or {})}), self._clock() + CALLER_TIMEOUT_S)
         self._deliver()
 
     def _deliver(self) -> None:
@@ -513,6 +585,14 @@ def _next_command(base: RunRequest, request: dict[str, object], shell: str) -> t
     env = request.get("env")
     variables = {str(name): str(value) for name, value in env.items()} if isinstance(env, dict) else {}
     return next_request, kind_of(shell).scoped(command, cwd if isinstance(cwd, str) else None, variables)
+
+
+def _saved(write: Callable[[], None]) -> None:
+    """A write into the session directory, which may be gone: then there is nobody to tell."""
+    try:
+        write()
+    except OSError:
+        pass
 
 
 def _hung_up(conn: socket.socket) -> bool:

@@ -208,6 +208,19 @@ class Session:
 
         return end_left_behind(pid, start)
 
+    def identity(self) -> tuple[int, int] | None:
+        """The directory's (device, inode): another directory of the same name is another session."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return None
+        return info.st_dev, info.st_ino
+
+    def reachable(self, identity: tuple[int, int] | None) -> bool:
+        """Whether a caller can still find the holder: its directory is the one it started in (not
+        removed with a temporary HOME, not replaced) and its socket is there."""
+        return identity is not None and self.identity() == identity and os.path.lexists(self.socket_path)
+
     def listen(self) -> socket.socket:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         with _short_socket_path(self.socket_path) as address:
