@@ -88,6 +88,15 @@ class SafeRun:
     home: Path
     tmpdir: Path
     shell: str | None = None
+    # The test's own XDG_RUNTIME_DIR: its sessions and shells never meet the machine's (/run/user/UID).
+    runtime: Path | None = None
+
+    @property
+    def store(self) -> Path:
+        """Where this test's sessions, named shells and warm processes live."""
+        if self.runtime is not None:
+            return self.runtime / "safe-run"
+        return self.home / ".local" / "state" / "safe-run" / "sessions"
 
     def __call__(self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
                  timeout: float = 60) -> Outcome:
@@ -111,6 +120,7 @@ class SafeRun:
             "PATH": os.environ.get("PATH", os.defpath),
             "HOME": str(self.home),
             "TMPDIR": str(self.tmpdir),
+            **({"XDG_RUNTIME_DIR": str(self.runtime)} if self.runtime is not None else {}),
             "LANG": "C.UTF-8",
             "TERM": "dumb",
             "SHELL": "/bin/sh",
@@ -160,7 +170,9 @@ def safe_run(tmp_path: Path) -> SafeRun:
     # HOME; a HOME that has seen fish before does not, and that is the usual case.
     (home / ".local" / "share" / "fish" / "generated_completions").mkdir(parents=True)
     tmpdir.mkdir()
-    return SafeRun(home=home, tmpdir=tmpdir)
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    return SafeRun(home=home, tmpdir=tmpdir, runtime=runtime)
 
 
 @pytest.fixture(params=SHELLS)

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 
 def store(safe_run: SafeRun) -> Path:
-    return safe_run.home / ".local" / "state" / "safe-run" / "sessions"
+    return safe_run.store
 
 
 def marked(token: str) -> list[int]:
@@ -97,7 +97,7 @@ def test_holders_whose_directory_is_removed_end_with_what_they_hold(safe_run: Sa
     commands = marked(f"{token}.")
     assert len(pids) == 4 and len(commands) == 3, (pids, commands)
 
-    shutil.rmtree(safe_run.home / ".local")
+    shutil.rmtree(safe_run.store)
     assert all_gone(pids + commands, 5.0) == [], "a holder or its command outlived every way to reach it"
 
 

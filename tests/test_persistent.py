@@ -49,7 +49,7 @@ class Shells:
 
 
 def _session_metas(safe_run: SafeRun) -> list[dict]:
-    root = safe_run.home / ".local" / "state" / "safe-run" / "sessions"
+    root = safe_run.store
     metas = []
     for meta in root.glob("*/meta.json") if root.is_dir() else []:
         try:
@@ -61,7 +61,7 @@ def _session_metas(safe_run: SafeRun) -> list[dict]:
 
 def _kill_holders(safe_run: SafeRun) -> None:
     """What close could not end: every holder of this test's sessions, and its shell's process group."""
-    root = safe_run.home / ".local" / "state" / "safe-run" / "sessions"
+    root = safe_run.store
     for directory in root.iterdir() if root.is_dir() else []:
         for name, key in (("shell.json", "pid"), ("meta.json", "holder_pid")):
             try:

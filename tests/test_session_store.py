@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from safe_run import places
 from safe_run.result import ExitStatus, Reason, Result, Status
 from safe_run.session.keys import key_text
 from safe_run.session import SessionError
@@ -26,9 +27,34 @@ def finished(command: str) -> Result:
 def test_runtime_dir_first_then_state_home(tmp_path: Path) -> None:
     assert sessions_root({"XDG_RUNTIME_DIR": str(tmp_path)}) == tmp_path / "safe-run"
     state = tmp_path / "state"
-    assert sessions_root({"XDG_RUNTIME_DIR": "/no/such/dir", "XDG_STATE_HOME": str(state)}) == (
+    no_login = str(tmp_path / "no-login")
+    assert places.sessions_root({"XDG_RUNTIME_DIR": "/no/such/dir", "XDG_STATE_HOME": str(state)}, no_login) == str(
         state / "safe-run" / "sessions")
-    assert sessions_root({"XDG_STATE_HOME": "relative/is/ignored"}).parts[-3:] == ("state", "safe-run", "sessions")
+    relative = places.sessions_root({"XDG_STATE_HOME": "relative/is/ignored"}, no_login)
+    assert Path(relative).parts[-3:] == ("state", "safe-run", "sessions")
+
+
+def test_without_xdg_runtime_dir_the_login_sessions_runtime_directory_is_used(tmp_path: Path) -> None:
+    """MCP hosts pass no XDG_RUNTIME_DIR: /run/user/UID, the person's own, is still the place."""
+    login = tmp_path / "user"
+    mine = login / str(os.geteuid())
+    mine.mkdir(parents=True, mode=0o700)
+    state = tmp_path / "state"
+    assert places.sessions_root({"XDG_STATE_HOME": str(state)}, str(login)) == str(mine / "safe-run")
+    assert places.sessions_root({"XDG_RUNTIME_DIR": str(tmp_path)}, str(login)) == str(tmp_path / "safe-run")
+    mine.chmod(0o755)  # not the user's alone: not a login session's
+    assert places.sessions_root({"XDG_STATE_HOME": str(state)}, str(login)) == str(state / "safe-run" / "sessions")
+
+
+def test_a_home_that_cannot_be_written_gets_a_private_directory_in_tmp(tmp_path: Path) -> None:
+    """A random uid with HOME=/ (OpenShift pods): safe-run-UID in TMPDIR, as tmux does."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    env = {"XDG_STATE_HOME": str(blocked / "state"), "TMPDIR": str(tmp_path)}
+    root = places.sessions_root(env, str(tmp_path / "no-login"))
+    assert root == str(tmp_path / f"safe-run-{os.geteuid()}")
+    SessionStore(Path(root))
+    assert Path(root).stat().st_mode & 0o777 == 0o700
 
 
 def test_the_directory_is_private(tmp_path: Path) -> None:

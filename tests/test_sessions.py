@@ -35,7 +35,7 @@ def start(safe_run: SafeRun, command: str, yield_after: float = 0.5, shell: str 
 
 
 def session_dir(safe_run: SafeRun) -> Path:
-    return safe_run.home / ".local" / "state" / "safe-run" / "sessions"
+    return safe_run.store
 
 
 @pytest.mark.slow

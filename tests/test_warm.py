@@ -32,10 +32,13 @@ class Caller:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.warm = 0  # the warm process of `served`
-        self.warm_dir = home / ".local" / "state" / "safe-run" / "sessions" / "warm"
+        self.runtime = home / "run"
+        self.runtime.mkdir(mode=0o700, exist_ok=True)
+        self.warm_dir = self.runtime / "safe-run" / "warm"
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home), "LANG": "C.UTF-8",
+               "XDG_RUNTIME_DIR": str(self.runtime),
                "TERM": "dumb", "SHELL": shell_path("bash"), "SAFE_RUN_YIELD_AFTER": "never"}
         env.update(extra)
         return env

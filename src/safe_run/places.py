@@ -14,15 +14,56 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 
-def sessions_root(env: Mapping[str, str]) -> str:
-    """$XDG_RUNTIME_DIR/safe-run (private, gone at logout), else $XDG_STATE_HOME/safe-run/sessions."""
+# Where a login session's runtime directory is, named by uid, when XDG_RUNTIME_DIR is not passed on.
+LOGIN_RUNTIME = "/run/user"
+
+
+def sessions_root(env: Mapping[str, str], login_runtime: str = LOGIN_RUNTIME) -> str:
+    """One place for a user's sessions and shells, however the caller was started.
+
+    $XDG_RUNTIME_DIR/safe-run (private, gone at logout); else the login session's own runtime
+    directory, /run/user/UID, when it is this user's alone: MCP hosts start servers with a minimal
+    environment that leaves XDG_RUNTIME_DIR out, and the person's terminal, which has it, must find
+    the same shells. Else $XDG_STATE_HOME/safe-run/sessions (~/.local/state/...) where it can be
+    made; else, for a user whose HOME cannot be written (a random uid with HOME=/ in a container),
+    safe-run-UID in TMPDIR or /tmp, made private as tmux does.
+    """
     runtime = env.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(runtime) and os.path.isdir(runtime):
         return os.path.join(runtime, "safe-run")
+    uid = os.geteuid()
+    login = os.path.join(login_runtime, str(uid))
+    if _ours_alone(login):
+        return os.path.join(login, "safe-run")
     state = env.get("XDG_STATE_HOME", "")
     if not os.path.isabs(state):
         state = os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(state, "safe-run", "sessions")
+    sessions = os.path.join(state, "safe-run", "sessions")
+    if _can_make(sessions):
+        return sessions
+    temporary = env.get("TMPDIR", "")
+    if not (os.path.isabs(temporary) and os.path.isdir(temporary)):
+        temporary = "/tmp"
+    return os.path.join(temporary, f"safe-run-{uid}")
+
+
+def _ours_alone(path: str) -> bool:
+    """A directory of this user's that nobody else may enter (0700, as login sessions make it)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077
+
+
+def _can_make(path: str) -> bool:
+    """Whether `path` is a directory already, or the nearest one above it that exists is ours to write in."""
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
 
 
 def warm_directory(env: Mapping[str, str]) -> str:
