@@ -58,19 +58,16 @@ def click_source(shell: str) -> str:
     return source
 
 
-# click's fish script splits each answer at every comma, which cuts a description (and a value) at
-# its first comma; only the first comma separates the type from the rest.
-FISH_SPLIT = 'set -l metadata (string split "," $completion);'
+# safe-run prints a fish script that splits each answer at its first comma only (see
+# src/safe_run/commands/completion.py); click's own splits at every one.
 FISH_SPLIT_ONCE = 'set -l metadata (string split --max 1 "," $completion);'
 
 
 def render(shell: str) -> str:
-    """The file's text: click's script with a header (after `#compdef`, which zsh needs first)."""
+    """The file's text: safe-run's script with a header (after `#compdef`, which zsh needs first)."""
     source = click_source(shell)
-    if shell == "fish":
-        if FISH_SPLIT not in source and FISH_SPLIT_ONCE not in source:
-            raise SystemExit(f"generate.py: the fish script no longer splits its answers with {FISH_SPLIT!r}")
-        source = source.replace(FISH_SPLIT, FISH_SPLIT_ONCE)
+    if shell == "fish" and FISH_SPLIT_ONCE not in source:
+        raise SystemExit(f"generate.py: the fish script does not split its answers with {FISH_SPLIT_ONCE!r}")
     if not source.endswith("\n"):
         source += "\n"
     header = HEADER.format(shell=shell)

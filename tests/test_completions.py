@@ -94,6 +94,17 @@ def test_script_is_for_safe_run(shell: str, registration: str) -> None:
         assert text.startswith("#compdef safe-run\n"), "zsh autoloads from fpath only with #compdef first"
 
 
+def test_the_fish_script_printed_at_run_time_splits_at_the_first_comma_only() -> None:
+    """`_SAFE_RUN_COMPLETE=fish_source safe-run | source`: the same script as the committed file."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_COMPLETE")}
+    env["_SAFE_RUN_COMPLETE"] = "fish_source"
+    proc = subprocess.run([sys.executable, "-m", "safe_run"], env=env, capture_output=True, text=True, timeout=60)
+    assert 'string split --max 1 "," $completion' in proc.stdout
+    assert 'string split "," $completion' not in proc.stdout
+    committed = (COMPLETIONS / SCRIPTS["fish"]).read_text(encoding="utf-8")
+    assert committed.partition("\n")[2] == proc.stdout
+
+
 @pytest.mark.parametrize(
     ("shell", "check"),
     [("bash", ["bash", "-n"]), ("zsh", ["zsh", "-n"]), ("fish", ["fish", "--no-execute"])],

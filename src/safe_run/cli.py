@@ -244,6 +244,11 @@ def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
     from .report import AnswerLost
     from .session import SessionError
 
+    if "_SAFE_RUN_COMPLETE" in os.environ:
+        from .commands.completion import use_ours
+
+        use_ours()
+
     try:
         code = cli.main(args, prog_name="safe-run", standalone_mode=False, obj=signals)
     except click.UsageError as exc:
