@@ -128,6 +128,9 @@ class FakeTerminal:
         assert self._status is not None, "the played shell has not exited"
         return self._status
 
+    def end_shell(self) -> None:
+        self._status = 129 if self._status is None else self._status
+
     def close(self, hang_up: bool = True) -> None:
         self._status = 129 if self._status is None else self._status
 

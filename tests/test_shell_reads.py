@@ -165,3 +165,67 @@ def test_a_named_shell_through_mcp(tmp_path: Path) -> None:
             assert done["status"] == "completed" and (server.home / "got").read_text() == "[n]\n"
 
     drive(test)
+
+
+# ---- stopping a command that the shell itself runs ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shell", "command", "same_shell"),
+    [
+        ("bash", "read -p 'x? ' k; touch ~/rest-ran", True),  # Ctrl-C abandons bash's whole line
+        ("bash", "while :; do :; done; touch ~/rest-ran", True),  # the shell itself works, in front
+        ("fish", "read -P 'x? ' k; touch ~/rest-ran", False),  # fish's read returns and the line goes on
+        ("zsh", "k=; vared -p 'x? ' k; touch ~/rest-ran", False),  # so does zsh's vared
+    ],
+)
+def test_stopping_what_the_shell_itself_runs_never_runs_the_rest_of_the_line(
+    safe_run: SafeRun, shell: str, command: str, same_shell: bool
+) -> None:
+    """The next command of a named shell is never typed into the stopped command's read, and the
+    rest of the stopped line never runs: bash is interrupted, and a shell that Ctrl-C would not
+    stop there is ended with its command."""
+    safe_run.shell = shell_path(shell)
+    try:
+        started = safe_run("--in", "s", "--format", "json", "--yield-after", "0.8", "--", command).json
+        assert started["status"] in ("running", "input_required"), started
+        safe_run.shell = None
+        stopped = safe_run("stop", started["session_id"], "--format", "json").json
+        assert stopped["status"] == "interrupted", stopped
+        safe_run.shell = shell_path(shell)
+        after = safe_run("--in", "s", "--format", "json", "--", "echo next").json
+        assert (after["status"], after["output"]) == ("completed", "next\n"), after
+        assert after["fresh"] is (not same_shell), after
+        assert not (safe_run.home / "rest-ran").exists(), "the rest of the stopped line ran"
+    finally:
+        safe_run.shell = None
+        safe_run("close", "s")
+
+
+def test_a_loop_stopped_between_two_programs_ends_and_the_shell_takes_the_next_command(tmp_path: Path) -> None:
+    """Through MCP, as an agent: a loop that sleeps and then works in the shell itself, stopped
+    while it runs (as often with bash itself in front as with a sleep), then the next command in
+    the same shell; again and again."""
+    pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'safe-run[mcp]')")
+    from test_mcp import Server, call, drive
+
+    server = Server(tmp_path)
+    loop = ("for i in $(seq 100); do echo tick $i; sleep 0.05; n=0; while [ $n -lt 3000 ]; do n=$((n+1)); done; "
+            "done; touch ~/rest-ran")
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async def test() -> None:
+        async with server.client() as session:
+            for attempt in range(6):
+                running = (await session.call_tool("run", {"command": loop, "yield_after": 0.4 + attempt * 0.07},
+                                                   progress_callback=progress)).structured_content
+                assert running is not None and running["status"] == "running", running
+                stopped = await call(session, "stop", {"session_id": running["session_id"]})
+                assert stopped["status"] == "interrupted", stopped
+                after = await call(session, "run", {"command": "echo next"})
+                assert (after["status"], after["output"]) == ("completed", "next\n"), (attempt, after)
+            assert not (server.home / "rest-ran").exists()
+
+    drive(test)

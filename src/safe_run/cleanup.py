@@ -22,6 +22,11 @@ from .terminal import TerminalLike
 
 # How long each step of the escalation waits for the processes to go.
 GRACE_S = 0.5
+# The most a stop may take: a loop of the command can put one program after another in front.
+STOP_S = 4.0
+# Once the shell is back in front, how long it must stay there before the stop is over (a loop
+# that has not seen the interrupt yet starts its next program within this).
+SETTLE_FRONT_S = 0.05
 POLL_S = 0.01
 CTRL_C = b"\x03"
 # After a command ended by itself, how long the shell may take to run its prompt hooks before the
@@ -46,15 +51,38 @@ class Reaper:
         self._not_reported = set(shells_own)
         self._typed = typed
 
-    def stop_foreground(self) -> list[Killed]:
-        """Interrupt the foreground command; escalate while its process group stays."""
-        pgrp = self._foreground_pgrp()
-        if pgrp is None:
-            return []
-        if pgrp == self._shell_pgrp:
-            # A shell builtin (`read`): the shell is hung up next. Ctrl-C would only end the
-            # builtin, and fish would go on with the rest of the command line.
-            return []
+    def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> list[Killed] | None:
+        """Stop the command: every program it puts in front, escalating, until the shell is back.
+
+        The shell itself in front before its command line is over (`line_over`: its prompt mark
+        or the line's status came) runs the command: a builtin `read`, or a loop between two
+        programs. Ctrl-C to the shell abandons the rest of the line where `interrupt_shell` says so
+        (bash); elsewhere it would not (fish's `read` and zsh's `vared` return and the line goes
+        on), and None says that only ending the shell stops the command.
+        """
+        killed: list[Killed] = []
+        interrupted = False
+        deadline = time.monotonic() + STOP_S
+        while time.monotonic() < deadline:
+            pgrp = self._foreground_pgrp()
+            if pgrp is None:
+                break
+            if pgrp != self._shell_pgrp:
+                if _group_gone(pgrp, 0.0):
+                    time.sleep(POLL_S)  # gone: the shell takes its terminal back in a moment
+                else:
+                    killed += self._stop_group(pgrp)
+            elif line_over() or (interrupted and self._shell_stays_in_front()):
+                break
+            elif not interrupt_shell:
+                return None
+            elif not interrupted:
+                self._terminal.write(CTRL_C)
+                interrupted = True
+        return killed
+
+    def _stop_group(self, pgrp: int) -> list[Killed]:
+        """Ctrl-C to the program in front, then SIGTERM and SIGKILL to its group while it stays."""
         victims = [p for p in self._kernel.session_processes() if p.pgrp == pgrp]
         self._terminal.write(CTRL_C)
         for signum in (signal.SIGTERM, signal.SIGKILL):
@@ -63,6 +91,14 @@ class Reaper:
             _signal_group(pgrp, signum)
             _signal_group(pgrp, signal.SIGCONT)  # a stopped process acts on nothing until continued
         return self._report(victims)
+
+    def _shell_stays_in_front(self) -> bool:
+        deadline = time.monotonic() + SETTLE_FRONT_S
+        while time.monotonic() < deadline:
+            if self._foreground_pgrp() != self._shell_pgrp:
+                return False
+            time.sleep(POLL_S)
+        return True
 
     def kill_session(self, settle: bool = False) -> list[Killed]:
         """End every process the run left: background jobs, their children, and what left the session.

@@ -97,6 +97,8 @@ class Run:
         # When the first command line was typed: what ran before is the shell's own, and at the
         # end everything else is reported.
         self._first_typed: int | None = None
+        # A stop had to end the shell itself (it ran the command in one of its own reads).
+        self.shell_ended = False
         # The shell process's argv when the first line was typed: another one later means a
         # command replaced the shell, even by the same program (`exec bash`).
         self._shell_argv: bytes | None = None
@@ -335,10 +337,22 @@ class Run:
         self.terminal.close(hang_up=not self.request.keep_background)
 
     def end_command(self) -> None:
-        """Stop the command itself when its decision says so; the shell and its jobs stay."""
+        """Stop the command itself when its decision says so; the shell and its jobs stay, unless
+        only ending the shell stops the command (see `Reaper.stop_foreground`)."""
         if self.finish is not None and self.finish.stop and not self._stopped:
             self._stopped = True
-            self.killed += Reaper(self.terminal, self.kernel, self._older_than(self._typed)).stop_foreground()
+            reaper = Reaper(self.terminal, self.kernel, self._older_than(self._typed))
+            killed = reaper.stop_foreground(kind_of(self.shell.path).interrupt_ends_line, self._line_over)
+            if killed is None:
+                self.terminal.end_shell()
+                self.shell_ended = True
+            self.killed += killed or []
+
+    def _line_over(self) -> bool:
+        """Whether the typed line is over: the shell's prompt mark came (read from the terminal now),
+        or the line left its status."""
+        self._take_written_before_the_look()
+        return self.tracker.prompt_drawn or self._status_in_file() is not None
 
     def _older_than(self, typed: int | None) -> set[int]:
         """The shell's own processes: those that were there before a command line was typed. They
@@ -380,12 +394,16 @@ class Run:
 
     def _read_status_file(self) -> None:
         """The exit status the typed line wrote, once it is there: the line is over."""
+        status = self._status_in_file()
+        if status is not None:
+            self.tracker.status_written(status)
+
+    def _status_in_file(self) -> int | None:
         try:
-            text = self._status_file.read_text(encoding="utf-8", errors="replace")
+            text = self._status_file.read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
-            return
-        if text.strip().isdigit():
-            self.tracker.status_written(int(text.strip()))
+            return None
+        return int(text) if text.isdigit() else None
 
     def _note_the_shell(self) -> None:
         """What runs the first command line: the shell asked for, or the one its start-up files

@@ -57,6 +57,8 @@ class TerminalLike(Protocol):
 
     def exit_status(self) -> int: ...
 
+    def end_shell(self) -> None: ...
+
     def close(self, hang_up: bool = True) -> None: ...
 
 
@@ -147,6 +149,14 @@ class Terminal:
             self._record(status)
         assert self._status is not None
         return self._status
+
+    def end_shell(self) -> None:
+        """Hang up the shell (SIGKILL if it stays) and collect it; the terminal stays open to read."""
+        if not self._reaped():
+            self._signal(signal.SIGHUP)
+            if not self._wait_exit(HANGUP_GRACE_S):
+                self._signal(signal.SIGKILL)
+            self.exit_status()
 
     def close(self, hang_up: bool = True) -> None:
         """Hang up like a closed terminal window, then make sure the shell is gone.

@@ -192,6 +192,11 @@ class CommandTracker:
     _healing: str | None = None  # the reason given to the heal line typed for this command
     _lost: str | None = None  # why a shell that started with integration has none any more
 
+    @property
+    def prompt_drawn(self) -> bool:
+        """The shell's trusted prompt mark came after the last command line: it waits for the next."""
+        return self._prompt_ready
+
     def output_text(self) -> str:
         """The command's output, without a prompt that only the screen told apart from it."""
         text = self.capture.text()

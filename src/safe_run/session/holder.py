@@ -263,6 +263,9 @@ class Holder:
             result = replace(result, output="", output_truncated=False, output_dropped_bytes=0, message=None)
         elif signals:
             why = f"was ended by {signal.Signals(signals[0]).name} to its holder"
+        elif run.shell_ended:
+            why = ("was ended with its command: the shell itself was reading its terminal (fish's read, zsh's "
+                   "read or vared), and only ending the shell stops a command there")
         elif not run.shell_alive():
             why = "exited"
         else:

@@ -64,6 +64,7 @@ SHELL = ShellKind(
     # extglob changes how `!(x)` parses and many interactive setups (the bash-completion package
     # among them) turn it on; the command's own `shopt` cannot help, as nothing runs under -n.
     syntax=SyntaxFacts(("-O", "extglob", "-n"), warns_open_heredoc=True),
+    interrupt_ends_line=True,
     doctor=DoctorFacts(
         rc_candidates=rc_candidates,
         exe_probe=EXE_PROBE,

@@ -68,6 +68,9 @@ class ShellKind:
     live_lines: Callable[[RunSetup], Lines] | None = None
     # None where its no-execute mode is not known: the command then runs unchecked.
     syntax: SyntaxFacts | None = None
+    # Ctrl-C to the shell while it runs a command line abandons the rest of the line, even from one
+    # of its own reads (bash). fish's `read` and zsh's `vared` return instead and the line goes on.
+    interrupt_ends_line: bool = False
 
     @property
     def integrated(self) -> bool:
