@@ -1,7 +1,7 @@
 """Stop requests for a waiting loop, and the stop-signal handlers of the processes that own them.
 
 A loop that follows a command (a foreground run, a session's holder, a caller waiting on a
-session) watches a `Wakeup`: a pipe it selects on, and the list of what asked it to stop. Library
+session) watches a `Wakeup`: a pipe it polls, and the list of what asked it to stop. Library
 code never installs a signal handler; the processes that own their signals (the command line, a
 holder) install `StopSignals`, which feed their `Wakeup`, and any thread may `trigger` one.
 

@@ -203,6 +203,10 @@ def _erase(cells: list[str], column: int, mode: str) -> None:
 # How much of the stream just before the kept tail is retained, so that a
 # character or escape sequence cut by the tail's start can be recognised.
 _SEAM = 256
+# The tail is trimmed once it holds this much more than it keeps: small steps, so that no
+# temporary copy is large enough for the allocator to map fresh pages for it (a flood of output
+# cost tens of thousands of page faults with a trim at twice the tail).
+_TRIM_STEP = 64 * 1024
 
 
 
@@ -255,7 +259,7 @@ class HeadTail:
         self._split: tuple[int, str, str, int] | None = None  # (total, head, tail, dropped) as last worked out
 
     def write(self, data: bytes) -> None:
-        """Take the next bytes of the stream; the tail is trimmed only once it doubles, so cost stays linear."""
+        """Take the next bytes of the stream; the tail is trimmed in steps, so cost stays linear."""
         self._total += len(data)
         view = memoryview(data)
         room = self._head_limit - len(self._head)
@@ -271,9 +275,9 @@ class HeadTail:
             self._tail[:] = view[-keep:]
             return
         self._tail += view
-        if len(self._tail) > 2 * keep:
+        if len(self._tail) > keep + _TRIM_STEP:
             self._omitted.write(bytes(self._tail[:-keep]))
-            del self._tail[:-keep]
+            del self._tail[:-keep]  # from the front: CPython only moves the start
 
     def retract(self, text: bytes, end: int) -> bool:
         """Take back `text` that ended at stream offset `end`, if it is still kept there whole.

@@ -115,6 +115,9 @@ class SequenceParser:
 
     def feed(self, data: bytes) -> list[bytes | Osc]:
         """Consume the next read; return what it completes, holding back only a trailing ESC or 0xc2."""
+        if self._plain(data):  # most of a flood of output: no sequence can begin or end in it
+            self._context = (self._context + data)[-_LOOKBEHIND:]
+            return [data] if data else []
         buf = self._context + self._pending + data
         pos = len(self._context)
         end = len(buf) - 1 if buf.endswith(_HELD) else len(buf)
@@ -129,6 +132,12 @@ class SequenceParser:
         self._context = buf[max(0, end - _LOOKBEHIND) : end]
         self._pending = buf[end:]
         return items
+
+    def _plain(self, data: bytes) -> bool:
+        return (
+            self._state is _State.GROUND and not self._pending and not data.endswith(_HELD)
+            and b"\x1b" not in data and b"\x9d" not in data
+        )
 
     def flush(self) -> list[bytes | Osc]:
         """End the stream: an unterminated OSC ends as if aborted, a held-back ESC is output."""

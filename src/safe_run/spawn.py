@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import fcntl
 import os
-import select
 import signal
 import struct
 import termios
 import time
 from dataclasses import dataclass
 from typing import NoReturn
+
+from . import polling
 
 # How long the child gets to reach exec before it is taken for wedged (a hung file system).
 EXEC_TIMEOUT_S = 10.0
@@ -205,7 +206,7 @@ def _read_report(fd: int, timeout: float) -> bytes | None:
     report = b""
     while True:
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+        if remaining <= 0 or not polling.readable([fd], remaining):
             return None
         chunk = os.read(fd, 512)
         if not chunk:

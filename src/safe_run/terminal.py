@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import errno
 import os
-import select
 import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from . import polling
 from .spawn import SpawnError, spawn
 
 READ_SIZE = 65536
+# The kernel hands a terminal's output over in pieces of at most 4 KiB. A piece at least this big
+# says output floods in, and then the pieces right behind it are taken in the same read, up to
+# BATCH_BYTES: the loop's work per piece, not the kernel, is what a flood would otherwise cost.
+FLOOD_PIECE = 2048
+BATCH_BYTES = 65536
 # How long a hung-up shell gets to exit (and hang up its own jobs) before it is killed.
 HANGUP_GRACE_S = 1.0
 # How long a write waits for a terminal whose input is full (a command that does not read).
@@ -86,12 +91,25 @@ class Terminal:
         watched = [fd for fd in (self.fd, self._pidfd, *wake_fds) if fd is not None]
         if self._pidfd is None:
             timeout = 0.05 if timeout is None else min(timeout, 0.05)
-        ready, _, _ = select.select(watched, [], [], timeout)
+        ready = polling.readable(watched, timeout)
         exited = (self._pidfd in ready) if self._pidfd is not None else self._reaped()
         return Readiness(readable=self.fd in ready, exited=exited)
 
     def read(self) -> bytes:
-        """One read of what is there; b"" once every holder of the slave side is gone."""
+        """What is there (see FLOOD_PIECE); b"" once every holder of the slave side is gone."""
+        first = self._read_once()
+        if len(first) < FLOOD_PIECE:
+            return first
+        pieces, size = [first], len(first)
+        while size < BATCH_BYTES and polling.readable([self.fd], 0):
+            piece = self._read_once()
+            if not piece:
+                break
+            pieces.append(piece)
+            size += len(piece)
+        return b"".join(pieces)
+
+    def _read_once(self) -> bytes:
         try:
             return os.read(self.fd, READ_SIZE)
         except OSError as exc:
@@ -103,7 +121,7 @@ class Terminal:
         """What is already buffered, without waiting for more: all of it once the shell has exited,
         at most `at_most` reads while it runs (a command that prints without pause always has more)."""
         chunks: list[bytes] = []
-        while (at_most is None or len(chunks) < at_most) and select.select([self.fd], [], [], 0)[0]:
+        while (at_most is None or len(chunks) < at_most) and polling.readable([self.fd], 0):
             chunk = self.read()
             if not chunk:
                 break
@@ -132,7 +150,7 @@ class Terminal:
                         break
                     raise
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or not select.select([], [self.fd], [], remaining)[1]:
+                if remaining <= 0 or not polling.wait((), remaining, [self.fd])[1]:
                     break
         finally:
             os.set_blocking(self.fd, True)
@@ -205,12 +223,11 @@ class Terminal:
             while not self._reaped() and time.monotonic() < deadline:
                 time.sleep(0.01)
             return self._reaped()
-        ready, _, _ = select.select([self._pidfd], [], [], timeout)
-        return bool(ready)
+        return bool(polling.readable([self._pidfd], timeout))
 
 
 def _open_pidfd(pid: int) -> int | None:
-    """A pidfd turns "the shell exited" into something select can wait on (Linux 5.3+)."""
+    """A pidfd turns "the shell exited" into something poll can wait on (Linux 5.3+)."""
     try:
         return os.pidfd_open(pid)
     except (AttributeError, OSError):

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import ctypes
 import os
-import select
 import signal
 import sys
 import time
 from types import FrameType
+
+from .. import polling
 
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 
@@ -77,7 +78,7 @@ def collect_child(pid: int, timeout: float) -> bool:
         fd = -1
     try:
         if fd >= 0:
-            select.select([fd], [], [], timeout)
+            polling.readable([fd], timeout)
         else:  # no pidfd (Linux before 5.3): look again every few milliseconds
             deadline = time.monotonic() + timeout
             while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None and time.monotonic() < deadline:

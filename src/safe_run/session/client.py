@@ -10,7 +10,6 @@ session gets an error result saying so, for as long as results are kept.
 
 from __future__ import annotations
 
-import select
 import signal
 import socket
 import time
@@ -18,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
+from .. import polling
 from ..result import ExitStatus, Result
 from ..interrupts import Wakeup
 from . import NOT_TYPED, SessionError, wire, with_note
@@ -246,7 +246,7 @@ def _ask_held(session: Session, request: dict[str, object], wakeup: Wakeup | Non
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _unresponsive(session, request)
-            ready, _, _ = select.select(watched, [], [], remaining)
+            ready = polling.readable(watched, remaining)
             if conn.fileno() in ready:
                 try:
                     return _answer(session, conn, request, deadline)

@@ -3,7 +3,7 @@
 It drives the same `Run` a foreground call does, so strategies, fallbacks, --timeout and clean-up
 are the foreground's; what it adds is the socket. Callers ask to poll (now, or waiting for the end,
 an input wait or their time limit), to send input, or to stop. Waiting is done by the run loop's
-own select, which watches the terminal, the socket and every caller together: an end is answered
+own poll, which watches the terminal, the socket and every caller together: an end is answered
 the moment it is seen.
 
 A persistent shell (`--in NAME`) is a holder that outlives its command: between commands it waits
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import threading
 import signal
@@ -33,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from .. import polling
 from ..output import Chunks
 from ..process_title import name_holder
 from ..result import Reason, Result, Status, error_result
@@ -383,9 +383,10 @@ class Holder:
 
     def _serve_callers(self, run: Run | None, timeout: float = 0.0, accept: bool = True) -> None:
         listening = [self.listener] if accept and self._room() else []
-        writing = list(self.outboxes)
-        readable, _, _ = select.select([*listening, *self.inboxes], writing, [], timeout)
-        for sock in readable:
+        by_fd = {sock.fileno(): sock for sock in [*listening, *self.inboxes]}
+        readable, _ = polling.wait(by_fd, timeout, [conn.fileno() for conn in self.outboxes])
+        for fd in sorted(readable):
+            sock = by_fd[fd]
             if sock is self.listener:
                 self._accept()
             elif sock in self.inboxes:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import select
 import signal
 import socket
 import struct
@@ -19,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from .. import polling
 from .client import within_reach
 from .wire import GO, MAX_REQUEST, Call, decode, request_length
 
@@ -119,7 +119,7 @@ class Server:
             waited = [self._wake_r, *(conn.fileno() for conn in self._calls.values())]
             waited += [self._listener.fileno()] if listening else []
             timeout = max(0.0, min(CHECK_INTERVAL_S, self._idle - idle_for))
-            ready = set(select.select(waited, [], [], timeout)[0])
+            ready = polling.readable(waited, timeout)
             if self._wake_r in ready:
                 _drain(self._wake_r)
             self._reap()
