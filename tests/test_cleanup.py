@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from safe_run.cleanup import Reaper
-from safe_run.kernel import ProcessInfo
+from safe_run.evidence import ProcessInfo
 
 
 class ShellTerminal:

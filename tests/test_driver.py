@@ -20,7 +20,7 @@ import pytest
 
 from safe_run.driver import Watcher, follow
 from safe_run.interrupts import Wakeup
-from safe_run.kernel import Observation, ProcessInfo
+from safe_run.evidence import Observation, ProcessInfo
 from safe_run.request import RunRequest
 from safe_run.result import Reason, Result, Status, Strategy
 from safe_run.runner import Run

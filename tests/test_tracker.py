@@ -6,7 +6,7 @@ import pytest
 
 from dataclasses import replace
 
-from safe_run.kernel import Observation
+from safe_run.evidence import Observation
 from safe_run.output import HeadTail
 from safe_run.result import Reason, Status, Strategy
 from safe_run.screen import ScreenTail

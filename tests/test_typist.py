@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from safe_run.kernel import Observation
+from safe_run.evidence import Observation
 from safe_run.session.typist import MAX_LINE, TYPE_AHEAD_MAX, Look, Typist, look_from, refusal
 
 

@@ -3,7 +3,7 @@
 First Ctrl-C (the program may clean up after itself), then SIGTERM to its process group, then
 SIGKILL. Background jobs (`cmd &`) live in other process groups of the same session, and what the
 command moved out of the session (`setsid`, daemons such as gpg-agent, `tmux new -d`) is found by
-ancestry or by the run's marker in its environment (see `kernel.run_members`): all of it is swept
+ancestry or by the run's marker in its environment (see `evidence.run_members`): all of it is swept
 at the end. What had to be killed is reported, so a caller learns that its command left something
 running; only what the command started is reported, each process once: the shell's own helpers
 (started before the command, or by its prompt hooks after the command ended) are ended quietly.
@@ -16,7 +16,8 @@ import signal
 import time
 from collections.abc import Callable, Collection
 
-from .kernel import ObserverLike, ProcessInfo
+from .evidence import ProcessInfo
+from .kernel import ObserverLike
 from .result import Killed
 from .terminal import TerminalLike
 

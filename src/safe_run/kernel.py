@@ -1,39 +1,13 @@
-"""What the kernel says about the command, without trusting anything printed on the terminal.
+"""Asking the kernel what the command does, without trusting anything printed on the terminal.
 
 Output can lie: a command may print something that looks like a prompt, and a password prompt may
 print nothing at all. The kernel does not: the terminal's foreground process group says whether
 the shell or a command owns the terminal, and the system call each task sleeps in says what it
-waits for.
-
-The rule for an input wait. A command waits for input only when nothing it runs could make
-progress without a key: every task of its foreground work (the foreground process group and all
-their descendants, whatever session they moved to) is classified from its state and the call it
-sleeps in, and
-  - a task on a CPU or in uninterruptible sleep, or asleep with a deadline (`sleep`, a timed poll
-    that does not include the terminal), is working: never an input wait;
-  - a task asleep on a socket, a file, a lock or a call the rules do not know waits on the world
-    outside: it may go on any moment, so not an input wait either;
-  - a task waiting for a child, another thread, a pipe or a signal waits on the others: it
-    decides nothing by itself;
-  - a task blocked reading a terminal, or polling a set of descriptors that holds a terminal and
-    nothing from the outside world, waits for a key. Any terminal counts, so a relay (`script`,
-    `sudo` with use_pty, apt's dpkg pty: a process polling our terminal and a pty master) is
-    judged by what runs on its inner terminal, which is part of its descendants.
-It is an input wait when at least one task waits for a key and all the others wait on the others;
-the caller then also requires that the whole foreground work used no CPU (utime + stime in
-/proc/PID/stat) and printed nothing for its idle window, and that the window outlasts the timeout
-of any timed keyboard poll (a program polling the keyboard between steps goes on by itself).
-A process the command started in another session that reads our terminal (pinentry, started by
-gpg-agent for gpg) is a reader too: while it waits for a key and the foreground only waits on
-other processes, that is an input wait.
-
-What the kernel cannot see is said as such: a stopped task (state T) is `stopped`; a task whose
-system call is hidden (setuid or non-dumpable programs, seen by another user) is `hidden`, and
-only the screen can then tell a prompt from work.
+waits for. This module only reads (/proc, the pty master); what the answers mean, and the rule for
+an input wait, are `evidence`'s.
 
 This is Linux only and best effort. Processes come and go between two reads of /proc, so any read
-may find nothing; that is an answer ("gone", "unknown"), never an exception for the caller. The
-rules work on strings and numbers and are pure, so each one can be tested without a terminal.
+may find nothing; that is an answer ("gone", "unknown"), never an exception for the caller.
 """
 
 from __future__ import annotations
@@ -44,312 +18,24 @@ import struct
 import sys
 import termios
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from enum import Enum
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Protocol
 
-# A decoded system call: its name and its six raw arguments.
-Syscall = tuple[str, tuple[int, ...]]
+from .evidence import (
+    GONE_STATES, MARKER_VAR, MAX_POLL_FDS, POLL_CALLS, READ_CALLS, STOPPED_STATES, SYSCALL_TABLES, Observation,
+    ProcessInfo, Syscall, TaskWait, Verdict, Wait, classify_call, descendants, has_marker, is_terminal, judge,
+    parse_epoll_targets, parse_stat, parse_syscall, parse_tty_index, run_members, session_members,
+)
 
-# Only the calls the rules look at. Numbers from the kernel's uapi headers (asm/unistd_64.h for
-# x86_64, asm-generic/unistd.h for the rest); the generic table has no poll, select or epoll_wait.
-_X86_64 = {
-    0: "read", 19: "readv", 7: "poll", 23: "select", 270: "pselect6", 271: "ppoll",
-    232: "epoll_wait", 281: "epoll_pwait", 441: "epoll_pwait2", 61: "wait4", 247: "waitid",
-    35: "nanosleep", 230: "clock_nanosleep", 202: "futex", 449: "futex_waitv", 34: "pause",
-    130: "rt_sigsuspend", 128: "rt_sigtimedwait",
-}
-_GENERIC = {
-    63: "read", 65: "readv", 72: "pselect6", 73: "ppoll", 22: "epoll_pwait", 441: "epoll_pwait2",
-    260: "wait4", 95: "waitid", 101: "nanosleep", 115: "clock_nanosleep", 98: "futex", 449: "futex_waitv",
-    133: "rt_sigsuspend", 137: "rt_sigtimedwait",
-}
-SYSCALL_TABLES: dict[str, dict[int, str]] = {
-    "x86_64": _X86_64,
-    "aarch64": _GENERIC,
-    "riscv64": _GENERIC,
-    "loongarch64": _GENERIC,
-}
-
-READ_CALLS = frozenset({"read", "readv"})
-POLL_CALLS = frozenset({"poll", "select", "pselect6", "ppoll", "epoll_wait", "epoll_pwait", "epoll_pwait2"})
-# Waiting on another task: a child, a thread (futex), a signal.
-RELATIVE_CALLS = frozenset({"wait4", "waitid", "futex", "futex_waitv", "pause", "rt_sigsuspend"})
-SLEEP_CALLS = frozenset({"nanosleep", "clock_nanosleep"})
-
-# Whatever terminal a process opened through /dev/tty is its controlling one: for a process of the
-# foreground group, that is the shell's terminal.
-CONTROLLING_TTY = "/dev/tty"
-TERMINAL_PREFIXES = ("/dev/pts/", "/dev/tty", "/dev/ptmx", "/dev/console")
-RELATIVE_INODES = ("anon_inode:[eventfd]", "anon_inode:[signalfd]", "anon_inode:[pidfd]", "anon_inode:[eventpoll]")
-# Zombies and the dead hold no terminal and run nothing.
-GONE_STATES = frozenset({"Z", "X", "x"})
-STOPPED_STATES = frozenset({"T", "t"})
 # Finding the processes of the command means reading every /proc/<pid>/stat; the list is reused for
 # this long, and read again before any answer other than "working" is given.
 RESCAN_INTERVAL_S = 1.0
-# The variable each run puts in its shell's environment, so that what the command started in
-# other sessions (daemons, `setsid`, `tmux new -d`) can be found again.
-MARKER_VAR = "SAFE_RUN_RUN"
-# More descriptors than this in one poll is not an interactive program's keyboard wait.
-MAX_POLL_FDS = 1024
-
-
-class Wait(Enum):
-    """What one task is doing, as far as progress without a key goes."""
-
-    RUNNING = "running"  # on a CPU, or in uninterruptible sleep
-    TIMED = "timed"  # asleep with a deadline, away from the terminal: goes on by itself
-    EXTERNAL = "external"  # waits on the outside world: a socket, a file, a lock, an unknown call
-    RELATIVE = "relative"  # waits on another task: a child, a thread, a pipe, a signal
-    TERMINAL = "terminal"  # waits for a key (possibly with a timeout)
-    STOPPED = "stopped"  # state T: goes nowhere until continued
-    HIDDEN = "hidden"  # asleep, on something the kernel does not show us
-
-
-@dataclass(frozen=True)
-class TaskWait:
-    kind: Wait
-    wake_in: float | None = None  # a timed keyboard poll ends by itself within this many seconds
-
-
-class Verdict(Enum):
-    WORKING = "working"
-    INPUT = "input"
-    STOPPED = "stopped"
-    HIDDEN = "hidden"
-
-
-@dataclass(frozen=True)
-class ProcessInfo:
-    pid: int
-    comm: str
-    state: str  # R, S, D, T, Z ...
-    pgrp: int
-    session: int
-    ppid: int = 0
-    cpu: int = 0  # utime + stime, in clock ticks
-    start: int = 0  # start time, in clock ticks since boot
-
-
-@dataclass(frozen=True)
-class Observation:
-    shell_in_foreground: bool  # the terminal's foreground group is the shell's own
-    foreground_pgrp: int | None
-    waiting_for_terminal: bool  # the foreground waits for a key (see the module's rule)
-    canonical: bool  # ICANON of the terminal
-    foreground_command: str | None  # comm of the group's leader, or of the first member found
-    echo: bool = True  # ECHO of the terminal: line editors echo for themselves
-    stopped: str | None = None  # comm of a stopped task of the foreground (or the stopped shell)
-    hidden: bool = False  # part of the foreground sleeps on something the kernel does not show us
-    wake_in: float | None = None  # the longest timeout of a timed keyboard poll among the waiters
-    activity: tuple[tuple[int, int], ...] = ()  # (pid, CPU ticks) of the foreground work: changes when it works
-    reader: str | None = None  # comm of a process in another session that waits on our terminal
 
 
 def boot_ticks() -> int:
     """Now, in the unit and from the origin of a process's start time in /proc/<pid>/stat."""
     return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
-
-
-def parse_stat(text: str) -> ProcessInfo:
-    """Read /proc/<pid>/stat, whose comm may itself hold spaces and parentheses.
-
-    Raises ValueError when the text is not a stat line.
-    """
-    head, closing, tail = text.rpartition(")")
-    pid_text, opening, comm = head.partition(" (")
-    fields = tail.split()
-    if not closing or not opening or len(fields) < 4:
-        raise ValueError(f"not a /proc stat line: {text[:80]!r}")
-    return ProcessInfo(
-        pid=int(pid_text), comm=comm, state=fields[0], pgrp=int(fields[2]), session=int(fields[3]),
-        ppid=int(fields[1]), cpu=_field(fields, 11) + _field(fields, 12), start=_field(fields, 19),
-    )
-
-
-def _field(fields: list[str], index: int) -> int:
-    """A numeric stat field that short fixture lines may leave out."""
-    return int(fields[index]) if len(fields) > index else 0
-
-
-def parse_syscall(text: str, arch: str) -> Syscall | None:
-    """Decode /proc/<pid>/syscall; None when the task runs, is not in a call, or the call is not one we know.
-
-    The number is decimal and the arguments hex; a task stopped outside a call shows "-1 sp pc".
-    """
-    table = SYSCALL_TABLES.get(arch)
-    fields = text.split()
-    if table is None or len(fields) < 7:
-        return None
-    try:
-        number = int(fields[0])
-        args = tuple(int(field, 16) for field in fields[1:7])
-    except ValueError:
-        return None
-    name = table.get(number)
-    return None if name is None else (name, args)
-
-
-def parse_tty_index(fdinfo: str) -> int | None:
-    """The pts number of a PTY master, from its /proc/<pid>/fdinfo/<fd> (Linux 5.x and later)."""
-    for line in fdinfo.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "tty-index":
-            try:
-                return int(value.strip())
-            except ValueError:
-                return None
-    return None
-
-
-def parse_epoll_targets(fdinfo: str) -> list[int]:
-    """The descriptors an epoll instance watches, from its /proc/<pid>/fdinfo/<fd>."""
-    fds = []
-    for line in fdinfo.splitlines():
-        if line.startswith("tfd:"):
-            try:
-                fds.append(int(line.split()[1]))
-            except (IndexError, ValueError):
-                continue
-    return fds
-
-
-def is_terminal(path: str | None, terminal: str | None) -> bool:
-    """Whether an fd's target (readlink of /proc/<pid>/fd/<n>) is the shell's own terminal."""
-    if path is None:
-        return False
-    return path == CONTROLLING_TTY or (terminal is not None and path == terminal)
-
-
-def fd_kind(target: str | None) -> str:
-    """What waiting on a descriptor means: `terminal` (any tty, either side), `relative` (a pipe or
-    an event between tasks), `timer`, `gone`, or `outside` (sockets, files, everything else)."""
-    if target is None:
-        return "gone"
-    if target.startswith(TERMINAL_PREFIXES):
-        return "terminal"
-    if target.startswith("pipe:") or target in RELATIVE_INODES:
-        return "relative"
-    if target == "anon_inode:[timerfd]":
-        return "timer"
-    return "outside"
-
-
-def classify_call(
-    call: Syscall | None, targets: Sequence[str | None] | None, timeout: float | None, canonical: bool,
-    stdin: str | None,
-) -> TaskWait:
-    """What a task asleep in `call` waits for.
-
-    `targets` are what the call waits on (the fd it reads; the descriptors of a poll, select or
-    epoll, read from the task's memory), None when they could not be read; `timeout` is the call's
-    own deadline in seconds, None when it has none. Without the descriptor set, a poll counts as a
-    keyboard wait only when the terminal is raw and on stdin, as REPLs and pagers do it.
-    """
-    if call is None:
-        return TaskWait(Wait.EXTERNAL)
-    name, args = call
-    if name in READ_CALLS:
-        kind = fd_kind(targets[0]) if targets else "outside"
-        return TaskWait({"terminal": Wait.TERMINAL, "relative": Wait.RELATIVE}.get(kind, Wait.EXTERNAL))
-    if name in POLL_CALLS:
-        return _classify_poll(targets, timeout, canonical, stdin)
-    if name in RELATIVE_CALLS:
-        return TaskWait(Wait.RELATIVE)
-    if name in SLEEP_CALLS:
-        return TaskWait(Wait.TIMED)
-    if name == "rt_sigtimedwait":
-        return TaskWait(Wait.RELATIVE if args[2] == 0 else Wait.TIMED)
-    return TaskWait(Wait.EXTERNAL)
-
-
-def _classify_poll(
-    targets: Sequence[str | None] | None, timeout: float | None, canonical: bool, stdin: str | None
-) -> TaskWait:
-    if targets is None:
-        keyboard = not canonical and fd_kind(stdin) == "terminal"
-        if keyboard:
-            return TaskWait(Wait.TERMINAL, timeout)
-        return TaskWait(Wait.EXTERNAL if timeout is None else Wait.TIMED)
-    kinds = {fd_kind(target) for target in targets} - {"gone"}
-    if "terminal" in kinds and not kinds & {"outside", "timer"}:
-        return TaskWait(Wait.TERMINAL, timeout)
-    if timeout is not None or "timer" in kinds:
-        return TaskWait(Wait.TIMED)
-    if kinds <= {"relative"}:
-        return TaskWait(Wait.RELATIVE)
-    return TaskWait(Wait.EXTERNAL)
-
-
-def judge(foreground: Iterable[TaskWait], reader_elsewhere: bool = False) -> tuple[Verdict, float | None]:
-    """The module's rule over the foreground's tasks: an input wait, work, stopped, or hidden.
-
-    The second value is the longest timeout among the keyboard waits: the caller's quiet window
-    must outlast it, or a program polling the keyboard between steps is taken for waiting.
-    """
-    waits = list(foreground)
-    kinds = {wait.kind for wait in waits}
-    wake_in = max((w.wake_in for w in waits if w.kind is Wait.TERMINAL and w.wake_in is not None), default=None)
-    if Wait.STOPPED in kinds:
-        return Verdict.STOPPED, None
-    if kinds & {Wait.RUNNING, Wait.TIMED}:
-        return Verdict.WORKING, None
-    if reader_elsewhere:
-        return Verdict.INPUT, wake_in
-    if Wait.EXTERNAL in kinds:
-        return Verdict.WORKING, None
-    if Wait.HIDDEN in kinds:
-        return Verdict.HIDDEN, None
-    if Wait.TERMINAL in kinds:
-        return Verdict.INPUT, wake_in
-    return Verdict.WORKING, None
-
-
-def descendants(processes: Iterable[ProcessInfo], roots: set[int]) -> set[int]:
-    """The pids of `roots` and of every process below them, whatever session they moved to."""
-    children: dict[int, list[int]] = {}
-    for proc in processes:
-        children.setdefault(proc.ppid, []).append(proc.pid)
-    found = set(roots)
-    todo = list(roots)
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def session_members(processes: list[ProcessInfo], session: int, excluded: set[int]) -> list[ProcessInfo]:
-    """What a sweep of the session must still end: zombies are dead already, and `excluded` holds
-    what the caller ends another way (the shell, closed with its terminal) or must not end (itself)."""
-    return sorted(
-        (p for p in processes if p.session == session and p.pid not in excluded and p.state not in GONE_STATES),
-        key=lambda p: p.pid,
-    )
-
-
-def run_members(
-    processes: list[ProcessInfo], shell: ProcessInfo, excluded: set[int], marked: Callable[[ProcessInfo], bool]
-) -> list[ProcessInfo]:
-    """Everything the run started: the shell's session, the shell's descendants in other sessions,
-    and processes started since the shell that carry the run's marker (daemons re-parented to init)."""
-    below = descendants(processes, {shell.pid})
-    return sorted(
-        (
-            p for p in processes
-            if p.pid not in excluded and p.state not in GONE_STATES
-            and (p.session == shell.pid or p.pid in below or (p.start >= shell.start and marked(p)))
-        ),
-        key=lambda p: p.pid,
-    )
-
-
-def has_marker(environ: bytes, marker: str) -> bool:
-    """Whether a process's /proc/<pid>/environ holds this run's marker."""
-    return f"{MARKER_VAR}={marker}".encode() in environ.split(b"\0")
 
 
 class ObserverLike(Protocol):

@@ -21,7 +21,8 @@ from . import shells
 from .cleanup import Reaper
 from .driver import follow
 from .interrupts import Wakeup
-from .kernel import MARKER_VAR, KernelObserver, Observation, ObserverLike, boot_ticks
+from .evidence import MARKER_VAR, Observation
+from .kernel import KernelObserver, ObserverLike, boot_ticks
 from .output import HeadTail
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail

@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from .kernel import Observation
+from .evidence import Observation
 from .request import Timers
 from .output import HeadTail
 from .result import Downgrade, Reason, Status, Strategy

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..kernel import GONE_STATES, parse_stat
+from ..evidence import GONE_STATES, parse_stat
 from ..result import Killed
 
 # How long the leftovers get to end after SIGTERM before SIGKILL.

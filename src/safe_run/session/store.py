@@ -160,7 +160,7 @@ class Session:
             return None, None
         try:
             with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
-                from ..kernel import parse_stat
+                from ..evidence import parse_stat
 
                 return pid, parse_stat(handle.read(4096)).state
         except (OSError, ValueError):

@@ -1,0 +1,264 @@
+"""The evidence and its rules, on fixture strings: /proc text parsers, what each call waits on,
+the input-wait judgement and run membership. No process is started."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from safe_run.evidence import (
+    SYSCALL_TABLES,
+    ProcessInfo,
+    TaskWait,
+    Verdict,
+    Wait,
+    classify_call,
+    descendants,
+    fd_kind,
+    has_marker,
+    is_terminal,
+    judge,
+    parse_epoll_targets,
+    parse_stat,
+    parse_syscall,
+    parse_tty_index,
+    run_members,
+    session_members,
+)
+
+TTY = "/dev/pts/7"
+
+
+# --- parsing -------------------------------------------------------------------------------------
+
+
+def test_parse_stat_takes_comm_up_to_the_last_parenthesis() -> None:
+    text = "4242 (my ) (odd) prog) S 1 4240 4200 34823 4240 4194560 96 0 0 0 7 5 0 0 20 0 1 0 123456\n"
+    assert parse_stat(text) == ProcessInfo(
+        pid=4242, comm="my ) (odd) prog", state="S", pgrp=4240, session=4200, ppid=1, cpu=12, start=123456
+    )
+
+
+def test_parse_stat_reads_a_zombie() -> None:
+    info = parse_stat("17 (sleep) Z 1 17 9 0 -1 4227148 0 0 0 0 0 0 0 0 20 0 1 0")
+    assert (info.state, info.pgrp, info.session) == ("Z", 17, 9)
+
+
+@pytest.mark.parametrize("text", ["", "running", "12 (cut", "12 (short) S 1"])
+def test_parse_stat_refuses_what_is_not_a_stat_line(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_stat(text)
+
+
+X86_READ = "0 0x0 0x55f4261c5f40 0x1000 0x0 0x0 0x0 0x7ffd67dc0fd8 0x7f3a1c2e5992\n"
+X86_PSELECT = "270 0x1 0x7ffd67dc0ff0 0x0 0x0 0x0 0x7ffd67dc0f70 0x7ffd67dc0f58 0x7f3a1c2e8f6d\n"
+ARM_READ = "63 0x3 0xffffe1c0 0x1 0x0 0x0 0x0 0xffffd000 0xffff8a2b1c4c\n"
+ARM_PSELECT = "72 0x1 0xffffe2a0 0x0 0x0 0x0 0xffffe220 0xffffd100 0xffff8a2b3f10\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "arch", "expected"),
+    [
+        ("running\n", "x86_64", None),
+        ("running\n", "aarch64", None),
+        (X86_READ, "x86_64", ("read", (0, 0x55F4261C5F40, 0x1000, 0, 0, 0))),
+        (X86_PSELECT, "x86_64", ("pselect6", (1, 0x7FFD67DC0FF0, 0, 0, 0, 0x7FFD67DC0F70))),
+        (ARM_READ, "aarch64", ("read", (3, 0xFFFFE1C0, 1, 0, 0, 0))),
+        (ARM_PSELECT, "aarch64", ("pselect6", (1, 0xFFFFE2A0, 0, 0, 0, 0xFFFFE220))),
+        (X86_READ, "aarch64", None),  # 0 is io_setup there, not a call we know
+        (ARM_READ, "x86_64", None),  # 63 is uname on x86_64
+        ("-1 0x7ffd67dc0fd8 0x7f3a1c2e5992\n", "x86_64", None),  # stopped outside a call
+        (X86_READ, "sparc64", None),
+        ("zz 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0", "x86_64", None),
+    ],
+)
+def test_parse_syscall(text: str, arch: str, expected: object) -> None:
+    assert parse_syscall(text, arch) == expected
+
+
+def _header_numbers(path: Path) -> dict[str, int]:
+    found = re.findall(r"^#define __NR_(\w+)\s+(\d+)\s*$", path.read_text(), flags=re.MULTILINE)
+    return {name: int(number) for name, number in found}
+
+
+@pytest.mark.parametrize(
+    ("arch", "header"),
+    [
+        ("x86_64", "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+        ("aarch64", "/usr/include/asm-generic/unistd.h"),
+    ],
+)
+def test_syscall_numbers_match_the_kernel_headers(arch: str, header: str) -> None:
+    path = Path(header)
+    if not path.exists():
+        pytest.skip(f"{header} is not installed")
+    numbers = _header_numbers(path)
+    table = SYSCALL_TABLES[arch]
+    assert {name: numbers.get(name) for name in table.values()} == {name: nr for nr, name in table.items()}
+
+
+def test_parse_tty_index() -> None:
+    fdinfo = "pos:\t0\nflags:\t02100002\nmnt_id:\t24\nino:\t91\ntty-index:\t7\n"
+    assert parse_tty_index(fdinfo) == 7
+    assert parse_tty_index("pos:\t0\nflags:\t02\n") is None
+
+
+def test_session_members_keeps_the_live_processes_of_the_session() -> None:
+    processes = [
+        ProcessInfo(pid=300, comm="sleep", state="S", pgrp=300, session=100),
+        ProcessInfo(pid=100, comm="bash", state="S", pgrp=100, session=100),
+        ProcessInfo(pid=200, comm="make", state="R", pgrp=200, session=100),
+        ProcessInfo(pid=201, comm="cc", state="Z", pgrp=200, session=100),
+        ProcessInfo(pid=400, comm="sshd", state="S", pgrp=400, session=400),
+    ]
+    found = session_members(processes, 100, excluded={100})
+    assert [p.pid for p in found] == [200, 300]
+
+
+# --- the rules ---------------------------------------------------------------------------------
+
+
+def call(name: str, *args: int) -> tuple[str, tuple[int, ...]]:
+    return (name, (*args, *(0,) * (6 - len(args))))
+
+
+def test_is_terminal() -> None:
+    assert is_terminal(TTY, TTY)
+    assert is_terminal("/dev/tty", TTY)
+    assert not is_terminal("/dev/pts/8", TTY)
+    assert not is_terminal("pipe:[4711]", TTY)
+    assert not is_terminal(None, TTY)
+
+
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [
+        (TTY, "terminal"), ("/dev/tty", "terminal"), ("/dev/ptmx", "terminal"), ("/dev/pts/8", "terminal"),
+        ("pipe:[4711]", "relative"), ("anon_inode:[eventfd]", "relative"), ("socket:[99]", "outside"),
+        ("/home/u/file", "outside"), ("anon_inode:[timerfd]", "timer"), (None, "gone"),
+    ],
+)
+def test_fd_kind(target: str | None, kind: str) -> None:
+    """Any terminal counts, either side: a relay's inner pty is judged like ours."""
+    assert fd_kind(target) == kind
+
+
+def test_read_on_a_terminal_waits_for_a_key() -> None:
+    assert classify_call(call("read", 0, 1, 2), [TTY], None, True, TTY) == TaskWait(Wait.TERMINAL)
+    assert classify_call(call("read", 3, 1, 1), ["/dev/tty"], None, True, "pipe:[1]").kind is Wait.TERMINAL
+
+
+@pytest.mark.parametrize(("target", "kind"), [("pipe:[4711]", Wait.RELATIVE), ("socket:[99]", Wait.EXTERNAL),
+                                              ("/home/u/file", Wait.EXTERNAL), (None, Wait.EXTERNAL)])
+def test_read_on_anything_else_is_not_a_key(target: str | None, kind: Wait) -> None:
+    assert classify_call(call("read", 0, 1, 2), [target], None, False, TTY).kind is kind
+
+
+def test_a_poll_on_the_terminal_alone_waits_for_a_key_with_its_timeout() -> None:
+    """vi polls the keyboard with a 4 s timeout: a key wait that also goes on by itself later."""
+    assert classify_call(call("pselect6", 1), [TTY], None, False, TTY) == TaskWait(Wait.TERMINAL)
+    assert classify_call(call("pselect6", 1), [TTY], 4.0, False, TTY) == TaskWait(Wait.TERMINAL, 4.0)
+
+
+def test_a_poll_on_the_terminal_and_the_others_still_waits_for_a_key() -> None:
+    """node's REPL: the terminal, its own eventfd and a pipe."""
+    targets = [TTY, "anon_inode:[eventfd]", "pipe:[5]"]
+    assert classify_call(call("epoll_pwait", 13), targets, 8.0, False, TTY) == TaskWait(Wait.TERMINAL, 8.0)
+
+
+def test_a_relay_polls_our_terminal_and_its_pty_master() -> None:
+    assert classify_call(call("poll", 0, 2), [TTY, "/dev/ptmx"], None, False, TTY).kind is Wait.TERMINAL
+
+
+def test_a_dev_server_listening_to_the_keyboard_and_a_socket_is_not_waiting() -> None:
+    targets = [TTY, "socket:[77]", "anon_inode:[eventfd]"]
+    assert classify_call(call("epoll_pwait", 13), targets, None, False, TTY).kind is Wait.EXTERNAL
+    assert classify_call(call("epoll_pwait", 13), targets, 0.5, False, TTY).kind is Wait.TIMED
+
+
+@pytest.mark.parametrize("name", ["poll", "select", "pselect6", "ppoll", "epoll_wait", "epoll_pwait", "epoll_pwait2"])
+def test_without_the_descriptor_set_a_poll_waits_only_when_the_terminal_is_raw_on_stdin(name: str) -> None:
+    assert classify_call(call(name, 3), None, None, False, TTY).kind is Wait.TERMINAL
+    assert classify_call(call(name, 3), None, None, True, TTY).kind is Wait.EXTERNAL  # a server, cooked terminal
+    assert classify_call(call(name, 3), None, None, False, "/dev/null").kind is Wait.EXTERNAL
+    assert classify_call(call(name, 3), None, 1.0, True, TTY).kind is Wait.TIMED
+
+
+@pytest.mark.parametrize(
+    ("syscall", "kind"),
+    [
+        (call("nanosleep"), Wait.TIMED), (call("clock_nanosleep"), Wait.TIMED),
+        (call("wait4", 2**32 - 1), Wait.RELATIVE), (call("futex"), Wait.RELATIVE), (call("pause"), Wait.RELATIVE),
+        (call("rt_sigtimedwait", 1, 2, 0), Wait.RELATIVE), (call("rt_sigtimedwait", 1, 2, 3), Wait.TIMED),
+        (None, Wait.EXTERNAL),
+    ],
+)
+def test_other_calls(syscall: tuple[str, tuple[int, ...]] | None, kind: Wait) -> None:
+    assert classify_call(syscall, None, None, False, TTY).kind is kind
+
+
+KEY = TaskWait(Wait.TERMINAL)
+CHILD = TaskWait(Wait.RELATIVE)
+
+
+@pytest.mark.parametrize(
+    ("waits", "elsewhere", "verdict"),
+    [
+        ([KEY], False, Verdict.INPUT),
+        ([CHILD, KEY], False, Verdict.INPUT),  # a thread joins the reader; a shell waits for the job
+        ([KEY, TaskWait(Wait.RUNNING)], False, Verdict.WORKING),  # the main thread works, a thread listens
+        ([KEY, TaskWait(Wait.TIMED)], False, Verdict.WORKING),  # a relay while `sleep` runs inside
+        ([KEY, TaskWait(Wait.EXTERNAL)], False, Verdict.WORKING),  # a socket may wake it any moment
+        ([CHILD], False, Verdict.WORKING),  # nobody waits for a key
+        ([], False, Verdict.WORKING),
+        ([KEY, TaskWait(Wait.STOPPED)], False, Verdict.STOPPED),
+        ([KEY, TaskWait(Wait.HIDDEN)], False, Verdict.HIDDEN),
+        ([TaskWait(Wait.HIDDEN), TaskWait(Wait.RUNNING)], False, Verdict.WORKING),
+        ([TaskWait(Wait.EXTERNAL)], True, Verdict.INPUT),  # gpg on its agent's socket, pinentry on the terminal
+        ([TaskWait(Wait.RUNNING)], True, Verdict.WORKING),
+    ],
+)
+def test_judge(waits: list[TaskWait], elsewhere: bool, verdict: Verdict) -> None:
+    assert judge(waits, elsewhere)[0] is verdict
+
+
+def test_judge_gives_the_longest_keyboard_timeout() -> None:
+    assert judge([TaskWait(Wait.TERMINAL, 1.0), TaskWait(Wait.TERMINAL, 4.0), KEY]) == (Verdict.INPUT, 4.0)
+
+
+def test_descendants_cross_sessions() -> None:
+    processes = [
+        ProcessInfo(pid=10, comm="script", state="S", pgrp=10, session=1, ppid=1),
+        ProcessInfo(pid=11, comm="bash", state="S", pgrp=11, session=11, ppid=10),
+        ProcessInfo(pid=12, comm="sleep", state="S", pgrp=12, session=11, ppid=11),
+        ProcessInfo(pid=20, comm="other", state="S", pgrp=20, session=1, ppid=1),
+    ]
+    assert descendants(processes, {10}) == {10, 11, 12}
+
+
+def test_run_members_finds_what_left_the_session() -> None:
+    shell = ProcessInfo(pid=100, comm="bash", state="S", pgrp=100, session=100, ppid=50, start=1000)
+    processes = [
+        shell,
+        ProcessInfo(pid=101, comm="sleep", state="S", pgrp=101, session=100, ppid=100, start=1001),
+        ProcessInfo(pid=102, comm="setsid-child", state="S", pgrp=102, session=102, ppid=100, start=1002),
+        ProcessInfo(pid=103, comm="gpg-agent", state="S", pgrp=103, session=103, ppid=1, start=1003),
+        ProcessInfo(pid=104, comm="old-daemon", state="S", pgrp=104, session=104, ppid=1, start=900),
+        ProcessInfo(pid=105, comm="unrelated", state="S", pgrp=105, session=105, ppid=1, start=1004),
+    ]
+    marked = {103, 104}
+    found = run_members(processes, shell, {100}, lambda p: p.pid in marked)
+    assert [p.pid for p in found] == [101, 102, 103]  # 104 is older than the shell: not the run's
+
+
+def test_has_marker() -> None:
+    environ = b"PATH=/bin\0SAFE_RUN_RUN=abc\0HOME=/root\0"
+    assert has_marker(environ, "abc")
+    assert not has_marker(environ, "ab")
+
+
+def test_parse_epoll_targets() -> None:
+    fdinfo = "pos:\t0\nflags:\t02\ntfd:       20 events:       19 data: 14\ntfd:  16 events: 19 data: 10\n"
+    assert parse_epoll_targets(fdinfo) == [20, 16]
