@@ -206,6 +206,24 @@ class WroteJustBefore(FakeObserver):
         return super().observe()
 
 
+class LineEndsDuringTheLook(FakeObserver):
+    """The kernel's answer shows the shell back at its prompt, and the typed line leaves its status
+    just as the kernel is asked (its last builtin ran between the two): the status is read after
+    the look, so the shell seen reading is known to be past the line, not in a read of it."""
+
+    def __init__(self, status_file: Path, code: int, looks_before: int) -> None:
+        super().__init__([WORKING] * looks_before + [AT_PROMPT])
+        self._status_file = status_file
+        self._code = code
+        self._looks_before = looks_before
+
+    def observe(self, since: int | None = None) -> Observation | None:
+        if self._looks_before == 0:
+            self._status_file.write_text(f"{self._code}\n")
+        self._looks_before -= 1
+        return super().observe()
+
+
 class Played:
     """One run against the played shell."""
 
@@ -398,3 +416,13 @@ def test_the_shell_exiting_ends_the_command_with_the_shells_status(workdir: Path
     assert (result.status, result.completion_reason, result.exit_code) == (Status.COMPLETED, Reason.SHELL_EXITED, 3)
     assert result.output == "bye\n"  # bash's own word "exit" is taken back out
     assert not played.run.shell_alive()
+
+
+def test_one_look_is_gathered_kernel_first_then_the_terminal_then_the_lines_status(workdir: Path) -> None:
+    behaviours = {"unhook": Behaviour(b"went\r\n", ends=False)}
+    played = Played(workdir, behaviours, "unhook",
+                    observer=lambda terminal: LineEndsDuringTheLook(workdir / "status", 6, looks_before=10))
+    result = played.follow()
+    assert (result.status, result.completion_reason, result.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 6)
+    assert result.output == "went\n"
+    assert len(played.terminal.typed) == 1, "nothing was typed to ask"

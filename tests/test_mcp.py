@@ -7,7 +7,6 @@ for processes are bounded loops on real state (a pid file, a process gone), neve
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager

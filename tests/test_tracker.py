@@ -13,7 +13,8 @@ from safe_run.screen import ScreenTail
 from safe_run.sequences import Osc
 from safe_run.request import Timers
 from safe_run.tracker import (
-    Action, CommandTracker, Config, Downgraded, Finish, Lines, Output, Phase, Reinjected, Send, Waiting,
+    Action, CommandTracker, Config, Decision, Downgraded, Lines, Look, Output, Phase, Reinjected, Replacement, Send,
+    TrackerError, Waiting,
 )
 
 NONCE = "0123456789abcdef0123456789abcdef"
@@ -54,6 +55,11 @@ def tracker(integrated: bool = True, auto: bool = True, hold: bool = False, **ti
     return t
 
 
+def tick(t: CommandTracker, now: float, seen: Observation | None, status: int | None = None) -> list[Action]:
+    """A look: what the kernel sees, and the typed line's status when it left one."""
+    return t.look(now, Look(seen, status))
+
+
 def running(t: CommandTracker, at: float = T0) -> None:
     """Bring a rich tracker to the point where the command runs."""
     t.feed(b"user@host:~$ ", at)
@@ -71,12 +77,12 @@ def downgrades(actions: list[Action]) -> list[tuple[str, str, float]]:
     return [(a.downgrade.from_, a.downgrade.to, a.downgrade.at_s) for a in actions if isinstance(a, Downgraded)]
 
 
-def waits(actions: list[Action]) -> list[Finish]:
-    return [a.wait for a in actions if isinstance(a, Waiting)]
+def waits(actions: list[Action]) -> list[Decision]:
+    return [a.decision for a in actions if isinstance(a, Waiting)]
 
 
-def only_finish(actions: list) -> Finish:
-    assert len(actions) == 1 and isinstance(actions[0], Finish), actions
+def only_finish(actions: list) -> Decision:
+    assert len(actions) == 1 and isinstance(actions[0], Decision), actions
     return actions[0]
 
 
@@ -136,35 +142,35 @@ def test_forced_rich_strategy_reports_broken_integration_instead_of_guessing() -
 def test_integration_never_activating_is_decided_once_the_shell_waits_quietly() -> None:
     t = tracker(idle=0.5)
     t.feed(b"$ ", T0 + 0.05)
-    assert t.tick(T0 + 0.3, AT_PROMPT) == [], "not quiet long enough yet"
-    actions = t.tick(T0 + 0.6, AT_PROMPT)
+    assert tick(t, T0 + 0.3, AT_PROMPT) == [], "not quiet long enough yet"
+    actions = tick(t, T0 + 0.6, AT_PROMPT)
     assert sent(actions) == [Send(LINES.fallback, command_line=True)]
     assert [(f, to) for f, to, _ in downgrades(actions)] == [("rich", "none")]
 
 
 def test_shell_that_never_becomes_ready_is_an_error_at_the_activation_timeout() -> None:
     t = tracker(activation=3)
-    assert t.tick(T0 + 2.9, BUSY) == []
-    finish = only_finish(t.tick(T0 + 3.0, BUSY))
+    assert tick(t, T0 + 2.9, BUSY) == []
+    finish = only_finish(tick(t, T0 + 3.0, BUSY))
     assert finish.status is Status.ERROR and finish.stop
 
 
 def test_plain_shell_is_typed_to_as_soon_as_it_waits() -> None:
     t = tracker(integrated=False, idle=0.5)
     t.feed(b"$ ", T0)
-    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback, command_line=True)], "no integration was expected: nothing lost"
+    assert tick(t, T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback, command_line=True)], "no integration was expected: nothing lost"
 
 
 def test_without_the_kernel_a_prompt_on_screen_means_ready() -> None:
     t = tracker(integrated=False)
     t.feed(b"\r\nsh-5.2$ ", T0)
-    assert t.tick(T0 + 0.7, None) == [Send(LINES.fallback, command_line=True)]
+    assert tick(t, T0 + 0.7, None) == [Send(LINES.fallback, command_line=True)]
 
 
 def test_sentinel_d_ends_a_plain_run() -> None:
     t = tracker(integrated=False)
     t.feed(b"$ ", T0)
-    t.tick(T0 + 0.1, AT_PROMPT)
+    tick(t, T0 + 0.1, AT_PROMPT)
     t.feed(mark("C"), T0 + 0.2)
     t.feed(b"data\r\n", T0 + 0.3)
     finish = only_finish(t.feed(mark("D", "0"), T0 + 0.4))
@@ -176,7 +182,7 @@ def test_sentinel_d_ends_a_plain_run() -> None:
 def test_a_silent_command_that_still_runs_is_never_done(quiet: float) -> None:
     t = tracker()
     running(t)
-    assert all(t.tick(T0 + s, BUSY) == [] for s in range(1, quiet + 1))
+    assert all(tick(t, T0 + s, BUSY) == [] for s in range(1, quiet + 1))
     assert t.phase is Phase.RUNNING
 
 
@@ -184,8 +190,8 @@ def test_program_waiting_on_the_terminal_is_input_required() -> None:
     t = tracker(idle=0.5)
     running(t)
     t.feed(b"Python 3\r\n>>> ", T0 + 1)
-    assert t.tick(T0 + 1.2, READING) == [], "it only just printed"
-    finish = only_finish(t.tick(T0 + 1.6, READING))
+    assert tick(t, T0 + 1.2, READING) == [], "it only just printed"
+    finish = only_finish(tick(t, T0 + 1.6, READING))
     assert (finish.status, finish.reason, finish.stop) == (Status.INPUT_REQUIRED, Reason.INPUT_WAIT, True)
     assert finish.prompt == ">>>" and "python3" in (finish.message or "")
 
@@ -194,7 +200,7 @@ def test_full_screen_program_is_reported_as_such() -> None:
     t = tracker()
     running(t)
     t.feed(b"\x1b[?1049h\x1b[H\x1b[2Jline one\r\n\x1b[24;1H(END)", T0 + 1)
-    finish = only_finish(t.tick(T0 + 2, READING))
+    finish = only_finish(tick(t, T0 + 2, READING))
     assert (finish.status, finish.reason) == (Status.INPUT_REQUIRED, Reason.ALTERNATE_SCREEN)
     assert "(END)" in (finish.prompt or "")
 
@@ -203,7 +209,7 @@ def test_shell_builtin_read_is_input_required() -> None:
     t = tracker()
     running(t)
     t.feed(b"Your name: ", T0 + 1)
-    finish = only_finish(t.tick(T0 + 2, AT_PROMPT))
+    finish = only_finish(tick(t, T0 + 2, AT_PROMPT))
     assert finish.status is Status.INPUT_REQUIRED and finish.prompt == "Your name:"
 
 
@@ -211,11 +217,10 @@ def test_shell_back_at_its_prompt_without_marks_ends_by_the_lines_status_and_not
     t = tracker()
     running(t)
     t.feed(b"done\r\nuser@host:~$ ", T0 + 1)
-    t.status_written(7)
-    actions = t.tick(T0 + 2, AT_PROMPT)
+    actions = tick(t, T0 + 2, AT_PROMPT, status=7)
     assert sent(actions) == [] and downgrades(actions) == [("rich", "none", 2.0)]
     finish = actions[-1]
-    assert isinstance(finish, Finish)
+    assert isinstance(finish, Decision)
     assert (finish.status, finish.reason, finish.exit_code, finish.strategy) == (
         Status.COMPLETED, Reason.SENTINEL, 7, Strategy.NONE)
     assert t.output_text() == "done\n", "the prompt drawn after it is the shell's"
@@ -227,7 +232,7 @@ def test_the_shell_reading_before_its_line_left_a_status_is_the_commands_read() 
     t = tracker()
     running(t)
     t.feed(b"done\r\nuser@host:~$ ", T0 + 1)
-    finish = only_finish(t.tick(T0 + 2, AT_PROMPT))
+    finish = only_finish(tick(t, T0 + 2, AT_PROMPT))
     assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "user@host:~$")
 
 
@@ -235,8 +240,8 @@ def test_unanswered_status_question_still_completes_without_an_exit_code() -> No
     t = tracker(fetch=2)
     running(t)
     assert sent(t.feed(mark("A"), T0 + 2)) == [Send(LINES.status_query)], "a trusted prompt mark: the shell's own"
-    assert t.tick(T0 + 3.9, AT_PROMPT) == []
-    finish = only_finish(t.tick(T0 + 4.0, AT_PROMPT))
+    assert tick(t, T0 + 3.9, AT_PROMPT) == []
+    finish = only_finish(tick(t, T0 + 4.0, AT_PROMPT))
     assert finish.status is Status.COMPLETED and finish.exit_code is None and finish.message
 
 
@@ -245,7 +250,7 @@ def test_continuation_prompt_after_typing_is_a_syntax_error() -> None:
     t.feed(b"% ", T0)
     t.feed(mark("B"), T0)
     t.feed(b" RUN\r\ndquote> ", T0 + 0.1)
-    finish = only_finish(t.tick(T0 + 1, AT_PROMPT))
+    finish = only_finish(tick(t, T0 + 1, AT_PROMPT))
     assert (finish.status, finish.reason, finish.stop) == (Status.SYNTAX_ERROR, Reason.CONTINUATION_PROMPT, True)
     assert "double quote" in (finish.message or "")
 
@@ -255,16 +260,16 @@ def test_line_typed_but_never_started_is_an_error_not_a_completion() -> None:
     t.feed(b"$ ", T0)
     t.feed(mark("B"), T0)
     t.feed(b" RUN\r\nbash: __sr_start: command not found\r\n$ ", T0 + 0.1)
-    finish = only_finish(t.tick(T0 + 1, AT_PROMPT))
+    finish = only_finish(tick(t, T0 + 1, AT_PROMPT))
     assert finish.status is Status.ERROR
 
 
 def test_timeout_stops_the_command() -> None:
     t = tracker(timeout=2)
     running(t)
-    assert t.tick(T0 + 1.9, BUSY) == []
+    assert tick(t, T0 + 1.9, BUSY) == []
     assert t.next_deadline(T0 + 1.95) == pytest.approx(T0 + 2)
-    finish = only_finish(t.tick(T0 + 2, BUSY))
+    finish = only_finish(tick(t, T0 + 2, BUSY))
     assert (finish.status, finish.reason, finish.stop) == (Status.TIMEOUT, Reason.TIMEOUT, True)
 
 
@@ -272,8 +277,8 @@ def test_without_the_kernel_long_silence_stops_rather_than_claims_completion() -
     t = tracker(silence=30, no_output=10)
     running(t)
     t.feed(b"working...\r\n", T0 + 1)
-    assert t.tick(T0 + 30, None) == []
-    finish = only_finish(t.tick(T0 + 31, None))
+    assert tick(t, T0 + 30, None) == []
+    finish = only_finish(tick(t, T0 + 31, None))
     assert (finish.status, finish.reason) == (Status.TIMEOUT, Reason.EXECUTING_IDLE_FALLBACK)
 
 
@@ -281,9 +286,8 @@ def test_without_the_kernel_no_output_at_all_has_its_own_reason() -> None:
     t = tracker(silence=30, no_output=10)
     t.feed(b"$ ", T0)
     t.feed(mark("B"), T0)
-    t.clocks.output_since_typed = False
     t.feed(mark("C"), T0)
-    finish = only_finish(t.tick(T0 + 10, None))
+    finish = only_finish(tick(t, T0 + 10, None))
     assert (finish.status, finish.reason) == (Status.TIMEOUT, Reason.NO_OUTPUT_FALLBACK)
 
 
@@ -291,7 +295,7 @@ def test_without_the_kernel_a_question_on_screen_is_input_required() -> None:
     t = tracker()
     running(t)
     t.feed(b"Overwrite? [Y/n] ", T0 + 1)
-    assert only_finish(t.tick(T0 + 2, None)).status is Status.INPUT_REQUIRED
+    assert only_finish(tick(t, T0 + 2, None)).status is Status.INPUT_REQUIRED
 
 
 def test_shell_exit_after_the_command_started_is_its_end() -> None:
@@ -313,15 +317,15 @@ def test_interruption() -> None:
     running(t)
     finish = t.interrupted("SIGTERM")
     assert (finish.status, finish.reason, finish.stop) == (Status.INTERRUPTED, Reason.INTERRUPTED, True)
-    assert t.tick(T0 + 5, BUSY) == []
+    assert tick(t, T0 + 5, BUSY) == []
 
 
 def test_polling_slows_down_when_quiet() -> None:
     t = tracker()
     running(t)
-    t.tick(T0 + 0.5, BUSY)
+    tick(t, T0 + 0.5, BUSY)
     assert t.next_deadline(T0 + 0.5) == pytest.approx(T0 + 0.6)
-    t.tick(T0 + 5, BUSY)
+    tick(t, T0 + 5, BUSY)
     assert t.next_deadline(T0 + 5) == pytest.approx(T0 + 5.25)
 
 
@@ -329,7 +333,7 @@ def test_the_next_look_is_counted_from_the_last_one() -> None:
     """A loop woken more often than the looks (a status line's spinner) must not put them off."""
     t = tracker()
     running(t)
-    t.tick(T0 + 0.5, BUSY)
+    tick(t, T0 + 0.5, BUSY)
     for now in (T0 + 0.52, T0 + 0.55, T0 + 0.58, T0 + 0.61):
         assert t.next_deadline(now) == pytest.approx(T0 + 0.6)
 
@@ -341,8 +345,8 @@ def test_a_held_input_wait_is_reported_and_the_command_goes_on() -> None:
     t = tracker(hold=True, idle=0.5)
     running(t)
     t.feed(b">>> ", T0 + 1)
-    [wait] = waits(t.tick(T0 + 1.6, READING))
-    assert not [a for a in t.tick(T0 + 1.7, READING) if isinstance(a, Finish)], "the command goes on"
+    [wait] = waits(tick(t, T0 + 1.6, READING))
+    assert not [a for a in tick(t, T0 + 1.7, READING) if isinstance(a, Decision)], "the command goes on"
     assert (wait.status, wait.reason, wait.stop) == (Status.INPUT_REQUIRED, Reason.INPUT_WAIT, False)
     assert wait.prompt == ">>>" and "stopped" not in (wait.message or "")
 
@@ -351,13 +355,13 @@ def test_an_answer_clears_the_wait_and_the_next_wait_is_decided_quickly() -> Non
     t = tracker(hold=True, idle=0.5, answer=0.05)
     running(t)
     t.feed(b">>> ", T0 + 1)
-    assert waits(t.tick(T0 + 1.6, READING))
+    assert waits(tick(t, T0 + 1.6, READING))
     t.answered(T0 + 2)
     t.feed(b"print(1)\r\n1\r\n>>> ", T0 + 2.01)
-    assert t.tick(T0 + 2.02, READING) == [], "settling"
+    assert tick(t, T0 + 2.02, READING) == [], "settling"
     assert t.next_deadline(T0 + 2.02) == pytest.approx(T0 + 2.06), "woken when the answer settle ends"
-    assert t.tick(T0 + 2.04, READING) == [], "still settling"
-    [wait] = waits(t.tick(T0 + 2.07, READING))
+    assert tick(t, T0 + 2.04, READING) == [], "still settling"
+    [wait] = waits(tick(t, T0 + 2.07, READING))
     assert wait.prompt == ">>>"
 
 
@@ -365,16 +369,16 @@ def test_output_after_a_wait_means_it_is_no_longer_waiting() -> None:
     t = tracker(hold=True)
     running(t)
     t.feed(b"? ", T0 + 1)
-    assert waits(t.tick(T0 + 2, READING))
+    assert waits(tick(t, T0 + 2, READING))
     assert t.feed(b"working\r\n", T0 + 2.5) == [Output(b"working\r\n")], "output: the wait is over"
-    assert t.tick(T0 + 2.6, READING) == [], "no new wait before the quiet window passes"
+    assert tick(t, T0 + 2.6, READING) == [], "no new wait before the quiet window passes"
 
 
 def test_without_a_session_an_answer_settle_does_not_apply() -> None:
     t = tracker(hold=False, idle=0.5, answer=0.05)
     running(t)
     t.feed(b">>> ", T0 + 1)
-    assert t.tick(T0 + 1.1, READING) == []
+    assert tick(t, T0 + 1.1, READING) == []
 
 
 def test_stop_requested_ends_the_run_and_asks_for_the_command_to_be_stopped() -> None:
@@ -382,7 +386,7 @@ def test_stop_requested_ends_the_run_and_asks_for_the_command_to_be_stopped() ->
     running(t)
     finish = t.stop_requested()
     assert (finish.status, finish.reason, finish.stop) == (Status.INTERRUPTED, Reason.STOPPED, True)
-    assert t.tick(T0 + 5, BUSY) == []
+    assert tick(t, T0 + 5, BUSY) == []
 
 
 def test_command_output_is_passed_on_as_it_arrives() -> None:
@@ -402,7 +406,7 @@ def working(t: CommandTracker, seen: Observation, start: float, end: float, step
     at, ticks = start, 0
     while at <= end:
         ticks += 1
-        actions += t.tick(at, replace(seen, activity=((2, ticks),)))
+        actions += tick(t, at, replace(seen, activity=((2, ticks),)))
         at += step
     return actions
 
@@ -413,9 +417,9 @@ def test_cpu_time_keeps_a_terminal_reader_from_being_an_input_wait() -> None:
     running(t)
     assert working(t, READING, T0 + 0.1, T0 + 5) == []
     idle = replace(READING, activity=((2, 999),))
-    assert t.tick(T0 + 5.05, idle) == [], "its CPU time moved once more"
-    assert t.tick(T0 + 5.5, idle) == [], "idle only since 5.05"
-    finish = only_finish(t.tick(T0 + 5.6, idle))
+    assert tick(t, T0 + 5.05, idle) == [], "its CPU time moved once more"
+    assert tick(t, T0 + 5.5, idle) == [], "idle only since 5.05"
+    finish = only_finish(tick(t, T0 + 5.6, idle))
     assert finish.status is Status.INPUT_REQUIRED
 
 
@@ -424,8 +428,8 @@ def test_a_keyboard_poll_with_a_timeout_must_be_outlasted() -> None:
     t = tracker(idle=0.5)
     running(t)
     polling = replace(READING, wake_in=4.0)
-    assert all(t.tick(T0 + s / 10, polling) == [] for s in range(1, 45))
-    finish = only_finish(t.tick(T0 + 4.6, polling))
+    assert all(tick(t, T0 + s / 10, polling) == [] for s in range(1, 45))
+    finish = only_finish(tick(t, T0 + 4.6, polling))
     assert finish.status is Status.INPUT_REQUIRED
 
 
@@ -434,8 +438,8 @@ def test_a_stopped_foreground_is_reported_and_stopped() -> None:
     running(t)
     t.feed(b"before\r\n", T0 + 0.1)
     stopped = replace(BUSY, stopped="python3")
-    assert t.tick(T0 + 0.3, stopped) == [], "quiet first"
-    finish = only_finish(t.tick(T0 + 0.7, stopped))
+    assert tick(t, T0 + 0.3, stopped) == [], "quiet first"
+    finish = only_finish(tick(t, T0 + 0.7, stopped))
     assert (finish.status, finish.reason, finish.stop) == (Status.INTERRUPTED, Reason.PROCESS_STOPPED, True)
     assert "python3" in (finish.message or "")
 
@@ -443,7 +447,7 @@ def test_a_stopped_foreground_is_reported_and_stopped() -> None:
 def test_a_stopped_shell_says_so() -> None:
     t = tracker()
     running(t)
-    finish = only_finish(t.tick(T0 + 1, replace(AT_PROMPT, waiting_for_terminal=False, stopped="bash")))
+    finish = only_finish(tick(t, T0 + 1, replace(AT_PROMPT, waiting_for_terminal=False, stopped="bash")))
     assert finish.reason is Reason.PROCESS_STOPPED and "the shell itself" in (finish.message or "")
 
 
@@ -454,7 +458,7 @@ def test_a_hidden_program_with_a_question_at_the_cursor_is_an_input_wait() -> No
     t = tracker()
     running(t)
     t.feed(b"Password: ", T0 + 0.1)
-    finish = only_finish(t.tick(T0 + 0.7, HIDDEN))
+    finish = only_finish(tick(t, T0 + 0.7, HIDDEN))
     assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "Password:")
     assert "su" in (finish.message or "")
 
@@ -463,8 +467,8 @@ def test_a_hidden_program_without_a_question_is_left_to_the_timers() -> None:
     t = tracker(silence=30)
     running(t)
     t.feed(b"working\r\n", T0 + 0.1)
-    assert all(t.tick(T0 + s, HIDDEN) == [] for s in range(1, 30))
-    finish = only_finish(t.tick(T0 + 30.2, HIDDEN))
+    assert all(tick(t, T0 + s, HIDDEN) == [] for s in range(1, 30))
+    finish = only_finish(tick(t, T0 + 30.2, HIDDEN))
     assert (finish.status, finish.reason) == (Status.TIMEOUT, Reason.EXECUTING_IDLE_FALLBACK)
 
 
@@ -486,7 +490,7 @@ def test_a_reader_in_another_session_is_named() -> None:
     t = tracker()
     running(t)
     t.feed(b"Passphrase: ", T0 + 0.1)
-    finish = only_finish(t.tick(T0 + 0.7, replace(READING, foreground_command="gpg", reader="pinentry")))
+    finish = only_finish(tick(t, T0 + 0.7, replace(READING, foreground_command="gpg", reader="pinentry")))
     assert finish.status is Status.INPUT_REQUIRED and "pinentry" in (finish.message or "")
 
 
@@ -501,16 +505,15 @@ def test_the_line_editor_is_no_evidence_of_the_prompt() -> None:
     t = tracker()
     running(t)
     t.feed(b"broke\r\n$ ", T0 + 0.1)
-    waiting = only_finish(t.tick(T0 + 0.7, LINE_EDITOR))
+    waiting = only_finish(tick(t, T0 + 0.7, LINE_EDITOR))
     assert waiting.status is Status.INPUT_REQUIRED
 
     t = tracker()
     running(t)
     t.feed(b"broke\r\n$ ", T0 + 0.1)
-    t.status_written(0)
-    actions = t.tick(T0 + 0.7, LINE_EDITOR)
+    actions = tick(t, T0 + 0.7, LINE_EDITOR, status=0)
     finish = actions[-1]
-    assert sent(actions) == [] and isinstance(finish, Finish)
+    assert sent(actions) == [] and isinstance(finish, Decision)
     assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 0)
     assert t.output_text() == "broke\n"
 
@@ -519,7 +522,7 @@ def test_a_canonical_read_is_an_input_wait_even_when_it_shows_the_prompt() -> No
     t = tracker()
     running(t)
     t.feed(b"user@host:~$ ", T0 + 0.1)
-    finish = only_finish(t.tick(T0 + 0.7, AT_PROMPT))
+    finish = only_finish(tick(t, T0 + 0.7, AT_PROMPT))
     assert finish.status is Status.INPUT_REQUIRED
 
 
@@ -527,32 +530,30 @@ def test_without_a_mode_to_tell_nothing_is_typed_into_a_prompt_like_read() -> No
     """dash: its prompt reads like a `read`; a `read -p 'name$ '` once got the status question."""
     t = tracker(integrated=False)
     t.feed(b"$ ", T0)
-    assert t.tick(T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback, command_line=True)]
+    assert tick(t, T0 + 0.06, AT_PROMPT) == [Send(LINES.fallback, command_line=True)]
     t.feed(mark("C"), T0 + 0.07)
     t.feed(b"name$ ", T0 + 0.1)
-    finish = only_finish(t.tick(T0 + 0.7, AT_PROMPT))
+    finish = only_finish(tick(t, T0 + 0.7, AT_PROMPT))
     assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "name$")
 
 
 def test_the_status_file_ends_a_run_whose_end_mark_went_astray() -> None:
     t = tracker(integrated=False)
     t.feed(b"$ ", T0)
-    t.tick(T0 + 0.06, AT_PROMPT)
+    tick(t, T0 + 0.06, AT_PROMPT)
     t.feed(mark("C"), T0 + 0.07)
-    t.status_written(3)
-    assert t.tick(T0 + 0.3, AT_PROMPT) == [], "the terminal's D gets the idle window to arrive"
-    finish = only_finish(t.tick(T0 + 0.6, AT_PROMPT))
+    assert tick(t, T0 + 0.3, AT_PROMPT, status=3) == [], "the terminal's D gets the idle window to arrive"
+    finish = only_finish(tick(t, T0 + 0.6, AT_PROMPT))
     assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 3)
 
 
 def test_the_status_file_is_ignored_once_d_arrived() -> None:
     t = tracker(integrated=False)
     t.feed(b"$ ", T0)
-    t.tick(T0 + 0.06, AT_PROMPT)
+    tick(t, T0 + 0.06, AT_PROMPT)
     t.feed(mark("C"), T0 + 0.07)
     finish = only_finish(t.feed(mark("D", "0"), T0 + 0.1))
-    t.status_written(0)
-    assert finish.exit_code == 0 and t.tick(T0 + 1, AT_PROMPT) == []
+    assert finish.exit_code == 0 and tick(t, T0 + 1, AT_PROMPT, status=0) == []
 
 
 def test_a_nonce_whose_case_the_terminal_changed_is_still_this_runs() -> None:
@@ -567,10 +568,10 @@ def test_without_the_kernel_a_plain_shells_prompt_like_line_is_the_commands_own(
     """Without integration the typed line ends with its own end mark: a prompt before it is a `read`."""
     t = tracker(integrated=False)
     t.feed(b"$ ", T0)
-    assert t.tick(T0 + 0.7, None) == [Send(LINES.fallback, command_line=True)]
+    assert tick(t, T0 + 0.7, None) == [Send(LINES.fallback, command_line=True)]
     t.feed(mark("C"), T0 + 0.71)
     t.feed(b"go> ", T0 + 0.8)
-    finish = only_finish(t.tick(T0 + 1.5, None))
+    finish = only_finish(tick(t, T0 + 1.5, None))
     assert (finish.status, finish.prompt) == (Status.INPUT_REQUIRED, "go>")
 
 
@@ -579,7 +580,7 @@ def test_a_read_after_stty_icanon_is_still_a_read() -> None:
     t = tracker()
     running(t)
     t.feed(b"$ ", T0 + 0.1)
-    finish = only_finish(t.tick(T0 + 0.7, replace(AT_PROMPT, canonical=False)))
+    finish = only_finish(tick(t, T0 + 0.7, replace(AT_PROMPT, canonical=False)))
     assert finish.status is Status.INPUT_REQUIRED
 
 
@@ -601,7 +602,7 @@ def live_tracker() -> CommandTracker:
     return t
 
 
-def finish_rich(t: CommandTracker, at: float, code: str = "0", prompt_back: bool = True) -> Finish:
+def finish_rich(t: CommandTracker, at: float, code: str = "0", prompt_back: bool = True) -> Decision:
     """The integrated command ends by its D, and the next prompt (A, B) is drawn."""
     finish = only_finish(t.feed(mark("D", code), at))
     if prompt_back:
@@ -656,8 +657,8 @@ def test_no_prompt_mark_after_a_command_heals_once_the_shell_waits() -> None:
     finish_rich(t, T0 + 0.1, prompt_back=False)  # a command that reset PS1 and the hooks' marks
     assert next_cycle(t, T0 + 1) == []
     t.feed(b"$ ", T0 + 1.01)
-    assert t.tick(T0 + 1.2, LINE_EDITOR) == [], "not quiet long enough"
-    assert t.tick(T0 + 1.6, LINE_EDITOR) == [Send(HEALING.heal, command_line=True)]
+    assert tick(t, T0 + 1.2, LINE_EDITOR) == [], "not quiet long enough"
+    assert tick(t, T0 + 1.6, LINE_EDITOR) == [Send(HEALING.heal, command_line=True)]
 
 
 def test_a_shell_replaced_by_one_without_integration_is_followed_by_the_fallback_and_says_why() -> None:
@@ -667,7 +668,7 @@ def test_a_shell_replaced_by_one_without_integration_is_followed_by_the_fallback
     plain = Config(nonce=NONCE, lines=LINES, hold_on_input=True)
     actions = next_cycle(t, T0 + 1, plain, "dash")
     assert [to for _, to, _ in downgrades(actions)] == ["none"] and not sent(actions)
-    assert t.tick(T0 + 1.1, AT_PROMPT) == [Send(LINES.fallback, command_line=True)]
+    assert tick(t, T0 + 1.1, AT_PROMPT) == [Send(LINES.fallback, command_line=True)]
     t.feed(mark("C"), T0 + 1.15)
     finish = only_finish(t.feed(mark("D", "2"), T0 + 1.2))
     assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.SENTINEL, 2, Strategy.NONE)
@@ -686,7 +687,7 @@ def test_a_shell_replaced_by_another_integrated_shell_gets_its_integration_loade
 def test_the_next_command_cannot_start_before_the_last_is_decided() -> None:
     t = live_tracker()
     running(t)
-    with pytest.raises(AssertionError):
+    with pytest.raises(TrackerError):
         next_cycle(t, T0 + 1)
 
 
@@ -696,9 +697,57 @@ def test_a_shell_replaced_mid_command_ends_it_and_nothing_is_asked_of_the_new_on
     running(t)
     t.feed(b"% ", T0 + 0.1)
     dash = Config(nonce=NONCE, lines=LINES)
-    actions = t.shell_replaced(T0 + 0.7, dash, "dash")
+    actions = t.look(T0 + 0.7, Look(AT_PROMPT, replaced=Replacement(dash, "dash")))
     assert sent(actions) == [] and downgrades(actions) == [("rich", "none", 0.7)]
     finish = actions[-1]
-    assert isinstance(finish, Finish)
+    assert isinstance(finish, Decision)
     assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.FOREGROUND_RETURNED, None)
     assert t.output_text() == ""
+
+
+# ---- the table ---------------------------------------------------------------------------------------
+
+
+def test_a_late_end_mark_before_the_start_mark_is_the_command_befores_and_the_line_still_ends() -> None:
+    """A trusted D;0 while the line is typed but before its C is a late mark of the command
+    before: ignored, and the line's own C and D decide; a line whose C never comes ends by its
+    status, never as "the shell did not run the command line"."""
+    t = tracker()
+    running_before_c(t)
+    assert t.feed(mark("D", "0"), T0 + 0.1) == []
+    assert t.phase is Phase.TYPED
+    t.feed(mark("C"), T0 + 0.2)
+    t.feed(b"out\r\n", T0 + 0.3)
+    decision = only_finish(t.feed(mark("D", "5"), T0 + 0.4))
+    assert (decision.reason, decision.exit_code) == (Reason.SHELL_INTEGRATION, 5)
+
+    t = tracker()
+    running_before_c(t)
+    t.feed(mark("D", "0"), T0 + 0.1)
+    actions = tick(t, T0 + 1, AT_PROMPT, status=4)
+    assert isinstance(actions[-1], Decision)
+    assert (actions[-1].status, actions[-1].reason, actions[-1].exit_code) == (Status.COMPLETED, Reason.SENTINEL, 4)
+
+
+def running_before_c(t: CommandTracker) -> None:
+    t.feed(b"user@host:~$ ", T0)
+    assert t.feed(mark("B"), T0) == [Send(LINES.integrated, command_line=True)]
+
+
+def test_an_event_that_cannot_happen_in_a_phase_is_a_bug_not_a_silent_drop() -> None:
+    t = tracker()
+    running(t)
+    only_finish(t.feed(mark("D", "0"), T0 + 0.1))
+    with pytest.raises(TrackerError):
+        t.shell_exited(0)  # the loop reports an exit only while the command is followed
+    with pytest.raises(TrackerError):
+        t.stop_requested()
+
+
+def test_every_pair_of_phase_and_mark_is_handled_or_ignored_on_purpose() -> None:
+    from safe_run.tracker import HANDLERS, IGNORED
+
+    for phase in Phase:
+        for kind in ("A", "B", "C", "D", "R", "X"):
+            pair = (phase, f"mark {kind}")
+            assert (pair in HANDLERS) != (pair in IGNORED), pair

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .interrupts import Wakeup
-from .tracker import Finish
+from .tracker import Decision
 
 
 class Followed(Protocol):
     """What the loop drives: one step at a time, and a stop when someone asks for one."""
 
-    def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Finish | None: ...
+    def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Decision | None: ...
 
     def interrupt(self, signum: int) -> None: ...
 
@@ -37,7 +37,7 @@ class Watcher(Protocol):
         """Act after a step; a signal number asks the run to stop as that signal would."""
 
 
-def follow(run: Followed, wakeup: Wakeup, watcher: Watcher | None = None) -> Finish:
+def follow(run: Followed, wakeup: Wakeup, watcher: Watcher | None = None) -> Decision:
     """Drive `run` until its command is decided, and return the decision."""
     while True:
         timeout = None if watcher is None else watcher.wait_time()

@@ -18,12 +18,12 @@ import struct
 import sys
 import termios
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
 from .evidence import (
-    GONE_STATES, MARKER_VAR, MAX_POLL_FDS, POLL_CALLS, READ_CALLS, STOPPED_STATES, SYSCALL_TABLES, Observation,
+    GONE_STATES, MAX_POLL_FDS, POLL_CALLS, READ_CALLS, STOPPED_STATES, SYSCALL_TABLES, Observation,
     ProcessInfo, Syscall, TaskWait, Verdict, Wait, classify_call, descendants, has_marker, is_terminal, judge,
     parse_epoll_targets, parse_stat, parse_syscall, parse_tty_index, run_members, session_members,
 )

@@ -26,7 +26,7 @@ from .kernel import KernelObserver, ObserverLike, boot_ticks
 from .output import HeadTail
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
-from .sequences import Osc, SequenceParser, decode_mark
+from .sequences import SequenceParser
 from .shells import posix
 from .shells.kind import ShellKind
 from .shells.registry import is_shell, kind_of
@@ -34,7 +34,8 @@ from .syntax import check_syntax
 from .terminal import Terminal, TerminalError, TerminalLike
 from .request import RunRequest
 from .tracker import (
-    Action, CommandTracker, Config, Downgraded, Finish, Lines, Output, Phase, Reinjected, Send, Waiting,
+    Action, CommandTracker, Config, Decision, Downgraded, Lines, Look, Output, Phase, Reinjected, Replacement, Send,
+    Waiting,
 )
 from .transcript import Transcript
 from .workdir import private_workdir
@@ -117,7 +118,7 @@ class Run:
         launch = _launch(kind, setup, request.strategy)
         rows, cols = request.size
         self.tracker = CommandTracker(
-            config=_config(setup.nonce, launch.lines, request),
+            config=_config(setup.nonce, launch.lines, request, launch.exit_word),
             capture=_capture(request),
             screen=ScreenTail(cols, rows),
             strategy=_first_strategy(request.strategy, launch.integrated),
@@ -126,7 +127,6 @@ class Run:
         )
         self._parser = SequenceParser()
         self._status_file = posix.status_file(setup)
-        self._exit_word = launch.exit_word
         marker = os.urandom(8).hex()  # finds what the command started in other sessions
         shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
         self.terminal = start_terminal(launch.argv, shell_env, cwd, rows, cols)
@@ -137,14 +137,13 @@ class Run:
         """What each command of the shell reports for itself alone."""
         self.request = request
         self.started_at = self._clock()
-        self.finish: Finish | None = None
+        self.finish: Decision | None = None
         self.killed: list[Killed] = []
         self.signal_name: str | None = None
         self.downgrades: list[Downgrade] = []
         self.reinjected: list[Reinjection] = []
-        self.waiting: Finish | None = None
+        self.waiting: Decision | None = None
         self._typed: int | None = None  # when the command line was typed (clock ticks since boot)
-        self._exit_word_end: int | None = None
         self._stopped = False
 
     def _check(self, command: str, command_file: Path) -> None:
@@ -196,13 +195,12 @@ class Run:
             )
         self.shell = ShellInfo(name=kind.name, path=program)
         self._shell_argv = argv
-        self._exit_word = b""
         setup = replace(self._setup, shell_path=program)
         live_lines = kind.live_lines if self.request.strategy != "none" else None
         lines = live_lines(setup) if live_lines is not None else posix.lines(setup, b"")
         return _config(setup.nonce, lines, self.request), kind.name
 
-    def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Finish | None:
+    def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Decision | None:
         """Wait at most `timeout` seconds for something to happen (or a wake fd) and act on it."""
         if self.finish is not None:
             return self.finish
@@ -217,20 +215,31 @@ class Run:
                 self._consume(chunk)
             if self.finish is None:
                 self._consume_tail()
-                status = self.terminal.exit_status()
-                self.finish = self.tracker.shell_exited(status)
-                self._take_back_exit_word(self.finish, status)
+                self.finish = self.tracker.shell_exited(self.terminal.exit_status())
         if self.finish is None and deadline is not None and self._clock() >= deadline:
-            seen = self.look()
-            self._take_written_before_the_look()
-            # After the look: a status written since means the line was over; none means it still
-            # ran when the kernel was asked, so a shell seen reading then was in the command's read.
-            self._read_status_file()
-            if self.finish is None and seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal:
-                seen = self._notice_replacement(seen)
-            if self.finish is None:
-                self._act(self.tracker.tick(self._clock(), seen))
+            self.take_a_look()
         return self.finish
+
+    def take_a_look(self) -> Observation | None:
+        """Gather one evidence record and hand it to the tracker; what the kernel saw in it.
+
+        Always in this order. The kernel first. Then what is already in the terminal, fed before
+        the record: written before the look, it must count as output (and restart the quiet time)
+        before anything is decided on that look. Then the typed line's status file: one written
+        after the look means the line was over; none means it still ran when the kernel was asked,
+        so a shell seen reading then was in the command's own read. Last, when the shell's process
+        waits on the terminal, what runs in it now (a program or another shell `exec`ed there).
+        """
+        seen = self.kernel.observe(self._typed) if self.kernel.available else None
+        self._take_written_before_the_look()
+        if self.finish is not None:
+            return seen
+        program, replaced = None, None
+        if seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal:
+            program, replaced = self._in_the_shells_process()
+        look = Look(seen, self._status_in_file(), program, replaced)
+        self._act(self.tracker.look(self._clock(), look))
+        return seen
 
     def _take_written_before_the_look(self) -> None:
         """What the command wrote before the kernel was looked at is in the terminal by now, though
@@ -239,21 +248,20 @@ class Run:
         for chunk in self.terminal.drain(PENDING_READS):
             self._consume(chunk)
 
-    def _notice_replacement(self, seen: Observation) -> Observation:
+    def _in_the_shells_process(self) -> tuple[str | None, Replacement | None]:
         """The shell's process waits on the terminal: is it still the shell?
 
-        A command that replaced it by another shell (`exec dash`) has ended once that one waits.
-        One that replaced it by a program (`exec python3`) is still running, and the program is
-        what waits: it is never mistaken for a prompt to type into.
+        A command that replaced it by a program (`exec python3`) is still running, and the program
+        is what waits (its name is the first answer): it is never mistaken for a prompt to type
+        into. One that replaced it by another shell (`exec dash`) has ended once that one waits.
         """
         program = self.kernel.program()
         if program is not None and not is_shell(kind_of(program)):
-            return replace(seen, shell_in_foreground=False, foreground_command=os.path.basename(program))
-        if self.tracker.phase is Phase.RUNNING:
-            replaced = self._replacement()
-            if replaced is not None:
-                self._act(self.tracker.shell_replaced(self._clock(), *replaced))
-        return seen
+            return os.path.basename(program), None
+        if self.tracker.phase is not Phase.RUNNING:
+            return None, None
+        replaced = self._replacement()
+        return None, None if replaced is None else Replacement(*replaced)
 
     def wait_between_commands(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> bool:
         """Between two commands of a live shell: take what it prints (its prompt, background jobs'
@@ -263,10 +271,6 @@ class Run:
         if ready.readable:
             self._consume(self.terminal.read())
         return not ready.exited
-
-    def look(self) -> Observation | None:
-        """What the kernel sees of the command now; None where it cannot tell."""
-        return self.kernel.observe(self._typed) if self.kernel.available else None
 
     def set_output(self, on_output: Callable[[bytes], None] | None) -> None:
         """Where the next command's output goes as it arrives."""
@@ -393,13 +397,8 @@ class Run:
             signal=self.signal_name,
         )
 
-    def _read_status_file(self) -> None:
-        """The exit status the typed line wrote, once it is there: the line is over."""
-        status = self._status_in_file()
-        if status is not None:
-            self.tracker.status_written(status)
-
     def _status_in_file(self) -> int | None:
+        """The exit status the typed line wrote, once it is there: the line is over."""
         try:
             text = self._status_file.read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
@@ -430,22 +429,6 @@ class Run:
         now = self._clock()
         for item in self._parser.feed(chunk):
             self._act(self.tracker.feed(item, now))
-            if isinstance(item, Osc):
-                self._note_exit_word(item)
-
-    def _note_exit_word(self, osc: Osc) -> None:
-        """The shell announced that its own word on exit ends here (see `Launch.exit_word`)."""
-        mark = decode_mark(osc)
-        if (
-            mark is not None and mark.family == 633 and mark.kind == "X" and mark.args == (self.tracker.nonce,)
-            and self.tracker.phase is Phase.RUNNING
-        ):
-            self._exit_word_end = self.tracker.capture.total
-
-    def _take_back_exit_word(self, finish: Finish, status: int) -> None:
-        """Only a shell that exited by itself printed the word: one killed by a signal did not."""
-        if self._exit_word_end is not None and status < 128 and finish.reason is Reason.SHELL_EXITED:
-            self.tracker.capture.retract(self._exit_word, self._exit_word_end)
 
     def _consume_tail(self) -> None:
         now = self._clock()
@@ -471,7 +454,7 @@ class Run:
             elif isinstance(action, Downgraded):
                 self.downgrades.append(action.downgrade)
             elif isinstance(action, Waiting):
-                self.waiting = action.wait
+                self.waiting = action.decision
             elif isinstance(action, Reinjected):
                 self.reinjected.append(Reinjection(action.reason, action.at_s))
             elif self.finish is None:
@@ -572,12 +555,13 @@ def _launch(kind: ShellKind, setup: shells.RunSetup, strategy: str) -> shells.La
     return kind.plain_launch(setup)
 
 
-def _config(nonce: str, lines: Lines, request: RunRequest) -> Config:
+def _config(nonce: str, lines: Lines, request: RunRequest, exit_word: bytes = b"") -> Config:
     return Config(
         nonce=nonce,
         lines=lines,
         allow_downgrade=request.strategy == "auto",
         hold_on_input=request.hold_on_input,
+        exit_word=exit_word,
     )
 
 

@@ -1,15 +1,16 @@
 """Following one command through the shell, from evidence to a decision.
 
-Pure: the run loop feeds parsed output and marks, kernel observations, the shell's exit, signals
-and the current time; the tracker answers with actions. Nothing here reads a clock or a file
-descriptor, so every order of events can be tested in microseconds.
+Pure: the run loop feeds parsed output and marks, one evidence record per look (`Look`: what the
+kernel sees, the typed line's status, whether the shell's process was replaced), the shell's exit,
+stop requests and the current time; the tracker answers with actions. Nothing here reads a clock
+or a file descriptor, so every order of events is tested in microseconds.
 
 The evidence, strongest first:
   rich   this run's nonce-marked C and D frame the command and carry its exit code;
   basic  a nonce-marked prompt comes back but D did not: the exit code is asked for afterwards;
   none   no integration: the line typed brackets the command with nonce-marked C and D itself;
   and under all three, the typed line's own end: every line leaves the command's exit status in
-  a file once the command is over (`status_written`), whatever the command did to the hooks.
+  a file once the command is over (`Look.status`), whatever the command did to the hooks.
 The run is called completed only on such evidence. Timers alone never complete a run: when they
 fire they stop the command and say so (status timeout, with the timer as the reason).
 
@@ -22,17 +23,12 @@ read is the command's own, an input wait. A line's status is there even when the
 the integration (cleared PROMPT_COMMAND, a new PS1, output sent elsewhere), so that end is still
 seen without asking.
 
-Input waits follow the rule in `kernel`: every task of the foreground waits on a key or on the
-others, and the whole foreground stayed silent (no output, no CPU) for the idle window, and for
-longer than the timeout of any keyboard poll among them. A stopped foreground or shell is an answer
-of its own; a foreground the kernel cannot see into (setuid programs) is an input wait only with
-a question on the cursor line.
-
-One tracker follows every command of one shell: after a `Finish`, `start_next_cycle` takes the
-next. Before typing it, the tracker knows whether the last command left the integration whole
-(its D came, then the next prompt's B); if not, the command's line first loads the integration
-into the live shell again (`Lines.heal`, which announces itself with an R mark), and a shell
-replaced by another (`exec zsh`) gets that shell's own lines.
+How it is built (h11's shape): every input is an event of a kind (`output`, a mark's letter,
+`look`, `exit`, `stop`...), and `HANDLERS` maps each (phase, kind) to the one method that handles
+it, with the pairs ignored on purpose listed in `IGNORED`, each with its reason; any other pair
+is a bug and raises. Phases move only through `_enter`, along `MOVES`. What one command needs is
+a `Command`, made anew for each (`start_next_cycle`); what lasts for the shell (its config, the
+health of its integration, whether its prompt is back) stays on the tracker.
 
 Marks without this run's nonce (a command printing `ESC ] 633 ; D ; 0 BEL`, a prompt theme's own
 133 sequences) are escape sequences in the output and are dropped with the other escapes.
@@ -40,12 +36,13 @@ Marks without this run's nonce (a command printing `ESC ] 633 ; D ; 0 BEL`, a pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from .evidence import Observation
-from .request import Timers
 from .output import HeadTail
+from .request import Timers
 from .result import Downgrade, Reason, Status, Strategy
 from .screen import ScreenTail, continuation_prompt, input_prompt, looks_like_prompt
 from .sequences import Mark, Osc, decode_mark
@@ -60,6 +57,20 @@ class Phase(Enum):
     RUNNING = "running"  # between C and the end: output belongs to the command
     FETCHING = "fetching"  # the command ended without D; its exit code was asked for
     DONE = "done"  # this command is decided; the shell may take the next one (`start_next_cycle`)
+
+
+# Where each phase may go next.
+MOVES = {
+    Phase.STARTING: {Phase.TYPED, Phase.DONE},
+    Phase.TYPED: {Phase.RUNNING, Phase.DONE},
+    Phase.RUNNING: {Phase.FETCHING, Phase.DONE},
+    Phase.FETCHING: {Phase.DONE},
+    Phase.DONE: {Phase.STARTING},
+}
+
+
+class TrackerError(Exception):
+    """An event came in a phase where it cannot happen: a bug in the loop that drives the tracker."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,34 @@ class Config:
     allow_downgrade: bool = True
     # In a session an input wait is reported with `Waiting` and the command goes on, to be answered.
     hold_on_input: bool = False
+    # What the shell itself prints when the command exits it, announced right after by an X mark
+    # so that it can be taken back out of the command's output (bash's "exit").
+    exit_word: bytes = b""
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """The shell's process now runs another shell (the command `exec`ed it): its config, its name."""
+
+    config: Config
+    by: str
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look at the evidence, gathered in this order: what was already in the terminal is read
+    first (fed before this), then the kernel, then the typed line's status file.
+
+    `seen`: the kernel's observation (None where it cannot tell). `status`: the exit status the
+    typed line left (None: the line still runs, or never wrote one). `program`: a program that is
+    no shell now runs in the shell's process (`exec python3`), seen waiting on the terminal.
+    `replaced`: a new shell runs in the shell's process (`exec zsh`), seen waiting.
+    """
+
+    seen: Observation | None
+    status: int | None = None
+    program: str | None = None
+    replaced: Replacement | None = None
 
 
 @dataclass(frozen=True)
@@ -97,8 +136,9 @@ class Send:
 
 
 @dataclass(frozen=True)
-class Finish:
-    """The run is decided. `stop` asks the loop to end the foreground command first."""
+class Decision:
+    """What the command came to: its end, an input wait (held in a session: see `Waiting`), or a
+    stop. `stop` asks the loop to end the foreground command first."""
 
     status: Status
     reason: Reason
@@ -127,7 +167,7 @@ class Downgraded:
 class Waiting:
     """A held input wait (sessions): the command goes on and waits for an answer; any output ends it."""
 
-    wait: Finish
+    decision: Decision
 
 
 @dataclass(frozen=True)
@@ -138,7 +178,7 @@ class Reinjected:
     at_s: float
 
 
-Action = Send | Finish | Output | Downgraded | Waiting | Reinjected
+Action = Send | Decision | Output | Downgraded | Waiting | Reinjected
 
 # What a reader is told when the end was not the integration's own D (or the shell's exit).
 FALLBACK_ENDS = {
@@ -167,30 +207,60 @@ class Clocks:
 
 
 @dataclass
+class Command:
+    """What following one command needs, made anew for each command of the shell."""
+
+    timers: Timers
+    capture: HeadTail
+    strategy: Strategy
+    started_integrated: bool
+    clocks: Clocks
+    phase: Phase = Phase.STARTING
+    ready_prompt: str = ""  # the cursor line when the command line was typed
+    prompt_after: str = ""  # a prompt seen only on the screen, so it went into the capture
+    status: int | None = None  # the exit status the typed line left in its file
+    healing: str | None = None  # the reason given to the heal line typed for this command
+    exit_word_end: int | None = None  # where the shell's own word on exit ends in the capture (X)
+
+
 class CommandTracker:
     """Decides when the command ran, when it ended, how, and with which exit code."""
 
-    config: Config
-    capture: HeadTail
-    screen: ScreenTail
-    strategy: Strategy
-    integrated: bool
-    timers: Timers
-    started_integrated: bool = False
-    phase: Phase = Phase.STARTING
-    startup: HeadTail = field(default_factory=lambda: HeadTail(0, STARTUP_TAIL_BYTES))
-    clocks: Clocks | None = None
-    ready_prompt: str = ""
-    _prompt_after: str = ""  # a prompt seen only on the screen, so it went into the capture
-    _status_written: int | None = None  # the exit status the typed line wrote to its file
-    _pending: list[Action] = field(default_factory=list)  # effects decided on the way, returned next
-    # Between commands: the shell's next prompt mark came, and whether the integration held.
-    _cycle: int = 1
-    _first_strategy: Strategy = Strategy.RICH
-    _prompt_ready: bool = False
-    _broken: str | None = None  # why the integration must be loaded again before the next command
-    _healing: str | None = None  # the reason given to the heal line typed for this command
-    _lost: str | None = None  # why a shell that started with integration has none any more
+    def __init__(
+        self, config: Config, capture: HeadTail, screen: ScreenTail, strategy: Strategy, integrated: bool,
+        timers: Timers,
+    ) -> None:
+        self.config = config
+        self.screen = screen
+        # The integration's health, which lasts across commands: whether the shell has it now,
+        # why it must be loaded again before the next command, why it is gone for good.
+        self.integrated = integrated
+        self._first_strategy = strategy
+        self._broken: str | None = None
+        self._lost: str | None = None
+        self._prompt_ready = False  # the shell's prompt mark came after the last command line
+        self._cycle = 1
+        self._pending: list[Action] = []  # effects decided on the way, returned next
+        self.startup = HeadTail(0, STARTUP_TAIL_BYTES)
+        self.command = Command(timers, capture, strategy, integrated, Clocks(0.0, 0.0))
+
+    # ---- what callers read --------------------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        return self.command.phase
+
+    @property
+    def strategy(self) -> Strategy:
+        return self.command.strategy
+
+    @property
+    def capture(self) -> HeadTail:
+        return self.command.capture
+
+    @property
+    def nonce(self) -> str:
+        return self.config.nonce
 
     @property
     def prompt_drawn(self) -> bool:
@@ -199,21 +269,32 @@ class CommandTracker:
 
     def output_text(self) -> str:
         """The command's output, without a prompt that only the screen told apart from it."""
-        text = self.capture.text()
-        if self._prompt_after and text.endswith(self._prompt_after):
-            return text[: -len(self._prompt_after)]
-        return text
+        text = self.command.capture.text()
+        after = self.command.prompt_after
+        return text[: -len(after)] if after and text.endswith(after) else text
 
-    # ---- inputs -------------------------------------------------------------------------------
+    def next_deadline(self, now: float) -> float | None:
+        """When the loop must call `look` even if nothing arrives."""
+        command = self.command
+        if command.phase is Phase.DONE:
+            return None
+        clocks = command.clocks
+        quiet_for = now - clocks.last_output
+        # Look often while a wait may have just begun, then less: idle CPU stays near zero. The
+        # next look is counted from the last one, so a loop woken more often than this (a status
+        # line's spinner, a caller polling) still looks on time.
+        poll = 0.1 if quiet_for < 2 else 0.25
+        deadline = (clocks.started if clocks.ticked is None else clocks.ticked) + poll
+        if self._settling_after_answer(now):
+            deadline = min(deadline, clocks.last_output + command.timers.answer)
+        if command.timers.timeout is not None:
+            deadline = min(deadline, clocks.started + command.timers.timeout)
+        return deadline
 
-    @property
-    def nonce(self) -> str:
-        return self.config.nonce
+    # ---- the events ---------------------------------------------------------------------------
 
     def start(self, now: float) -> None:
-        self.clocks = Clocks(started=now, last_output=now)
-        self.started_integrated = self.integrated
-        self._first_strategy = self.strategy
+        self.command.clocks = Clocks(started=now, last_output=now)
 
     def start_next_cycle(
         self, now: float, timers: Timers, capture: HeadTail, config: Config | None = None,
@@ -225,22 +306,16 @@ class CommandTracker:
         integration to load. A shell whose last command left the integration broken gets it
         back before this command runs; one whose prompt has not come back yet is waited for.
         """
-        assert self.phase is Phase.DONE, "start_next_cycle() before the last command was decided"
+        if self.phase is not Phase.DONE:
+            raise TrackerError("start_next_cycle() before the last command was decided")
         was_integrated = self.integrated
         if config is not None:
             self.config = config
             self.integrated = bool(config.lines.heal)
             self._broken = f"the shell was replaced by {replaced_by or 'another shell'}" if self.integrated else None
         self._cycle += 1
-        self.timers = timers
-        self.capture = capture
-        self.phase = Phase.STARTING
-        self._prompt_after = ""
-        self._status_written = None
-        self._healing = None
-        self.strategy = self._first_strategy if self.integrated else Strategy.NONE
-        self.started_integrated = self.integrated
-        self.clocks = Clocks(started=now, last_output=now)
+        strategy = self._first_strategy if self.integrated else Strategy.NONE
+        self.command = Command(timers, capture, strategy, self.integrated, Clocks(started=now, last_output=now))
         if not self.integrated:
             if was_integrated and self._lost is None:
                 self._lost = f"the shell was replaced by {replaced_by or 'a shell'}, which has no integration"
@@ -255,208 +330,193 @@ class CommandTracker:
             return self._type_command(now, self.config.lines.integrated)
         return []
 
-    def shell_replaced(self, now: float, config: Config, by: str) -> list[Action]:
-        """The command replaced the shell (`exec dash`), and the new one waits on the terminal: the
-        command has ended. Whether the new shell waits at its prompt or in a `read` of its start-up
-        files is not known, so nothing is asked of it: the exit code stays unknown."""
-        if self.phase is not Phase.RUNNING:
-            return []
-        self.config = config
-        if self.strategy is not Strategy.NONE:
-            why = f"the shell was replaced by {by} without any integration mark"
-            if not self.config.allow_downgrade:
-                return [self._finish_lost(why)]
-            self._downgrade(Strategy.NONE, why, now)
-        self.integrated = bool(config.lines.heal)
-        if not self.integrated and self._first_strategy is not Strategy.NONE:
-            self._lost = f"the shell was replaced by {by}, which has no integration"
-        self._prompt_after = self.screen.before_cursor()
-        return self._flush(self._finish_completed(Reason.FOREGROUND_RETURNED, None))
-
     def feed(self, item: bytes | Osc, now: float) -> list[Action]:
+        """Output bytes or an OSC, in the order the terminal gave them."""
         if isinstance(item, bytes):
-            return self._on_output(item, now)
+            return self._handle("output", now, item)
         mark = decode_mark(item)
         if mark is None or not self._trusted(mark):
-            return []
-        return self._flush(self._on_mark(mark, now))
+            return []  # not this run's: an escape sequence of the output, dropped with the others
+        return self._handle(f"mark {mark.kind}" if mark.kind in _MARK_KINDS else "mark other", now, mark)
 
-    def tick(self, now: float, seen: Observation | None) -> list[Action]:
-        """Time passed, and here is what the kernel sees now (None where it cannot tell)."""
-        if self.phase is Phase.DONE:
-            return []
-        clocks = self._clocks()
-        clocks.ticked = now
-        if self.timers.timeout is not None and now - clocks.started >= self.timers.timeout:
-            return self._finish_timeout()
-        if self.phase is Phase.STARTING:
-            return self._flush(self._tick_starting(now, seen))
-        if self.phase is Phase.FETCHING:
-            return self._tick_fetching(now)
-        return self._flush(self._tick_command(now, seen))
+    def look(self, now: float, look: Look) -> list[Action]:
+        """Time passed, and here is the evidence now."""
+        return self._handle("look", now, look)
 
-    def shell_exited(self, exit_code: int) -> Finish:
+    def shell_exited(self, status: int) -> Decision:
         """The shell is gone: once the command started, that is the command's own end."""
-        before = self.phase
-        self.phase = Phase.DONE
-        if before in (Phase.RUNNING, Phase.FETCHING):
-            return Finish(Status.COMPLETED, Reason.SHELL_EXITED, exit_code, self.strategy)
-        last_words = self.startup.text().strip()
-        detail = f": {last_words.splitlines()[-1]}" if last_words else ""
-        when = "before the command started" if before is Phase.STARTING else "before it ran the command"
-        return Finish(Status.ERROR, Reason.ERROR, None, None, f"the shell exited with status {exit_code} {when}{detail}")
+        return self._decided(self._handle("exit", 0.0, status))
 
-    def interrupted(self, signal_name: str) -> Finish:
+    def interrupted(self, signal_name: str) -> Decision:
         """safe-run itself was asked to stop."""
-        self.phase = Phase.DONE
-        return Finish(
-            Status.INTERRUPTED, Reason.INTERRUPTED, None, self.strategy,
-            f"safe-run received {signal_name} and stopped the command; the output so far is included",
-            stop=True,
-        )
+        return self._decided(self._handle("interrupt", 0.0, signal_name))
 
-    def status_written(self, exit_code: int) -> None:
-        """The typed line is over and left the command's exit status in its file.
+    def stop_requested(self, why: str | None = None) -> Decision:
+        """The session's owner asked to end the command (or its holder must: `why`)."""
+        return self._decided(self._handle("stop", 0.0, why))
 
-        Taken once the output has been quiet for the idle window, so that the terminal's D, sent
-        just after, wins when it arrives: the file decides only when the command broke the
-        integration or sent the marks elsewhere. Until it is there, the line still runs.
-        """
-        if self.phase in (Phase.TYPED, Phase.RUNNING):
-            self._status_written = exit_code
+    def unattended(self, wait: Decision, after: float) -> Decision | None:
+        """A held input wait (`Waiting`) that nobody asked about for `after` seconds ends as an input
+        wait outside a session does: stopped, and said why. None: the command no longer waits."""
+        actions = self._handle("unattended", 0.0, (wait, after))
+        return self._decided(actions) if actions else None
 
     def answered(self, now: float) -> None:
         """Someone typed into a held input wait: whatever waits next is a new wait."""
-        self._clocks().answered = now
+        self._handle("answered", now, None)
 
-    def stop_requested(self, why: str | None = None) -> Finish:
-        """The session's owner asked to end the command (or its holder must: `why`)."""
-        self.phase = Phase.DONE
-        return Finish(
-            Status.INTERRUPTED, Reason.STOPPED, None, self.strategy,
-            f"{'stopped: ' + why if why else 'stopped by `safe-run stop`'}; the output so far is included", stop=True,
-        )
+    # ---- dispatch -----------------------------------------------------------------------------
 
-    def unattended(self, wait: Finish, after: float) -> Finish:
-        """A held input wait (`Waiting`) that nobody asked about for `after` seconds ends as an input
-        wait outside a session does: stopped, and said why."""
-        self.phase = Phase.DONE
-        message = f"{wait.message}; nobody asked about it for {after:g} s while it waited for input, so it was stopped"
-        return replace(wait, stop=True, message=message)
+    def _handle(self, kind: str, now: float, payload: object) -> list[Action]:
+        phase = self.phase
+        handler = HANDLERS.get((phase, kind))
+        if handler is None:
+            if (phase, kind) in IGNORED or (None, kind) in IGNORED:
+                return []
+            raise TrackerError(f"{kind!r} cannot happen while {phase.value}")
+        return self._flush(handler(self, now, payload))
 
-    def next_deadline(self, now: float) -> float | None:
-        """When the loop must call `tick` even if nothing arrives."""
-        if self.phase is Phase.DONE:
-            return None
-        clocks = self._clocks()
-        quiet_for = now - clocks.last_output
-        # Look often while a wait may have just begun, then less: idle CPU stays near zero. The
-        # next look is counted from the last one, so a loop woken more often than this (a status
-        # line's spinner, a caller polling) still looks on time.
-        poll = 0.1 if quiet_for < 2 else 0.25
-        deadline = (clocks.started if clocks.ticked is None else clocks.ticked) + poll
-        if self._settling_after_answer(now):
-            deadline = min(deadline, clocks.last_output + self.timers.answer)
-        if self.timers.timeout is not None:
-            deadline = min(deadline, clocks.started + self.timers.timeout)
-        return deadline
+    def _enter(self, phase: Phase) -> None:
+        if phase not in MOVES[self.command.phase]:
+            raise TrackerError(f"no way from {self.command.phase.value} to {phase.value}")
+        self.command.phase = phase
 
-    # ---- marks --------------------------------------------------------------------------------
+    @staticmethod
+    def _decided(actions: list[Action]) -> Decision:
+        decisions = [action for action in actions if isinstance(action, Decision)]
+        if len(decisions) != 1:
+            raise TrackerError(f"one decision expected, got {actions!r}")
+        return decisions[0]
 
     def _trusted(self, mark: Mark) -> bool:
         """This run's nonce; its case may have been changed on the way (`stty olcuc`)."""
         return mark.family == 633 and bool(mark.args) and mark.args[-1].lower() == self.nonce.lower()
 
-    def _on_mark(self, mark: Mark, now: float) -> list[Action]:
-        if self.phase is Phase.DONE:
-            self._between_commands(mark)
-            return []
-        if self.phase is Phase.STARTING and mark.kind == "B":
-            if self._broken is not None:
-                return self._heal(now, self._broken)
-            return self._type_command(now, self.config.lines.integrated)
-        if self.phase is Phase.TYPED and mark.kind == "R":
-            why = self._healing or "the integration's functions were gone when the command was typed"
-            self._broken = None
-            return [Reinjected(why, round(now - self._clocks().started, 3))]
-        if self.phase is Phase.TYPED and mark.kind == "C":
-            self.phase = Phase.RUNNING
-            self.screen.reset()
-            return []
-        if self.phase is Phase.RUNNING:
-            return self._mark_while_running(mark, now)
-        if self.phase is Phase.FETCHING and mark.kind == "D":
-            return self._finish_completed(Reason.PROMPT_IDLE, _exit_code(mark.args[:-1]))
-        return []
-
-    def _between_commands(self, mark: Mark) -> None:
-        """The prompt after a command: its B says the shell is ready for the next one."""
-        if mark.kind == "B":
-            self._prompt_ready = True
-        elif mark.kind == "A":
-            self._prompt_ready = False
-
-    def _mark_while_running(self, mark: Mark, now: float) -> list[Action]:
-        if mark.kind == "D" and (self.strategy is not Strategy.BASIC or not self.integrated):
-            reason = Reason.SHELL_INTEGRATION if self.integrated else Reason.SENTINEL
-            return self._finish_completed(reason, _exit_code(mark.args[:-1]))
-        if mark.kind in ("A", "B"):
-            # The prompt is back: whatever follows is the shell's, not the command's.
-            if mark.kind == "B":
-                self._prompt_ready = True
-            if self.strategy is Strategy.RICH:
-                if not self.config.allow_downgrade:
-                    return [self._finish_lost("the prompt came back without the command-finished mark")]
-                self._downgrade(Strategy.BASIC, "the prompt came back without the command-finished mark", now)
-            return self._ask_exit_status(now)
-        return []
-
     # ---- output -------------------------------------------------------------------------------
 
-    def _on_output(self, data: bytes, now: float) -> list[Action]:
-        clocks = self._clocks()
-        clocks.last_output = now
-        self.screen.feed(data)
-        if clocks.typed is not None:
-            clocks.output_since_typed = True
-        if self.phase is Phase.RUNNING:
-            self.capture.write(data)
-            return [Output(data)]
+    def _output(self, now: float, data: object) -> list[Action]:
+        """Output that is not the command's: the shell's start-up, prompt and echo, or a job's."""
+        assert isinstance(data, bytes)
+        self._note_output(now, data)
         if self.phase is Phase.STARTING and self._cycle == 1:
             self.startup.write(data)
         return []
 
-    # ---- time and the kernel ------------------------------------------------------------------
+    def _command_output(self, now: float, data: object) -> list[Action]:
+        assert isinstance(data, bytes)
+        self._note_output(now, data)
+        self.command.capture.write(data)
+        return [Output(data)]
 
-    def _tick_starting(self, now: float, seen: Observation | None) -> list[Action]:
-        clocks = self._clocks()
+    def _note_output(self, now: float, data: bytes) -> None:
+        clocks = self.command.clocks
+        clocks.last_output = now
+        self.screen.feed(data)
+        if clocks.typed is not None:
+            clocks.output_since_typed = True
+
+    # ---- marks --------------------------------------------------------------------------------
+
+    def _prompt_drawn_first(self, now: float, mark: object) -> list[Action]:
+        """STARTING, B: the shell waits at its prompt; the command line goes in."""
+        if self._broken is not None:
+            return self._heal(now, self._broken)
+        return self._type_command(now, self.config.lines.integrated)
+
+    def _reinjected(self, now: float, mark: object) -> list[Action]:
+        why = self.command.healing or "the integration's functions were gone when the command was typed"
+        self._broken = None
+        return [Reinjected(why, round(now - self.command.clocks.started, 3))]
+
+    def _command_started(self, now: float, mark: object) -> list[Action]:
+        self._enter(Phase.RUNNING)
+        self.screen.reset()
+        return []
+
+    def _command_ended(self, now: float, mark: object) -> list[Action]:
+        """RUNNING, D: the integration's end mark, or the fallback line's own (no integration)."""
+        assert isinstance(mark, Mark)
+        if self.strategy is Strategy.BASIC and self.integrated:
+            return []  # basic: the end is the prompt mark, and the code is asked for
+        reason = Reason.SHELL_INTEGRATION if self.integrated else Reason.SENTINEL
+        return self._completed(reason, _exit_code(mark.args[:-1]))
+
+    def _prompt_back(self, now: float, mark: object) -> list[Action]:
+        """RUNNING, A or B without D: the prompt is back; whatever follows is the shell's."""
+        assert isinstance(mark, Mark)
+        if mark.kind == "B":
+            self._prompt_ready = True
+        if self.strategy is Strategy.RICH:
+            if not self.config.allow_downgrade:
+                return [self._lost_without_fallback("the prompt came back without the command-finished mark")]
+            self._downgrade(Strategy.BASIC, "the prompt came back without the command-finished mark", now)
+        return self._ask_exit_status(now)
+
+    def _exit_word_ends(self, now: float, mark: object) -> list[Action]:
+        """RUNNING, X: the shell's own word on exit ends here (see `Config.exit_word`)."""
+        self.command.exit_word_end = self.command.capture.total
+        return []
+
+    def _status_answered(self, now: float, mark: object) -> list[Action]:
+        """FETCHING, D: the answer to the exit-status question."""
+        assert isinstance(mark, Mark)
+        return self._completed(Reason.PROMPT_IDLE, _exit_code(mark.args[:-1]))
+
+    def _between_commands(self, now: float, mark: object) -> list[Action]:
+        """DONE, A or B: the prompt after a command; its B says the shell is ready for the next one."""
+        assert isinstance(mark, Mark)
+        self._prompt_ready = mark.kind == "B"
+        return []
+
+    # ---- looks --------------------------------------------------------------------------------
+
+    def _look_starting(self, now: float, look: object) -> list[Action]:
+        assert isinstance(look, Look)
+        if (timeout := self._timed_out(now)) is not None:
+            return timeout
+        seen = look.seen
+        clocks = self.command.clocks
+        timers = self.command.timers
         # An integrated shell that waits without having sent its prompt mark may just not have
         # been read yet: give it the idle time. Without integration, waiting is all there is.
-        settle = self.timers.idle if self.integrated else min(self.timers.idle, 0.05)
+        settle = timers.idle if self.integrated else min(timers.idle, 0.05)
         quiet = now - clocks.last_output >= settle
         waiting = seen is not None and seen.shell_in_foreground and seen.waiting_for_terminal
         if seen is not None and quiet and waiting:
             return self._start_without_integration(now, "the shell waits at its prompt without integration marks")
         if seen is None and quiet and looks_like_prompt(self.screen.before_cursor()):
             return self._start_without_integration(now, "a prompt is on the screen without integration marks")
-        if now - clocks.started < self.timers.activation:
+        if now - clocks.started < timers.activation:
             return []
         if seen is not None:
-            self.phase = Phase.DONE
-            return [Finish(Status.ERROR, Reason.ERROR, None, None,
-                           f"the shell did not become ready within {self.timers.activation:g} s "
-                           "(its start-up files may be waiting or hanging)", stop=True)]
-        return self._start_without_integration(now, f"nothing showed a prompt within {self.timers.activation:g} s")
+            self._enter(Phase.DONE)
+            return [Decision(Status.ERROR, Reason.ERROR, None, None,
+                             f"the shell did not become ready within {timers.activation:g} s "
+                             "(its start-up files may be waiting or hanging)", stop=True)]
+        return self._start_without_integration(now, f"nothing showed a prompt within {timers.activation:g} s")
 
-    def _tick_command(self, now: float, seen: Observation | None) -> list[Action]:
-        clocks = self._clocks()
+    def _look_at_command(self, now: float, look: object) -> list[Action]:
+        """TYPED or RUNNING: has the line ended, does the command wait, or is it stopped?"""
+        assert isinstance(look, Look)
+        if (timeout := self._timed_out(now)) is not None:
+            return timeout
+        if look.status is not None:
+            self.command.status = look.status
+        if look.replaced is not None and self.phase is Phase.RUNNING:
+            return self._shell_replaced(now, look.replaced)
+        seen = look.seen
+        if seen is not None and look.program is not None:
+            # A program put in the shell's place (`exec python3`) is the command, still running.
+            seen = replace(seen, shell_in_foreground=False, foreground_command=look.program)
+        clocks = self.command.clocks
+        timers = self.command.timers
         self._note_activity(now, seen)
         quiet_for = now - clocks.last_output
         answered = self.config.hold_on_input and clocks.answered is not None and seen is not None
-        if quiet_for < (min(self.timers.idle, self.timers.answer) if answered else self.timers.idle):
+        if quiet_for < (min(timers.idle, timers.answer) if answered else timers.idle):
             return []
-        if self._status_written is not None:
-            return self._finish_by_status_file(now, self._status_written)
+        if self.command.status is not None:
+            return self._completed_by_status_file(now, self.command.status)
         line = self.screen.before_cursor()
         if self.phase is Phase.TYPED:
             return self._judge_typed(line, seen)
@@ -464,9 +524,27 @@ class CommandTracker:
             return self._judge_by_kernel(now, seen, line, answered)
         return self._judge_by_screen(now, line, quiet_for)
 
+    def _look_fetching(self, now: float, look: object) -> list[Action]:
+        if (timeout := self._timed_out(now)) is not None:
+            return timeout
+        clocks = self.command.clocks
+        if clocks.fetch_sent is not None and now - clocks.fetch_sent >= self.command.timers.fetch:
+            return self._completed(Reason.PROMPT_IDLE, None)
+        return []
+
+    def _timed_out(self, now: float) -> list[Action] | None:
+        clocks = self.command.clocks
+        clocks.ticked = now
+        limit = self.command.timers.timeout
+        if limit is None or now - clocks.started < limit:
+            return None
+        self._enter(Phase.DONE)
+        message = f"the command did not finish within --timeout {limit:g} s and was stopped; output so far included"
+        return [Decision(Status.TIMEOUT, Reason.TIMEOUT, None, self.strategy, message, stop=True)]
+
     def _note_activity(self, now: float, seen: Observation | None) -> None:
         """The foreground's CPU time changed since the last look: it works, whatever it waits on now."""
-        clocks = self._clocks()
+        clocks = self.command.clocks
         if seen is None:
             return
         if clocks.last_activity is None:
@@ -478,7 +556,7 @@ class CommandTracker:
 
     def _idle_for(self, now: float) -> float:
         """How long neither output nor CPU time showed the foreground working."""
-        clocks = self._clocks()
+        clocks = self.command.clocks
         last = max(clocks.last_output, clocks.last_activity or clocks.last_output)
         return now - last
 
@@ -489,20 +567,25 @@ class CommandTracker:
             return []
         construct = continuation_prompt(line)
         if construct is not None:
-            return [self._finish_continuation(construct, line)]
+            self._enter(Phase.DONE)
+            message = (f"syntax error: the shell is waiting for the rest of {construct} ({line.strip()!r}); "
+                       "nothing was run. Fix the quoting and retry")
+            return [Decision(Status.SYNTAX_ERROR, Reason.CONTINUATION_PROMPT, None, self.strategy, message,
+                             stop=True, prompt=line)]
         if seen is None and not self._shows_prompt(line):
             return []
-        self.phase = Phase.DONE
+        self._enter(Phase.DONE)
         shown = f"; the screen shows {line.strip()!r}" if line.strip() else ""
         message = f"the shell did not run the command line it was given{shown}"
-        return [Finish(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True, prompt=line)]
+        return [Decision(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True, prompt=line)]
 
     def _judge_by_kernel(self, now: float, seen: Observation, line: str, answered: bool) -> list[Action]:
+        timers = self.command.timers
         if seen.stopped is not None:
-            return self._finish_stopped(seen.stopped, seen.shell_in_foreground)
-        window = min(self.timers.idle, self.timers.answer) if answered else self.timers.idle
+            return self._stopped_by_signal(seen.stopped, seen.shell_in_foreground)
+        window = min(timers.idle, timers.answer) if answered else timers.idle
         if seen.wake_in is not None:
-            window = max(window, seen.wake_in + self.timers.idle)
+            window = max(window, seen.wake_in + timers.idle)
         if self._idle_for(now) < window:
             return []
         if seen.hidden:
@@ -510,7 +593,7 @@ class CommandTracker:
         if not seen.waiting_for_terminal:
             return []  # working, or waiting on the world outside: never "done" for being quiet
         # The shell itself reading, with its line's status not written, is the command's own read.
-        return self._finish_input(None if seen.shell_in_foreground else seen.reader or seen.foreground_command)
+        return self._input_wait(None if seen.shell_in_foreground else seen.reader or seen.foreground_command)
 
     def _judge_hidden(self, now: float, seen: Observation, line: str) -> list[Action]:
         """The kernel hides what part of the foreground waits on (a setuid program): a question at
@@ -518,62 +601,118 @@ class CommandTracker:
         counting from the last output or CPU time, so that a hidden program that works (dpkg under
         sudo) is never stopped for being quiet."""
         if input_prompt(line):
-            return self._finish_input(seen.foreground_command)
-        quiet_for = self._idle_for(now)
-        if not self._clocks().output_since_typed and quiet_for >= self.timers.no_output:
-            return [self._finish_unknown(Reason.NO_OUTPUT_FALLBACK, self.timers.no_output, "no output at all")]
-        if quiet_for >= self.timers.silence:
-            return [self._finish_unknown(Reason.EXECUTING_IDLE_FALLBACK, self.timers.silence, "no output")]
-        return []
+            return self._input_wait(seen.foreground_command)
+        return self._silence_timers(self._idle_for(now))
 
     def _judge_by_screen(self, now: float, line: str, quiet_for: float) -> list[Action]:
-        clocks = self._clocks()
         # The typed line ends with its status file (and its own end mark without integration), none
         # of which came: the command still runs, and a prompt on the screen is its own.
         if self.screen.alternate or input_prompt(line) or self._shows_prompt(line):
-            return self._finish_input(None)
-        if not clocks.output_since_typed and quiet_for >= self.timers.no_output:
-            return [self._finish_unknown(Reason.NO_OUTPUT_FALLBACK, self.timers.no_output, "no output at all")]
-        if quiet_for >= self.timers.silence:
-            return [self._finish_unknown(Reason.EXECUTING_IDLE_FALLBACK, self.timers.silence, "no output")]
-        return []
+            return self._input_wait(None)
+        return self._silence_timers(quiet_for)
 
-    def _tick_fetching(self, now: float) -> list[Action]:
-        clocks = self._clocks()
-        if clocks.fetch_sent is not None and now - clocks.fetch_sent >= self.timers.fetch:
-            return self._finish_completed(Reason.PROMPT_IDLE, None)
+    def _silence_timers(self, quiet_for: float) -> list[Action]:
+        """Where nothing can tell whether the command still runs: stopped after the silence timers."""
+        timers = self.command.timers
+        if not self.command.clocks.output_since_typed and quiet_for >= timers.no_output:
+            return [self._unknown(Reason.NO_OUTPUT_FALLBACK, timers.no_output, "no output at all")]
+        if quiet_for >= timers.silence:
+            return [self._unknown(Reason.EXECUTING_IDLE_FALLBACK, timers.silence, "no output")]
         return []
 
     def _settling_after_answer(self, now: float) -> bool:
-        clocks = self._clocks()
-        return self.config.hold_on_input and clocks.answered is not None and now - clocks.last_output < self.timers.answer
+        clocks = self.command.clocks
+        return (self.config.hold_on_input and clocks.answered is not None
+                and now - clocks.last_output < self.command.timers.answer)
 
     def _shows_prompt(self, line: str) -> bool:
-        """Whether the shell itself is asking for the next command.
+        """Whether the screen shows the shell asking for the next command.
 
-        Typing the exit-status question into a `read` would feed the command a false answer, so
-        after a start with integration only the very prompt seen at the start counts (a builtin
+        After a start with integration only the very prompt seen at the start counts (a builtin
         `read` shows no prompt or its own: fish's is `read> `). Shells that never had
         integration have no such reference beyond the start, so a prompt shape counts there.
         """
-        if self.ready_prompt and line.rstrip() == self.ready_prompt.rstrip():
+        ready = self.command.ready_prompt
+        if ready and line.rstrip() == ready.rstrip():
             return True
-        return not self.started_integrated and looks_like_prompt(line) and not input_prompt(line)
+        return not self.command.started_integrated and looks_like_prompt(line) and not input_prompt(line)
 
-    # ---- transitions --------------------------------------------------------------------------
+    # ---- the command's other ends -------------------------------------------------------------
+
+    def _shell_replaced(self, now: float, replacement: Replacement) -> list[Action]:
+        """The command replaced the shell (`exec dash`), and the new one waits on the terminal: the
+        command has ended. Whether the new shell waits at its prompt or in a `read` of its start-up
+        files is not known, so nothing is asked of it: the exit code stays unknown."""
+        self.config = replacement.config
+        by = replacement.by
+        if self.strategy is not Strategy.NONE:
+            why = f"the shell was replaced by {by} without any integration mark"
+            if not self.config.allow_downgrade:
+                return [self._lost_without_fallback(why)]
+            self._downgrade(Strategy.NONE, why, now)
+        self.integrated = bool(self.config.lines.heal)
+        if not self.integrated and self._first_strategy is not Strategy.NONE:
+            self._lost = f"the shell was replaced by {by}, which has no integration"
+        self.command.prompt_after = self.screen.before_cursor()
+        return self._completed(Reason.FOREGROUND_RETURNED, None)
+
+    def _exited_with_command(self, now: float, status: object) -> list[Action]:
+        """RUNNING or FETCHING: the command ended the shell (`exit 3`): that is its own end. The
+        shell's word on exit is taken back, unless a signal killed the shell before it said it."""
+        assert isinstance(status, int)
+        self._enter(Phase.DONE)
+        end = self.command.exit_word_end
+        if end is not None and status < 128 and self.config.exit_word:
+            self.command.capture.retract(self.config.exit_word, end)
+        return [Decision(Status.COMPLETED, Reason.SHELL_EXITED, status, self.strategy)]
+
+    def _exited_before_command(self, now: float, status: object) -> list[Action]:
+        before = self.phase
+        self._enter(Phase.DONE)
+        last_words = self.startup.text().strip()
+        detail = f": {last_words.splitlines()[-1]}" if last_words else ""
+        when = "before the command started" if before is Phase.STARTING else "before it ran the command"
+        return [Decision(Status.ERROR, Reason.ERROR, None, None, f"the shell exited with status {status} {when}{detail}")]
+
+    def _interrupt(self, now: float, signal_name: object) -> list[Action]:
+        self._enter(Phase.DONE)
+        return [Decision(
+            Status.INTERRUPTED, Reason.INTERRUPTED, None, self.strategy,
+            f"safe-run received {signal_name} and stopped the command; the output so far is included", stop=True,
+        )]
+
+    def _stop(self, now: float, why: object) -> list[Action]:
+        self._enter(Phase.DONE)
+        said = f"stopped: {why}" if why else "stopped by `safe-run stop`"
+        return [Decision(Status.INTERRUPTED, Reason.STOPPED, None, self.strategy,
+                         f"{said}; the output so far is included", stop=True)]
+
+    def _unattended(self, now: float, payload: object) -> list[Action]:
+        assert isinstance(payload, tuple)
+        wait, after = payload
+        assert isinstance(wait, Decision)
+        self._enter(Phase.DONE)
+        message = f"{wait.message}; nobody asked about it for {after:g} s while it waited for input, so it was stopped"
+        return [replace(wait, stop=True, message=message)]
+
+    def _answered(self, now: float, payload: object) -> list[Action]:
+        self.command.clocks.answered = now
+        return []
+
+    # ---- typing -------------------------------------------------------------------------------
 
     def _type_command(self, now: float, line: bytes) -> list[Action]:
-        clocks = self._clocks()
-        self.ready_prompt = self.screen.before_cursor()
-        self.phase = Phase.TYPED
+        command = self.command
+        command.ready_prompt = self.screen.before_cursor()
+        self._enter(Phase.TYPED)
         self._prompt_ready = False
-        clocks.typed = now
-        clocks.output_since_typed = False
+        command.clocks.typed = now
+        command.clocks.output_since_typed = False
         return [Send(line, command_line=True)]
 
     def _heal(self, now: float, why: str) -> list[Action]:
         """Load the integration into the live shell again, in the same line that runs the command."""
-        self._healing = why
+        self.command.healing = why
         return self._type_command(now, self.config.lines.heal)
 
     def _start_without_integration(self, now: float, why: str) -> list[Action]:
@@ -581,23 +720,21 @@ class CommandTracker:
             return self._heal(now, f"no prompt mark came back after the last command ({why})")
         if self.integrated:
             if not self.config.allow_downgrade:
-                self.phase = Phase.DONE
-                return [self._finish_lost(f"shell integration did not start: {why}")]
+                return [self._lost_without_fallback(f"shell integration did not start: {why}")]
             self._downgrade(Strategy.NONE, f"shell integration did not start: {why}", now)
             self.integrated = False
         return self._type_command(now, self.config.lines.fallback)
 
     def _ask_exit_status(self, now: float) -> list[Action]:
         """Only right after a trusted prompt mark: the shell itself reads the question."""
-        clocks = self._clocks()
-        self.phase = Phase.FETCHING
-        clocks.fetch_sent = now
+        self._enter(Phase.FETCHING)
+        self.command.clocks.fetch_sent = now
         return [Send(self.config.lines.status_query)]
 
     def _downgrade(self, to: Strategy, reason: str, now: float) -> None:
-        at = round(now - self._clocks().started, 3)
+        at = round(now - self.command.clocks.started, 3)
         self._pending.append(Downgraded(Downgrade(self.strategy.value, to.value, reason, at)))
-        self.strategy = to
+        self.command.strategy = to
         self._broken = reason
 
     def _flush(self, actions: list[Action]) -> list[Action]:
@@ -607,46 +744,39 @@ class CommandTracker:
         pending, self._pending = self._pending, []
         return [*pending, *actions]
 
-    # ---- results ------------------------------------------------------------------------------
+    # ---- decisions ----------------------------------------------------------------------------
 
-    def _finish_completed(self, reason: Reason, exit_code: int | None) -> list[Action]:
-        self.phase = Phase.DONE
+    def _completed(self, reason: Reason, exit_code: int | None) -> list[Action]:
+        self._enter(Phase.DONE)
         message = FALLBACK_ENDS.get(reason)
         if exit_code is None:
             message = f"{message or 'the command ended'}, but its exit code could not be recovered"
-        return [Finish(Status.COMPLETED, reason, exit_code, self.strategy, message)]
+        return [Decision(Status.COMPLETED, reason, exit_code, self.strategy, message)]
 
-    def _finish_by_status_file(self, now: float, exit_code: int) -> list[Action]:
+    def _completed_by_status_file(self, now: float, exit_code: int) -> list[Action]:
         if self.strategy is not Strategy.NONE:
             why = "the command line ended without the command-finished mark (the command may have removed the shell's hooks)"
             if not self.config.allow_downgrade:
-                return [self._finish_lost(why)]
+                return [self._lost_without_fallback(why)]
             self._downgrade(Strategy.NONE, why, now)
-        self.phase = Phase.DONE
-        self._prompt_after = self.screen.before_cursor()  # drawn while the command was still followed
+        self._enter(Phase.DONE)
+        self.command.prompt_after = self.screen.before_cursor()  # drawn while the command was still followed
         message = ("the command ended but its end mark never reached the terminal (it may have sent the "
                    "shell's output elsewhere or removed its hooks); the exit code came from the status the typed "
                    "line wrote to a file")
-        return self._flush([Finish(Status.COMPLETED, Reason.SENTINEL, exit_code, self.strategy, message)])
+        return [Decision(Status.COMPLETED, Reason.SENTINEL, exit_code, self.strategy, message)]
 
-    def _finish_stopped(self, who: str, shell: bool) -> list[Action]:
+    def _stopped_by_signal(self, who: str, shell: bool) -> list[Action]:
         """A stopped process goes nowhere until someone continues it, and continuing it would run
         what the command meant to hold back: so it is reported and ended, never left hanging."""
-        self.phase = Phase.DONE
+        self._enter(Phase.DONE)
         what = "the shell itself" if shell else who
         message = (f"{what} was stopped by a signal (kill -STOP, Ctrl-Z or suspend) and cannot go on by "
                    "itself; it was ended, output so far included")
-        return [Finish(Status.INTERRUPTED, Reason.PROCESS_STOPPED, None, self.strategy, message, stop=True)]
+        return [Decision(Status.INTERRUPTED, Reason.PROCESS_STOPPED, None, self.strategy, message, stop=True)]
 
-    def _finish_input(self, program: str | None) -> list[Action]:
+    def _input_wait(self, program: str | None) -> list[Action]:
         """An input wait: the end of a run, or in a session a state to report while it goes on."""
-        wait = self._input_wait(program)
-        if self.config.hold_on_input:
-            return [Waiting(wait)]
-        self.phase = Phase.DONE
-        return [wait]
-
-    def _input_wait(self, program: str | None) -> Finish:
         line = self.screen.cursor_line()
         alternate = self.screen.used_alternate
         reason = Reason.ALTERNATE_SCREEN if alternate else Reason.INPUT_WAIT
@@ -654,38 +784,23 @@ class CommandTracker:
         shown = f" at {line.strip()!r}" if line.strip() else ""
         what = "opened a full-screen program" if alternate else "is waiting for input"
         if self.config.hold_on_input:
-            return Finish(Status.INPUT_REQUIRED, reason, None, self.strategy, f"{who} {what}{shown}", prompt=line)
+            wait = Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, f"{who} {what}{shown}", prompt=line)
+            return [Waiting(wait)]
+        self._enter(Phase.DONE)
         message = (f"{who} {what}{shown}; it was stopped. safe-run gives commands no input: "
                    "pass answers in the command (flags such as --yes, a pipe, a here-document) and retry")
-        return Finish(Status.INPUT_REQUIRED, reason, None, self.strategy, message, stop=True, prompt=line)
+        return [Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, message, stop=True, prompt=line)]
 
-    def _finish_continuation(self, construct: str, line: str) -> Finish:
-        self.phase = Phase.DONE
-        message = (f"syntax error: the shell is waiting for the rest of {construct} ({line.strip()!r}); "
-                   "nothing was run. Fix the quoting and retry")
-        return Finish(Status.SYNTAX_ERROR, Reason.CONTINUATION_PROMPT, None, self.strategy, message, stop=True,
-                      prompt=line)
-
-    def _finish_unknown(self, reason: Reason, after: float, what: str) -> Finish:
-        self.phase = Phase.DONE
+    def _unknown(self, reason: Reason, after: float, what: str) -> Decision:
+        self._enter(Phase.DONE)
         message = (f"{what} for {after:g} s and no way to tell whether the command still runs, so it was "
                    "stopped; raise the limit if it needs longer")
-        return Finish(Status.TIMEOUT, reason, None, self.strategy, message, stop=True)
+        return Decision(Status.TIMEOUT, reason, None, self.strategy, message, stop=True)
 
-    def _finish_timeout(self) -> list[Action]:
-        self.phase = Phase.DONE
-        limit = self.timers.timeout
-        message = f"the command did not finish within --timeout {limit:g} s and was stopped; output so far included"
-        return [Finish(Status.TIMEOUT, Reason.TIMEOUT, None, self.strategy, message, stop=True)]
-
-    def _finish_lost(self, why: str) -> Finish:
-        self.phase = Phase.DONE
+    def _lost_without_fallback(self, why: str) -> Decision:
+        self._enter(Phase.DONE)
         message = f"{why}, and --strategy {self.strategy.value} allows no fallback"
-        return Finish(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True)
-
-    def _clocks(self) -> Clocks:
-        assert self.clocks is not None, "start() first"
-        return self.clocks
+        return Decision(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True)
 
 
 def _exit_code(args: tuple[str, ...]) -> int | None:
@@ -694,3 +809,70 @@ def _exit_code(args: tuple[str, ...]) -> int | None:
         return int(args[0])
     except (IndexError, ValueError):
         return None
+
+
+Handler = Callable[[CommandTracker, float, object], list[Action]]
+_MARK_KINDS = frozenset("ABCDRX")
+S, T, R, F, D = Phase.STARTING, Phase.TYPED, Phase.RUNNING, Phase.FETCHING, Phase.DONE
+
+# (phase, event) -> the method that handles it.
+HANDLERS: dict[tuple[Phase, str], Handler] = {
+    **{(phase, "output"): CommandTracker._output for phase in (S, T, F, D)},
+    (R, "output"): CommandTracker._command_output,
+    (S, "mark B"): CommandTracker._prompt_drawn_first,
+    (T, "mark R"): CommandTracker._reinjected,
+    (T, "mark C"): CommandTracker._command_started,
+    (R, "mark D"): CommandTracker._command_ended,
+    (R, "mark A"): CommandTracker._prompt_back,
+    (R, "mark B"): CommandTracker._prompt_back,
+    (R, "mark X"): CommandTracker._exit_word_ends,
+    (F, "mark D"): CommandTracker._status_answered,
+    (D, "mark A"): CommandTracker._between_commands,
+    (D, "mark B"): CommandTracker._between_commands,
+    (S, "look"): CommandTracker._look_starting,
+    (T, "look"): CommandTracker._look_at_command,
+    (R, "look"): CommandTracker._look_at_command,
+    (F, "look"): CommandTracker._look_fetching,
+    (S, "exit"): CommandTracker._exited_before_command,
+    (T, "exit"): CommandTracker._exited_before_command,
+    (R, "exit"): CommandTracker._exited_with_command,
+    (F, "exit"): CommandTracker._exited_with_command,
+    **{(phase, "interrupt"): CommandTracker._interrupt for phase in (S, T, R, F)},
+    **{(phase, "stop"): CommandTracker._stop for phase in (S, T, R, F)},
+    (R, "unattended"): CommandTracker._unattended,
+    (T, "answered"): CommandTracker._answered,
+    (R, "answered"): CommandTracker._answered,
+}
+
+# The pairs ignored on purpose, and why. (None, kind): in every phase without a handler.
+IGNORED: dict[tuple[Phase | None, str], str] = {
+    (None, "mark other"): "E, P, F, G and the rest: the integration's, or a theme's, never needed to decide",
+    (S, "mark A"): "the prompt starts drawing; its B is what says it waits",
+    (S, "mark C"): "a mark of the command before, late: nothing was typed yet",
+    (S, "mark D"): "the end mark of the command before, late (a stopped command's D;130)",
+    (S, "mark R"): "R follows only a heal line, and none was typed yet",
+    (S, "mark X"): "the shell's word on exit, before any command: its exit says the rest",
+    (T, "mark A"): "the line editor redraws the prompt while the line goes in",
+    (T, "mark B"): "the line editor redraws the prompt while the line goes in",
+    (T, "mark D"): "a late end mark of the command before: this line's own end is its C and D, or its status",
+    (T, "mark X"): "the shell's word on exit before the command started: its exit says the rest",
+    (R, "mark C"): "the command started already; a second C is a nested shell's or a replay",
+    (R, "mark R"): "R comes only before C",
+    (F, "mark A"): "the prompt redrawn after the status question: its D answers",
+    (F, "mark B"): "the prompt redrawn after the status question: its D answers",
+    (F, "mark C"): "the status question runs no command",
+    (F, "mark R"): "R comes only before C",
+    (F, "mark X"): "the shell's word on exit: its exit says the rest",
+    (D, "mark C"): "the command is decided: what the shell does next belongs to no command",
+    (D, "mark D"): "the command is decided (a stopped command's late D)",
+    (D, "mark R"): "the command is decided",
+    (D, "mark X"): "the command is decided; the shell's exit is seen by the loop",
+    (D, "look"): "the command is decided: nothing is left to look for",
+    (D, "answered"): "the command is decided: the text typed reached the shell, not it",
+    (S, "answered"): "nothing waits for an answer before the command starts",
+    (F, "answered"): "nothing waits for an answer while the status is asked",
+    (S, "unattended"): "an input wait is held only while the command runs",
+    (T, "unattended"): "an input wait is held only while the command runs",
+    (F, "unattended"): "an input wait is held only while the command runs",
+    (D, "unattended"): "the command is decided already",
+}

@@ -610,7 +610,7 @@ def _hung_up(conn: socket.socket) -> bool:
 
 def _look(run: Run) -> Look:
     """Whether the command reads its terminal now, from the kernel, else from the run's input wait."""
-    return look_from(run.look(), run.waiting is not None)
+    return look_from(run.take_a_look(), run.waiting is not None)
 
 
 def _next_steps(result: Result, session_id: str) -> str:
