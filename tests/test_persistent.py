@@ -230,6 +230,7 @@ def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_p
     import mmap
 
     from safe_run.request import RunRequest
+    from safe_run.session import wire
     from safe_run.session.client import _request
     from safe_run.session.holder import detach
     from safe_run.session.store import SessionStore
@@ -244,7 +245,7 @@ def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_p
     try:
         assert region not in Path(f"/proc/{pid}/maps").read_text()
     finally:
-        result = _request(store.get(session.id), {"op": "poll", "wait": 30})
+        result = _request(store.get(session.id), wire.Poll(wait=30))
     assert result.status.value == "completed" and result.exit_code == 0
 
 

@@ -23,7 +23,7 @@ import secrets
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,16 +34,15 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from . import __version__
+from . import __version__, calls
+from .calls import DEFAULT_YIELD_AFTER_S
 from .interrupts import Wakeup
 from .result import SCHEMA_VERSION, Reason, Result, Status, Strategy
-from .request import DEFAULT_IDLE_EXPIRE_S, RunRequest
+from .request import RunRequest, Scope
 from .session import SessionError
 from .session.store import SHELL_NAME
 from .session.wire import MAX_WAIT_S
 
-# A `run` with no yield_after answers `running` after this long, as the command line's JSON does.
-DEFAULT_YIELD_AFTER_S = 30.0
 # With a progress token, output is reported at least this often while a command runs.
 PROGRESS_STEP_S = 0.5
 # How long a cancelled call waits for its command to be stopped before it lets go.
@@ -204,17 +203,15 @@ class Connection:
 
     def close(self) -> None:
         """Stop every session this connection started, then its shell; each bounded, none fatal."""
-        from .session.client import ask, close_shell
-
         with self.lock:
             pending = list(self.sessions)
         for session_id in pending:
             try:
-                ask(session_id, {"op": "stop"})
+                calls.stop(session_id)
             except (SessionError, OSError):
                 pass
         try:
-            close_shell(self.shell_name)
+            calls.close_shell(self.shell_name)
         except (SessionError, OSError):
             pass
 
@@ -238,11 +235,9 @@ def _string(arguments: dict[str, Any], key: str, required: bool = False) -> str 
 
 
 def _seconds(arguments: dict[str, Any], key: str, default: float | None) -> float | None:
-    from .api import _seconds as seconds
-
     value = arguments.get(key, default)
     try:
-        return seconds(value, key)
+        return calls.seconds(value, key)
     except (TypeError, ValueError) as exc:
         raise BadArguments(str(exc)) from None
 
@@ -315,10 +310,8 @@ class Call:
         last = box[0] if box else None
         session_id = last.session_id if isinstance(last, Result) else self.session_id
         if session_id is not None:
-            from .session.client import ask
-
             try:
-                await anyio.to_thread.run_sync(lambda: ask(session_id, {"op": "stop"}))
+                await anyio.to_thread.run_sync(lambda: calls.stop(session_id))
             except (SessionError, OSError):
                 pass
 
@@ -327,6 +320,7 @@ class Call:
 
 
 ConnectionOf = Callable[[ServerRequestContext[Any, Any]], Connection]
+ToolCall = Callable[[ServerRequestContext[Any, Any], Connection, dict[str, Any]], Awaitable[types.CallToolResult]]
 
 
 class Tools:
@@ -335,9 +329,14 @@ class Tools:
     def __init__(self, connection_of: ConnectionOf, cwd: str) -> None:
         self.connection_of = connection_of
         self.cwd = cwd
+        # Each listed tool (TOOLS) and the method that answers it.
+        self.handlers: dict[str, ToolCall] = {
+            "run": self.tool_run, "poll": self.tool_poll, "send": self.tool_send, "stop": self.tool_stop,
+            "close": self.tool_close, "sessions": self.tool_sessions,
+        }
 
     async def call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
-        handler = getattr(self, f"tool_{params.name}", None)
+        handler = self.handlers.get(params.name)
         if handler is None:
             return _error(f"unknown tool {params.name!r}: {', '.join(tool.name for tool in TOOLS)}")
         try:
@@ -353,10 +352,9 @@ class Tools:
     async def tool_run(
         self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        from .api import _command, _directory, _env, _request
         from .session.client import check_name
 
-        command = _command(_string(arguments, "command", required=True) or "")
+        command = calls.command(_string(arguments, "command", required=True) or "")
         fresh = _flag(arguments, "fresh", False)
         name = _string(arguments, "shell_name")
         if name is not None:
@@ -365,56 +363,37 @@ class Tools:
             check_name(name)
         timeout = _seconds(arguments, "timeout", None)
         bound = _seconds(arguments, "yield_after", DEFAULT_YIELD_AFTER_S)
-        env = arguments.get("env")
-        scoped: dict[str, object] = {}
-        cwd = _directory(_string(arguments, "cwd"))
-        if cwd is not None:
-            scoped["cwd"] = cwd
-        if env is not None:
-            scoped["env"] = _env(env)
-        request = _request(
-            command, shell=None, cwd=cwd if fresh and cwd else self.cwd, env=_env(env) if fresh else {},
-            timeout=timeout, max_output=1024 * 1024, strategy="auto", load_rc=True, idle_expire=DEFAULT_IDLE_EXPIRE_S,
+        scope = calls.scope(_string(arguments, "cwd"), arguments.get("env"))
+        request = calls.request(
+            command, cwd=scope.cwd if fresh and scope.cwd else self.cwd, env=scope.env if fresh else None,
+            timeout=timeout,
         )
         progress = ctx.meta is not None and ctx.meta.get("progress_token") is not None
         shell = None if fresh else name or connection.shell_name
-        return _answer(await self._follow(ctx, Call(connection), request, shell, scoped, bound, progress))
+        return _answer(await self._follow(ctx, Call(connection), request, shell, scope, bound, progress))
 
     async def _follow(
         self, ctx: ServerRequestContext[Any, Any], call: Call, request: RunRequest, shell: str | None,
-        scoped: dict[str, object], bound: float | None, progress: bool,
+        scope: Scope, bound: float | None, progress: bool,
     ) -> Result:
         """The run (in `shell`, or a fresh one for None) to its end or its bound; with progress asked
         for, in short steps that report output."""
-        from .session.client import run_in_shell, start_session
-
         step = bound if not progress else min(bound or PROGRESS_STEP_S, PROGRESS_STEP_S)
         wait = MAX_WAIT_S if step is None else step
         try:
             if shell is None:
-                result = await call.step(lambda: start_session(request, wait, wakeup=call.wakeup))
+                result = await call.step(lambda: calls.run(request, wait, wakeup=call.wakeup))
             else:
-                if scoped and shell not in call.connection.shells_used:
-                    await self._start_shell(call, shell, request)
+                started = shell in call.connection.shells_used
                 call.connection.shells_used.add(shell)
                 result = await call.step(
-                    lambda: run_in_shell(shell, request, step, scoped, wakeup=call.wakeup)
+                    lambda: calls.run_in_shell(shell, request, step, scope, started=started, wakeup=call.wakeup)
                 )
             if progress:
                 result = await self._report(ctx, call, result, bound)
             return result
         finally:
             call.close()
-
-    async def _start_shell(self, call: Call, name: str, request: RunRequest) -> None:
-        """Start the shell with a command of its own, so that a first command's cwd/env stay its own
-        (a shell takes its start directory and variables from the command that starts it); a named
-        shell that runs already just takes one more command."""
-        from .api import WARM_UP
-        from .session.client import run_in_shell
-
-        warm_up = replace(request, command=WARM_UP, timers=replace(request.timers, timeout=None))
-        await call.step(lambda: run_in_shell(name, warm_up, None, {}, wakeup=call.wakeup))
 
     async def _report(
         self, ctx: ServerRequestContext[Any, Any], call: Call, result: Result, bound: float | None
@@ -445,41 +424,33 @@ class Tools:
     async def tool_poll(
         self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        from .api import Session
-
-        session = Session(_string(arguments, "session_id", required=True) or "")
+        session_id = _string(arguments, "session_id", required=True) or ""
         wait = _seconds(arguments, "wait", 0.0) or 0.0
-        return _answer(await connection.ask(lambda: session.poll(wait)))
+        return _answer(await connection.ask(lambda: calls.poll(session_id, wait)))
 
     async def tool_send(
         self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        from .api import Session
-
-        session = Session(_string(arguments, "session_id", required=True) or "")
+        session_id = _string(arguments, "session_id", required=True) or ""
         text = _string(arguments, "text")
         keys = arguments.get("keys", [])
         if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
             raise BadArguments("'keys' must be a list of key names")
         enter = _flag(arguments, "enter", True)
         wait = _seconds(arguments, "wait", 1.0) or 0.0
-        return _answer(await connection.ask(lambda: session.send(text, keys, enter=enter, wait=wait)))
+        return _answer(await connection.ask(lambda: calls.send(session_id, text, keys, enter=enter, wait_s=wait)))
 
     async def tool_stop(
         self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        from .api import Session
-
-        session = Session(_string(arguments, "session_id", required=True) or "")
-        return _answer(await connection.ask(session.stop))
+        session_id = _string(arguments, "session_id", required=True) or ""
+        return _answer(await connection.ask(lambda: calls.stop(session_id)))
 
     async def tool_close(
         self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        from .session.client import close_shell
-
         name = _string(arguments, "shell_name", required=True) or ""
-        return _answer(await anyio.to_thread.run_sync(lambda: close_shell(name)))
+        return _answer(await anyio.to_thread.run_sync(lambda: calls.close_shell(name)))
 
     async def tool_sessions(
         self, ctx: ServerRequestContext[Any, Any], connection: Connection, arguments: dict[str, Any]

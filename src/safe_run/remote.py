@@ -29,9 +29,8 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
-from .api import (
-    DEFAULT_MAX_OUTPUT, WARM_UP, _check_output, _command, _env, _seconds, _wait, close_if_open, shell_name,
-)
+from . import calls
+from .calls import DEFAULT_MAX_OUTPUT, WARM_UP
 from .result import ExitStatus, Result, Status
 from .request import DEFAULT_IDLE_EXPIRE_S
 from .session import SessionError
@@ -128,8 +127,8 @@ class Remote:
             raise ValueError("program must name the far side's safe-run, such as ['safe-run']")
         ssh_like = bool(self.prefix) and os.path.basename(self.prefix[0]) in SSH_LIKE
         self.quote = ssh_like if quote is None else bool(quote)
-        self.margin = _seconds(margin, "margin") or 0.0
-        self.longest = _seconds(longest, "longest") or DEFAULT_LONGEST_S
+        self.margin = calls.seconds(margin, "margin") or 0.0
+        self.longest = calls.seconds(longest, "longest") or DEFAULT_LONGEST_S
 
     def __repr__(self) -> str:
         return f"Remote({list(self.prefix)!r}, {list(self.program)!r})"
@@ -140,14 +139,14 @@ class Remote:
         max_output: int = DEFAULT_MAX_OUTPUT, strategy: str = "auto", load_rc: bool = True,
     ) -> Result:
         """`safe_run.run` on the far side: a fresh shell there, to the end or to `yield_after`."""
-        _check_output(max_output, strategy)
-        limit, bound = _seconds(timeout, "timeout"), _seconds(yield_after, "yield_after")
+        calls.check_output(max_output, strategy)
+        limit, bound = calls.seconds(timeout, "timeout"), calls.seconds(yield_after, "yield_after")
         options = _run_options(
-            shell=_optional_text(shell, "shell"), cwd=_path(cwd, "cwd"), env=_env(env), timeout=limit,
+            shell=_optional_text(shell, "shell"), cwd=_path(cwd, "cwd"), env=calls.variables(env), timeout=limit,
             yield_after=bound, load_rc=bool(load_rc),
         )
         options += ["--max-output", str(max_output), "--strategy", strategy]
-        return self.call(["run", *options], command=_command(command), wait=_bound(limit, bound))
+        return self.call(["run", *options], command=calls.command(command), wait=_bound(limit, bound))
 
     async def arun(
         self, command: str, *, shell: str | None = None, cwd: str | os.PathLike[str] | None = None,
@@ -223,12 +222,12 @@ class RemoteShell:
         idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
     ) -> None:
         self.remote = remote
-        self.name = shell_name(name)
+        self.name = calls.shell_name(name)
         self._shell = _optional_text(shell, "shell")
         self._cwd = _path(cwd, "cwd")
-        self._env = _env(env)
+        self._env = calls.variables(env)
         self._load_rc = bool(load_rc)
-        self._idle_expire = _seconds(idle_expire, "idle_expire")
+        self._idle_expire = calls.seconds(idle_expire, "idle_expire")
         self._used = False
 
     def __repr__(self) -> str:
@@ -239,9 +238,9 @@ class RemoteShell:
         cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
     ) -> Result:
         """As `Shell.run`: `cwd` and `env` apply to this command alone; `busy` while another runs."""
-        text = _command(command)
-        limit, bound = _seconds(timeout, "timeout"), _seconds(yield_after, "yield_after")
-        directory, variables = _path(cwd, "cwd"), None if env is None else _env(env)
+        text = calls.command(command)
+        limit, bound = calls.seconds(timeout, "timeout"), calls.seconds(yield_after, "yield_after")
+        directory, variables = _path(cwd, "cwd"), None if env is None else calls.variables(env)
         scoped = directory is not None or variables is not None
         if scoped and not self._used:
             self._call(WARM_UP, None, None, None, None)
@@ -257,7 +256,7 @@ class RemoteShell:
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        close_if_open(self.close)
+        calls.close_if_open(self.close)
 
     def _call(
         self, command: str, timeout: float | None, yield_after: float | None, cwd: str | None,
@@ -294,7 +293,7 @@ class RemoteSession:
 
     def poll(self, wait: float = 0.0) -> Result:
         """The output since the last answer and where the command stands; waits up to `wait` s for its end."""
-        seconds = _wait(wait, "wait")
+        seconds = calls.wait(wait, "wait")
         return self.remote.call(["poll", "--wait", _number(seconds), "--", self.id], wait=seconds)
 
     def send(
@@ -313,7 +312,7 @@ class RemoteSession:
             key_text(name)  # an unknown name is refused here, as by the local API
         if text is None and not names:
             raise ValueError("nothing to send: give text, keys, or both")
-        seconds = _wait(wait, "wait")
+        seconds = calls.wait(wait, "wait")
         args = ["send", "--wait", _number(seconds)]
         for name in names:
             args += ["--key", name]

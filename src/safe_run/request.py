@@ -54,6 +54,18 @@ class RunRequest:
     idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S
 
 
+@dataclass(frozen=True)
+class Scope:
+    """A named shell's later command's own directory and variables: they end with the command."""
+
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.cwd is None and self.env is None
+
+
 def request_to_dict(request: RunRequest) -> dict[str, Any]:
     """The request as JSON data, for a holder started as a new process (the log goes as a descriptor)."""
     data = {item.name: getattr(request, item.name) for item in fields(request) if item.name != "log"}

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 from collections.abc import Mapping
 
 import click
 
+from .. import calls
+from ..calls import DEFAULT_YIELD_AFTER_S, STRATEGIES
 from ..interrupts import StopSignals, Wakeup
 from ..environment import Environment, is_ci
 from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
 from ..result import ExitStatus, Result, error_result, exit_status, not_started
-from ..request import DEFAULT_IDLE_EXPIRE_S, RunRequest, Timers
+from ..request import DEFAULT_IDLE_EXPIRE_S, RunRequest, Scope, Timers
 from ..session import SessionError
 from .params import SECONDS, current_directory, open_log, read_command_file, stdin_is_open
 
@@ -25,13 +26,7 @@ EXIT_STATUS_HELP = (
     "125 safe-run could not run the command; 129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM); "
     "141 stdout was closed or its reader went away (SIGPIPE)."
 )
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-STRATEGIES = ("auto", "rich", "basic", "none")
 DEFAULT_TIMERS = Timers()
-# JSON output with no --timeout and no --yield-after answers `running` with a session after this
-# long: an agent that forgot a limit gets control back (and the output so far) instead of hanging
-# on a server or a prompt, while builds and test runs shorter than this still answer in one call.
-DEFAULT_YIELD_AFTER_S = 30.0
 YIELD_AFTER_VARIABLE = "SAFE_RUN_YIELD_AFTER"
 NEVER = ("never", "0")
 
@@ -40,7 +35,7 @@ def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
     env = {}
     for item in values:
         name, sep, value = item.partition("=")
-        if not sep or not ENV_NAME.match(name):
+        if not sep or not calls.ENV_NAME.match(name):
             raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
         env[name] = value
     return env
@@ -58,11 +53,10 @@ def _read_command(words: tuple[str, ...], command_file: str | None) -> str:
             raise click.UsageError(f"the command file is not valid UTF-8 (byte {exc.start})") from exc
     else:
         command = " ".join(words)
-    if "\0" in command:
-        raise click.UsageError("the command contains a NUL byte, which no shell can run")
-    if not command.strip():
-        raise click.UsageError("no command given (an empty command runs nothing)")
-    return command
+    try:
+        return calls.command(command)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _working_directory(cwd: str | None) -> str:
@@ -238,14 +232,11 @@ def run_command(
     signals = _stop_signals()
     signals.keep()
     wakeup = signals.wakeup
-    scoped: dict[str, object] = {}
-    if cwd is not None:
-        scoped["cwd"] = request.cwd
-    if env:
-        scoped["env"] = request.env
+    # --cwd and --env start the shell there; on a later call they are that command's alone.
+    scope = Scope(request.cwd if cwd is not None else None, request.env if env else None)
     try:
         if in_shell is not None:
-            result = _in_shell(in_shell, request, bound, scoped, wakeup)
+            result = _in_shell(in_shell, request, bound, scope, wakeup)
             emit(result, shown, environment)
         else:
             result = _run(request, bound, shown, wakeup, environment)
@@ -297,6 +288,7 @@ def _run(request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, e
 
 def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environment) -> Result:
     """Start the command in a session; a signal that came while it started stops it again."""
+    from ..session import wire
     from ..session.client import ask, start_session
 
     arrived = wakeup.pending
@@ -306,7 +298,7 @@ def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environm
         # This process is safe-run's own and single-threaded: forking the holder is safe and quick.
         result = start_session(request, bound, wakeup=wakeup, fork=True)
         if arrived and result.session_id is not None:
-            result = ask(result.session_id, {"op": "interrupt", "signal": signal.Signals(arrived[0]).name})
+            result = ask(result.session_id, wire.Interrupt(signal=signal.Signals(arrived[0]).name))
     except SessionError as exc:  # the sessions directory cannot be used: nothing started
         return error_result(request.command, str(exc))
     except OSError as exc:  # no process or no room for the session's holder
@@ -314,14 +306,13 @@ def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environm
     return result
 
 
-def _in_shell(name: str, request: RunRequest, bound: float | None, scoped: dict[str, object], wakeup: Wakeup) -> Result:
+def _in_shell(name: str, request: RunRequest, bound: float | None, scope: Scope, wakeup: Wakeup) -> Result:
     """The command in the persistent shell `name`; nothing runs when a signal came first."""
-    from ..session.client import run_in_shell
 
     if wakeup.pending:
         return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
     try:
-        return run_in_shell(name, request, bound, scoped, wakeup=wakeup)
+        return calls.run_in_shell(name, request, bound, scope, wakeup=wakeup)
     except SessionError as exc:
         if exc.status == ExitStatus.USAGE:
             raise click.UsageError(str(exc)) from None

@@ -61,9 +61,9 @@ def _wait_option(default: float | None, help_text: str) -> Callable[[click.decor
 @format_option
 def poll_command(session_id: str, wait: float | None, output_format: str) -> int:
     """The new output of session ID and where its command stands; its final result once it ended."""
-    from ..session.client import ask
+    from .. import calls
 
-    result = ask(session_id, {"op": "poll", "wait": wait or 0})
+    result = calls.poll(session_id, wait or 0.0)
     emit(result, output_format, Environment.current())
     return exit_status(result)
 
@@ -105,10 +105,9 @@ def send_command(
         raise click.UsageError("nothing to send: give TEXT, --key, or both")
     if text is not None and not _is_text(text):
         raise click.UsageError("TEXT is not valid UTF-8: send text, or --key for control characters")
-    from ..session.client import ask
+    from .. import calls
 
-    typed = "" if text is None else text + ("" if no_enter else "\r")
-    result = ask(session_id, {"op": "send", "text": typed, "keys": keys, "queue": queue, "wait": wait})
+    result = calls.send(session_id, text, keys, enter=not no_enter, queue=queue, wait_s=wait)
     emit(result, output_format, Environment.current())
     return exit_status(result)
 
@@ -118,9 +117,9 @@ def send_command(
 @format_option
 def stop_command(session_id: str, output_format: str) -> int:
     """End session ID's command and everything it started; answer with its final result."""
-    from ..session.client import ask
+    from .. import calls
 
-    result = ask(session_id, {"op": "stop"})
+    result = calls.stop(session_id)
     emit(result, output_format, Environment.current())
     return exit_status(result)
 

@@ -15,16 +15,14 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING
 
 from .. import polling
-from ..result import ExitStatus, Result
 from ..interrupts import Wakeup
+from ..request import RunRequest, Scope
+from ..result import ExitStatus, Result
 from . import NOT_TYPED, SessionError, wire, with_note
 from .store import SHELL_NAME, Session, SessionStore
 
-if TYPE_CHECKING:
-    from ..request import RunRequest
 
 # How long a holder gets to answer beyond the wait asked for: stopping a command (Ctrl-C, SIGTERM,
 # SIGKILL, the sweep of its jobs, the hang-up) takes it up to about 3 s.
@@ -51,7 +49,7 @@ def start_session(
     store = SessionStore.open(report=report)
     session = store.create(request.command)
     holder = detach(session, replace(request, hold_on_input=True), fork=fork)
-    result = _ask_interruptibly(session, {"op": "poll", "wait": yield_after, "first": True}, wakeup)
+    result = _ask_interruptibly(session, wire.Poll(wait=yield_after, first=True), wakeup)
     if holder is not None and result.session_id is None:
         from .adoption import collect_child
 
@@ -60,21 +58,21 @@ def start_session(
 
 
 def run_in_shell(
-    name: str, request: RunRequest, bound: float | None, scoped: dict[str, object],
+    name: str, request: RunRequest, bound: float | None, scope: Scope = Scope(),
     report: Report | None = None, wakeup: Wakeup | None = None,
 ) -> Result:
     """Run the command in the persistent shell `name`, started with `request`'s shell (and its
     idle limit) on first use.
 
-    `scoped` holds a later command's own --cwd and --env. Answers at the command's end, or after
+    `scope` holds a later command's own --cwd and --env. Answers at the command's end, or after
     `bound` seconds with the session that holds it (None: at the end).
     """
     check_name(name)
     wait = wire.MAX_WAIT_S if bound is None else bound
-    ask_run: dict[str, object] = {
-        "op": "run", "wait": wait, "command": request.command, "timers": asdict(request.timers),
-        "max_output": request.max_output, **scoped,
-    }
+    ask_run = wire.Run(
+        command=request.command, wait=wait, timers=asdict(request.timers), max_output=request.max_output,
+        cwd=scope.cwd, env=scope.env,
+    )
     # A warm shell is asked at once: no sweep of the store, no lock, one connection.
     warm = SessionStore.open(report=report, sweep=False).named(name)
     if warm is not None and not warm.result_path.exists():
@@ -91,7 +89,7 @@ def run_in_shell(
             session = store.create(request.command, shell_name=name)
             store.give_name(name, session)
             detach(session, replace(request, hold_on_input=True), ShellPlan(name, note))
-            return _ask_interruptibly(session, {"op": "poll", "wait": wait, "first": True}, wakeup)
+            return _ask_interruptibly(session, wire.Poll(wait=wait, first=True), wakeup)
     return _ask_interruptibly(session, ask_run, wakeup)
 
 
@@ -103,7 +101,7 @@ def close_shell(name: str, report: Report | None = None) -> Result:
         session = store.named(name)
         if session is None or not _live(session):
             raise SessionError(f"no shell named {name!r} is running (it was never started, or it ended)")
-        result = _request(session, {"op": "close"})
+        result = _request(session, wire.Close())
         store.forget_name(name, session)
     return result
 
@@ -133,20 +131,20 @@ def follow(session_id: str, wait: float, wakeup: Wakeup | None = None) -> Result
     `wakeup` meanwhile stops its command. Asked several times a second while a person watches, so
     the store is not swept each time (the call that started the session did)."""
     session = SessionStore.open(sweep=False).get(session_id)
-    return _ask_interruptibly(session, {"op": "poll", "wait": wait}, wakeup)
+    return _ask_interruptibly(session, wire.Poll(wait=wait), wakeup)
 
 
-def ask(session_id: str, request: dict[str, object], report: Report | None = None) -> Result:
+def ask(session_id: str, request: wire.Request, report: Report | None = None) -> Result:
     """One request to a session's holder, or the result it left once its command ended."""
     return _request(SessionStore.open(report=report).get(session_id), request)
 
 
-def _request(session: Session, request: dict[str, object]) -> Result:
+def _request(session: Session, request: wire.Request) -> Result:
     answer = _exchange(session, request)
     return Result.from_dict(answer) if answer is not None else _unanswered(session, request)
 
 
-def _exchange(session: Session, request: dict[str, object]) -> dict[str, object] | None:
+def _exchange(session: Session, request: wire.Request) -> dict[str, object] | None:
     """The holder's answer as it came, or None when no holder answered (it has gone away)."""
     deadline = _deadline(request)
     conn = _send(session, request, deadline)
@@ -159,16 +157,16 @@ def _exchange(session: Session, request: dict[str, object]) -> dict[str, object]
             raise _unresponsive(session, request) from None
 
 
-def _bound(request: dict[str, object]) -> float:
+def _bound(request: wire.Request) -> float:
     """How long one call may take in all: the wait it asks for and the margin."""
     return wire.wait_of(request) + ANSWER_MARGIN_S
 
 
-def _deadline(request: dict[str, object]) -> float:
+def _deadline(request: wire.Request) -> float:
     return time.monotonic() + _bound(request)
 
 
-def _send(session: Session, request: dict[str, object], deadline: float) -> socket.socket | None:
+def _send(session: Session, request: wire.Request, deadline: float) -> socket.socket | None:
     """A connection that carries the request, or None when no holder takes it any more."""
     try:
         conn = session.connect(max(0.001, deadline - time.monotonic()))
@@ -178,7 +176,7 @@ def _send(session: Session, request: dict[str, object], deadline: float) -> sock
         return None
     try:
         conn.settimeout(max(0.001, deadline - time.monotonic()))
-        conn.sendall(wire.encode(request))
+        conn.sendall(wire.encode_request(request))
     except TimeoutError:
         conn.close()
         raise _unresponsive(session, request) from None
@@ -188,15 +186,15 @@ def _send(session: Session, request: dict[str, object], deadline: float) -> sock
     return conn
 
 
-def _answer(session: Session, conn: socket.socket, request: dict[str, object], deadline: float) -> Result:
+def _answer(session: Session, conn: socket.socket, request: wire.Request, deadline: float) -> Result:
     answer = wire.receive(conn, deadline)
     return Result.from_dict(answer) if answer is not None else _unanswered(session, request)
 
 
-def _unanswered(session: Session, request: dict[str, object]) -> Result:
+def _unanswered(session: Session, request: wire.Request) -> Result:
     """The holder went away without answering: the result it left, and typed text never arrived."""
     result = _left_result(session)
-    return with_note(result, NOT_TYPED) if request.get("op") == "send" else result
+    return with_note(result, NOT_TYPED) if isinstance(request, wire.Send) else result
 
 
 def _left_result(session: Session) -> Result:
@@ -214,7 +212,7 @@ def _left_result(session: Session) -> Result:
     return session.load_result() or session.bury()
 
 
-def _unresponsive(session: Session, request: dict[str, object]) -> SessionError:
+def _unresponsive(session: Session, request: wire.Request) -> SessionError:
     return SessionError(_unresponsive_message(session, _bound(request)), ExitStatus.UNRESPONSIVE)
 
 
@@ -228,13 +226,13 @@ def _unresponsive_message(session: Session, bound: float) -> str:
     return f"{prefix}: its holder process {pid} is busy or stuck; ask again, or end it with `kill {pid}`"
 
 
-def _ask_interruptibly(session: Session, request: dict[str, object], wakeup: Wakeup | None) -> Result:
+def _ask_interruptibly(session: Session, request: wire.Request, wakeup: Wakeup | None) -> Result:
     """Ask and wait for the answer; a stop request on `wakeup` meanwhile stops the command."""
     answer = _ask_held(session, request, wakeup)
     return _unanswered(session, request) if answer is None else answer
 
 
-def _ask_held(session: Session, request: dict[str, object], wakeup: Wakeup | None) -> Result | None:
+def _ask_held(session: Session, request: wire.Request, wakeup: Wakeup | None) -> Result | None:
     """As `_ask_interruptibly`, but None when no holder takes the request any more."""
     deadline = _deadline(request)
     conn = _send(session, request, deadline)
@@ -253,7 +251,7 @@ def _ask_held(session: Session, request: dict[str, object], wakeup: Wakeup | Non
                 except TimeoutError:
                     raise _unresponsive(session, request) from None
             if wakeup is not None and wakeup.pending:
-                return _request(session, {"op": "interrupt", "signal": signal.Signals(wakeup.pending[0]).name})
+                return _request(session, wire.Interrupt(signal=signal.Signals(wakeup.pending[0]).name))
             if wakeup is not None:
                 wakeup.drain()
 
@@ -322,7 +320,7 @@ def _status(session: Session) -> Standing | str | None:
     result = session.load_result()
     if result is not None:
         return Standing(result)
-    request: dict[str, object] = {"op": "status"}
+    request = wire.Status()
     try:
         answer = _exchange(session, request)
         if answer is None:

@@ -421,62 +421,59 @@ class Holder:
         inbox.data += data
         if b"\n" in inbox.data and inbox.deadline is not None:
             inbox.deadline = None
-            request = wire.decode(bytes(inbox.data).partition(b"\n")[0])
+            request = wire.decode_request(bytes(inbox.data).partition(b"\n")[0])
             if request is None or _hung_up(conn):  # a caller that gave up waiting is not acted for
                 self._drop(conn)
             else:
                 self._handle(conn, request, run)
 
-    def _handle(self, conn: socket.socket, request: dict[str, object], run: Run | None) -> None:
-        op = request.get("op")
+    def _handle(self, conn: socket.socket, request: wire.Request, run: Run | None) -> None:
         now = self._clock()
         asked, self._asked = self._asked, now
         deadline = now + wire.wait_of(request)
-        first = bool(request.get("first"))
+        first = isinstance(request, wire.Poll) and request.first
         if self.plan is not None and run is not None and self._handle_shell(conn, request, run, deadline, asked):
             return
         if run is None or run.finish is not None or self.typist is None:
-            self.waiters.append(Waiter(conn, None, first=first, note=NOT_TYPED if op == "send" else None))
-        elif op == "poll":
-            self.waiters.append(Waiter(conn, deadline, first=first))
-        elif op == "send":
-            outcome = self.typist.send(
-                wire.text_of(request, "text"), wire.text_of(request, "keys"), bool(request.get("queue"))
-            )
-            self.waiters.append(Waiter(conn, deadline if outcome.typed else now, note=outcome.note))
-        elif op == "stop":
-            run.stop()
-            self.waiters.append(Waiter(conn, None))
-        elif op == "interrupt":
-            run.interrupt(signal.Signals.__members__.get(str(request.get("signal")), signal.SIGINT))
-            self.waiters.append(Waiter(conn, None))
-        elif op == "status":
-            self._answer(Waiter(conn, now), self._progress(run, take_output=False), self._attendance(asked, idle=False))
-        else:
-            self._drop(conn)
+            note = NOT_TYPED if isinstance(request, wire.Send) else None
+            self.waiters.append(Waiter(conn, None, first=first, note=note))
+            return
+        match request:
+            case wire.Poll():
+                self.waiters.append(Waiter(conn, deadline, first=first))
+            case wire.Send(text=text, keys=keys, queue=queue):
+                outcome = self.typist.send(text.encode("utf-8", "replace"), keys.encode("utf-8", "replace"), queue)
+                self.waiters.append(Waiter(conn, deadline if outcome.typed else now, note=outcome.note))
+            case wire.Stop():
+                run.stop()
+                self.waiters.append(Waiter(conn, None))
+            case wire.Interrupt(signal=name):
+                run.interrupt(signal.Signals.__members__.get(name, signal.SIGINT))
+                self.waiters.append(Waiter(conn, None))
+            case wire.Status():
+                self._answer(Waiter(conn, now), self._progress(run, take_output=False), self._attendance(asked, False))
+            case _:  # a shell's request to a one-shot session
+                self._drop(conn)
 
-    def _handle_shell(
-        self, conn: socket.socket, request: dict[str, object], run: Run, deadline: float, asked: float
-    ) -> bool:
+    def _handle_shell(self, conn: socket.socket, request: wire.Request, run: Run, deadline: float, asked: float) -> bool:
         """What only a persistent shell answers: run, close, and any call between commands."""
-        op = request.get("op")
         idle = run.finish is not None and self._last is not None
-        if op == "close":
+        if isinstance(request, wire.Close):
             self._closing = True
             if not idle:
                 run.stop()
             self.waiters.append(Waiter(conn, None))
             return True
-        if op == "run" and (not idle or self._next is not None):  # one running, or one just taken
-            self._answer(Waiter(conn, self._clock()), self._busy(run, str(request.get("command", ""))))
+        if isinstance(request, wire.Run) and (not idle or self._next is not None):  # one running, or one just taken
+            self._answer(Waiter(conn, self._clock()), self._busy(run, request.command))
             return True
-        if op == "run":
+        if isinstance(request, wire.Run):
             self._next = _next_command(self.request, request, run.shell.name)
             self.waiters.append(Waiter(conn, deadline, first=True))
             return True
         if idle and self._last is not None:
-            note = NOT_TYPED if op == "send" else None
-            extra = self._attendance(asked, idle=True) if op == "status" else {}
+            note = NOT_TYPED if isinstance(request, wire.Send) else None
+            extra = self._attendance(asked, idle=True) if isinstance(request, wire.Status) else {}
             self._answer(Waiter(conn, self._clock()), with_note(self._last, note), extra)
             return True
         return False
@@ -571,24 +568,17 @@ def _first_line(text: str) -> str:
     return lines[0][:80] if lines else ""
 
 
-def _next_command(base: RunRequest, request: dict[str, object], shell: str) -> tuple[RunRequest, str]:
+def _next_command(base: RunRequest, request: wire.Run, shell: str) -> tuple[RunRequest, str]:
     """The request for a persistent shell's next command, and the text to type for it.
 
     A --cwd or --env given with a later command applies to that command alone (see the shell
     kind's `scoped`).
     """
-    command = str(request.get("command", ""))
-    timers = request.get("timers")
-    max_output = request.get("max_output")
     next_request = replace(
-        base, command=command, timers=timers_from_dict(timers if isinstance(timers, dict) else {}),
-        max_output=max_output if isinstance(max_output, int) and max_output >= 1024 else base.max_output,
+        base, command=request.command, timers=timers_from_dict(request.timers), max_output=request.max_output,
         log=None,
     )
-    cwd = request.get("cwd")
-    env = request.get("env")
-    variables = {str(name): str(value) for name, value in env.items()} if isinstance(env, dict) else {}
-    return next_request, kind_of(shell).scoped(command, cwd if isinstance(cwd, str) else None, variables)
+    return next_request, kind_of(shell).scoped(request.command, request.cwd, request.env or {})
 
 
 def _saved(write: Callable[[], None]) -> None:

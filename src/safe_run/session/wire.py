@@ -1,6 +1,9 @@
 """How a caller and a holder talk: one JSON object per line over the session's Unix socket.
 
 A caller sends one request and reads one answer; the holder closes the connection after answering.
+A request is one of the typed messages below, built by the caller and checked by the holder on
+arrival (`decode_request`): a message that is not one of them, or whose fields are not what it
+says, is refused without being acted on. The answer is a result's JSON object.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ import json
 import math
 import socket
 import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 # A request is a few words, or the text of a `send`; anything longer is not from safe-run.
 MAX_MESSAGE = 8 * 1024 * 1024
@@ -16,8 +21,74 @@ MAX_MESSAGE = 8 * 1024 * 1024
 MAX_WAIT_S = 86400.0
 
 
+@dataclass(frozen=True)
+class Poll:
+    """The output since the last answer and where the command stands; waits up to `wait` for its
+    end or an input wait. `first`: the call that started the session (it waits for the holder)."""
+
+    wait: float = 0.0
+    first: bool = False
+
+
+@dataclass(frozen=True)
+class Send:
+    """Type `text`, then press `keys` (already as the bytes a terminal sends); `queue`: type it at the
+    command's next read rather than refusing it now. Then answer as a poll of `wait` does."""
+
+    text: str = ""
+    keys: str = ""
+    queue: bool = False
+    wait: float = 1.0
+
+
+@dataclass(frozen=True)
+class Stop:
+    """End the command and what it started, and answer with its final result."""
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """Stop the command as `signal` to safe-run would (the caller that started it got it)."""
+
+    signal: str = "SIGINT"
+
+
+@dataclass(frozen=True)
+class Status:
+    """Where the session stands, without taking its new output (for `sessions`)."""
+
+
+@dataclass(frozen=True)
+class Close:
+    """A persistent shell: end it and everything it started."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """A persistent shell: run `command` next, with its own timers and output bound, and, for this
+    command alone, `cwd` and `env`; answer as a poll of `wait` does."""
+
+    command: str
+    wait: float = MAX_WAIT_S
+    timers: dict[str, float] = field(default_factory=dict)
+    max_output: int = 1024 * 1024
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+
+
+Request = Poll | Send | Stop | Interrupt | Status | Close | Run
+_BY_NAME: dict[str, type[Request]] = {
+    "poll": Poll, "send": Send, "stop": Stop, "interrupt": Interrupt, "status": Status, "close": Close, "run": Run,
+}
+_NAMES = {kind: name for name, kind in _BY_NAME.items()}
+
+
 def encode(message: dict[str, object]) -> bytes:
     return (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def encode_request(request: Request) -> bytes:
+    return encode({"op": _NAMES[type(request)], **asdict(request)})
 
 
 def decode(line: bytes) -> dict[str, object] | None:
@@ -28,18 +99,55 @@ def decode(line: bytes) -> dict[str, object] | None:
     return message if isinstance(message, dict) else None
 
 
-def wait_of(request: dict[str, object]) -> float:
-    """The seconds a request may wait for its answer: finite, from 0 to MAX_WAIT_S."""
-    wait = request.get("wait")
-    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not math.isfinite(wait):
-        return 0.0
+def decode_request(line: bytes) -> Request | None:
+    """The request a line holds, or None for anything that is not exactly one of them."""
+    message = decode(line)
+    kind = _BY_NAME.get(str(message.pop("op", ""))) if message is not None else None
+    if kind is None or message is None:
+        return None
+    given: dict[str, Any] = {}
+    for item in fields(kind):
+        if item.name in message:
+            value = message.pop(item.name)
+            if not _fits(item.name, value):
+                return None
+            given[item.name] = value
+    if message:
+        return None  # a field that this request does not have
+    try:
+        return kind(**given)
+    except TypeError:  # a required field is missing
+        return None
+
+
+def _fits(name: str, value: object) -> bool:
+    """Whether a field's value is of the type its name takes, in every message that has it."""
+    if name in ("wait",):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if name in ("first", "queue"):
+        return isinstance(value, bool)
+    if name in ("text", "keys", "signal", "command"):
+        return isinstance(value, str)
+    if name == "cwd":
+        return value is None or isinstance(value, str)
+    if name == "max_output":
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 1024
+    if name == "timers":
+        return isinstance(value, dict) and all(
+            isinstance(k, str) and (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)))
+            for k, v in value.items()
+        )
+    if name == "env":
+        return value is None or (
+            isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        )
+    return False
+
+
+def wait_of(request: Request) -> float:
+    """The seconds a request may wait for its answer: from 0 to MAX_WAIT_S."""
+    wait = getattr(request, "wait", 0.0)
     return min(max(float(wait), 0.0), MAX_WAIT_S)
-
-
-def text_of(request: dict[str, object], key: str) -> bytes:
-    """Text to type, as the bytes a terminal gets."""
-    value = request.get(key)
-    return value.encode("utf-8", "replace") if isinstance(value, str) else b""
 
 
 def receive(conn: socket.socket, deadline: float | None = None) -> dict[str, object] | None:

@@ -1,0 +1,229 @@
+"""The calls every front end makes, in one place: the command line, the library, the MCP server
+and `Remote` check their arguments here, build their request here, and start, ask and close
+sessions and named shells through here. A rule (what a number of seconds may be, what a variable
+name is, how a named shell's first command keeps its own directory) is then the same everywhere.
+
+Checks raise `ValueError` or `TypeError` with a sentence for the caller; the command line turns
+them into a usage error, the MCP server into a tool error. Nothing here loads the engine before a
+call needs it, so a front end that only checks pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import secrets
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .request import DEFAULT_IDLE_EXPIRE_S, RunRequest, Scope, Timers
+from .result import ExitStatus, Result
+from .session import SessionError
+
+if TYPE_CHECKING:
+    from .interrupts import Wakeup
+    from .session.wire import Request
+
+STRATEGIES = ("auto", "rich", "basic", "none")
+DEFAULT_MAX_OUTPUT = 1024 * 1024
+MIN_MAX_OUTPUT = 1024
+MAX_SECONDS = 1e9
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# How long a JSON call waits before it answers `running` with a session, when the caller gave no
+# limit of its own (agents that forget one get control back).
+DEFAULT_YIELD_AFTER_S = 30.0
+# What an unscoped first command types so that a shell exists before a command with its own
+# cwd/env runs in it: a fresh shell takes its start directory and variables from the command
+# that starts it, and those belong to the shell, not to one command.
+WARM_UP = "true"
+
+__all__ = [
+    "DEFAULT_IDLE_EXPIRE_S", "DEFAULT_MAX_OUTPUT", "DEFAULT_YIELD_AFTER_S", "ENV_NAME", "MAX_SECONDS",
+    "MIN_MAX_OUTPUT", "STRATEGIES", "WARM_UP", "Scope",
+]
+
+
+# ---- checks ------------------------------------------------------------------------------------
+
+
+def seconds(value: object, what: str) -> float | None:
+    """A limit in seconds: None or 0 is none, as on the command line."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{what} must be a number of seconds or None, not {type(value).__name__}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number) or number < 0 or number > MAX_SECONDS:
+        raise ValueError(f"{what} must be a finite number of seconds from 0 to {MAX_SECONDS:.0f}, not {value!r}")
+    return number or None
+
+
+def wait(value: object, what: str) -> float:
+    """How long a call waits for its answer: 0 when not given."""
+    return seconds(value, what) or 0.0
+
+
+def command(text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"command must be a string, not {type(text).__name__}")
+    if "\0" in text:
+        raise ValueError("the command contains a NUL byte, which no shell can run")
+    if not text.strip():
+        raise ValueError("no command given (an empty command runs nothing)")
+    return text
+
+
+def directory(cwd: object) -> str | None:
+    """An absolute, existing directory, decided now (a relative one is taken from the caller's)."""
+    if cwd is None:
+        return None
+    if not isinstance(cwd, (str, os.PathLike)):
+        raise TypeError(f"cwd must be a path or None, not {type(cwd).__name__}")
+    path = os.path.abspath(os.fspath(cwd))
+    if not os.path.isdir(path):
+        raise ValueError(f"cwd {path!r} is not a directory")
+    return path
+
+
+def variables(env: object) -> dict[str, str]:
+    """Variables for the command: names as a shell takes them, values without NUL bytes."""
+    if env is None:
+        return {}
+    if not isinstance(env, Mapping):
+        raise TypeError(f"env must be a mapping of names to strings, not {type(env).__name__}")
+    for name, value in env.items():
+        if not isinstance(name, str) or not ENV_NAME.match(name):
+            raise ValueError(f"env: {name!r} is not a variable name")
+        if not isinstance(value, str) or "\0" in value:
+            raise ValueError(f"env: the value of {name} must be a string without NUL bytes")
+    return dict(env)
+
+
+def check_output(max_output: object, strategy: object) -> None:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+    if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < MIN_MAX_OUTPUT:
+        raise ValueError(f"max_output must be an int of at least {MIN_MAX_OUTPUT} bytes, not {max_output!r}")
+
+
+def shell_name(name: object) -> str:
+    """A caller's name for a persistent shell, checked as `--in NAME` checks it; a new one if None."""
+    from .session.client import check_name
+
+    chosen = f"api-{secrets.token_hex(8)}" if name is None else name
+    if not isinstance(chosen, str):
+        raise TypeError(f"name must be a string or None, not {type(chosen).__name__}")
+    try:
+        check_name(chosen)
+    except SessionError as exc:
+        raise ValueError(str(exc)) from None
+    return chosen
+
+
+def request(
+    text: object, *, shell: object = None, cwd: str | None = None, env: dict[str, str] | None = None,
+    timeout: float | None = None, max_output: object = DEFAULT_MAX_OUTPUT, strategy: object = "auto",
+    load_rc: object = True, idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
+) -> RunRequest:
+    """The request of a library or MCP call, its arguments checked (cwd and env already are)."""
+    if shell is not None and not isinstance(shell, str):
+        raise TypeError(f"shell must be a path or name as a string, not {type(shell).__name__}")
+    check_output(max_output, strategy)
+    assert isinstance(max_output, int) and isinstance(strategy, str)
+    return RunRequest(
+        command=command(text), shell=shell, cwd=cwd or os.getcwd(), env=env or {}, load_rc=bool(load_rc),
+        strategy=strategy, timers=Timers(timeout=timeout), max_output=max_output, idle_expire=idle_expire,
+    )
+
+
+def scope(cwd: object = None, env: object = None) -> Scope:
+    """A named shell's later command's own directory and variables, checked."""
+    return Scope(directory(cwd), None if env is None else variables(env))
+
+
+# ---- runs, sessions and named shells -------------------------------------------------------------
+
+
+def run(run_request: RunRequest, yield_after: float | None, wakeup: Wakeup | None = None, fork: bool = False) -> Result:
+    """A one-shot run: to its end in this thread, or in a session that answers after `yield_after`."""
+    if yield_after is None:
+        from .runner import execute
+
+        return execute(run_request, wakeup=wakeup)
+    from .session.client import start_session
+
+    return start_session(run_request, yield_after, wakeup=wakeup, fork=fork)
+
+
+def run_in_shell(
+    name: str, run_request: RunRequest, bound: float | None, command_scope: Scope = Scope(),
+    started: bool = True, wakeup: Wakeup | None = None,
+) -> Result:
+    """The command in the named shell, started on first use with `run_request`'s shell, directory,
+    variables and idle limit. `command_scope` is this command's own directory and variables; a
+    shell not `started` yet by this caller first runs a command of its own, so that a scoped first
+    command stays scoped (a shell takes its start directory from the command that starts it)."""
+    from .session.client import run_in_shell as in_shell
+
+    if not started and not command_scope.empty:
+        warm_up = replace(run_request, command=WARM_UP, timers=replace(run_request.timers, timeout=None))
+        in_shell(name, warm_up, None, Scope(), wakeup=wakeup)
+    return in_shell(name, run_request, bound, command_scope, wakeup=wakeup)
+
+
+def close_shell(name: str) -> Result:
+    """End the named shell and everything it started: its last result, with what was ended."""
+    from .session.client import close_shell as close
+
+    return close(name)
+
+
+def close_if_open(close: Callable[[], Result]) -> None:
+    """End a shell as a `with` block leaves it: one already gone (exited, idled out) is fine."""
+    try:
+        close()
+    except SessionError as exc:
+        if exc.status != ExitStatus.NO_SESSION:
+            raise
+
+
+def ask(session_id: str, message: Request) -> Result:
+    """One request to a session's holder (poll, send, stop...), or the result its command left."""
+    from .session.client import ask as ask_holder
+
+    return ask_holder(session_id, message)
+
+
+def poll(session_id: str, wait_s: float = 0.0) -> Result:
+    from .session import wire
+
+    return ask(session_id, wire.Poll(wait=wait_s))
+
+
+def send(session_id: str, text: str | None, keys: Iterable[str] | str = (), enter: bool = True, queue: bool = False,
+         wait_s: float = 1.0) -> Result:
+    """Type `text` (and Enter unless `enter` is false) and press `keys`, then answer as a poll does.
+    `keys` are key names (`ctrl-c`, `enter`, ...), or a string of what they type already."""
+    from .session import wire
+    from .session.keys import key_text
+
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"text must be a string or None, not {type(text).__name__}")
+    pressed = keys if isinstance(keys, str) else "".join(key_text(name) for name in keys)
+    if text is None and not pressed:
+        raise ValueError("nothing to send: give text, keys, or both")
+    typed = "" if text is None else text + ("\r" if enter else "")
+    return ask(session_id, wire.Send(text=typed, keys=pressed, queue=bool(queue), wait=wait_s))
+
+
+def stop(session_id: str) -> Result:
+    from .session import wire
+
+    return ask(session_id, wire.Stop())
+
+

@@ -1,0 +1,47 @@
+"""The messages between a session's callers and its holder: typed, and checked on arrival."""
+
+from __future__ import annotations
+
+import pytest
+
+from safe_run.session import wire
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        wire.Poll(), wire.Poll(wait=2.5, first=True), wire.Send(text="yes\r", keys="\x03", queue=True, wait=0.0),
+        wire.Stop(), wire.Interrupt(signal="SIGTERM"), wire.Status(), wire.Close(),
+        wire.Run(command="make", wait=20.0, timers={"idle": 0.5, "timeout": None}, max_output=4096, cwd="/tmp",
+                 env={"A": "1"}),
+    ],
+)
+def test_every_message_comes_back_as_it_was_sent(message: wire.Request) -> None:
+    line = wire.encode_request(message)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert wire.decode_request(line[:-1]) == message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"op": "poll", "wait": "soon"}',  # a field of the wrong type
+        b'{"op": "poll", "wait": NaN}',
+        b'{"op": "send", "text": 3}',
+        b'{"op": "poll", "shell": "/bin/sh"}',  # a field the message does not have
+        b'{"op": "run"}',  # a required field missing
+        b'{"op": "run", "command": "x", "max_output": 10}',
+        b'{"op": "rm -rf"}',  # no such message
+        b'{"wait": 1}',
+        b'["poll"]',
+        b"not json",
+    ],
+)
+def test_anything_else_is_refused_before_it_is_acted_on(line: bytes) -> None:
+    assert wire.decode_request(line) is None
+
+
+def test_a_wait_is_bounded() -> None:
+    assert wire.wait_of(wire.Poll(wait=-1)) == 0.0
+    assert wire.wait_of(wire.Poll(wait=1e12)) == wire.MAX_WAIT_S
+    assert wire.wait_of(wire.Stop()) == 0.0
