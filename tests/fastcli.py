@@ -33,7 +33,7 @@ STARTUP_VARIABLES = ("PYTHONIOENCODING", "PYTHONUTF8", "LC_ALL", "LC_CTYPE", "PY
 ZYGOTE = r'''
 import io, json, os, select, signal, socket, sys
 import safe_run.cli, safe_run.commands.run, safe_run.commands.sessions, safe_run.runner, safe_run.session.client
-import safe_run.session.holder, safe_run.render, safe_run.display, safe_run.process_title
+import safe_run.session.holder, safe_run.session.launch, safe_run.render, safe_run.display, safe_run.process_title
 import safe_run.emulator, safe_run.commands.doctor, safe_run.doctor.run, safe_run.session.adoption
 import safe_run.display.yielding, rich.console, rich.table, rich.text, concurrent.futures
 if sys.argv[2] == "mcp":  # the MCP server's SDK: its import is most of a server's start
@@ -82,7 +82,7 @@ def child(conn, request, fds):
         # Holders that would start as a new interpreter are forked from this pre-imported one (and
         # collected when they end, as the thread that waits for a new interpreter would).
         import threading
-        holders = safe_run.session.holder
+        holders = safe_run.session.launch
 
         def fork_holder(*args):
             pid = holders._fork_holder(*args)

@@ -72,6 +72,8 @@ class FakeTerminal:
         self.pid = 4242
         self.nonce = ""
         self.typed: list[bytes] = []
+        self.write_timeouts: list[float] = []
+        self.takes_nothing_for = 0
         self._clock = clock
         self._behaviours = behaviours
         self._command_file = command_file
@@ -87,7 +89,7 @@ class FakeTerminal:
         self.nonce = nonce
         self._prompt()
 
-    def wait(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Readiness:
+    def wait(self, timeout: float | None, wake_fds: Sequence[int] = (), typing: bool = False) -> Readiness:
         self._waits += 1
         assert self._waits < MAX_WAITS, "the loop never decided"
         meanwhile = self._meanwhile
@@ -110,6 +112,10 @@ class FakeTerminal:
         return chunks
 
     def write(self, data: bytes, timeout: float = WRITE_TIMEOUT_S) -> int:
+        self.write_timeouts.append(timeout)
+        if self.takes_nothing_for > 0:  # a terminal whose input is full, for this many writes
+            self.takes_nothing_for -= 1
+            return 0
         self.typed.append(data)
         self._queue.append(data.replace(b"\r", b"\r\n"))  # the line editor's echo
         if RUN_LINE_START in data:
@@ -426,3 +432,13 @@ def test_one_look_is_gathered_kernel_first_then_the_terminal_then_the_lines_stat
     assert (result.status, result.completion_reason, result.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 6)
     assert result.output == "went\n"
     assert len(played.terminal.typed) == 1, "nothing was typed to ask"
+
+
+def test_a_line_is_typed_as_the_terminal_takes_it_and_the_loop_never_waits_for_it(workdir: Path) -> None:
+    """A holder's callers are served by the same loop: typing must never hold it up."""
+    played = Played(workdir, {"make": Behaviour(b"built\r\n", code=0)}, "make")
+    played.terminal.takes_nothing_for = 3
+    result = played.follow()
+    assert (result.status, result.exit_code, result.output) == (Status.COMPLETED, 0, "built\n")
+    assert played.terminal.write_timeouts and set(played.terminal.write_timeouts) == {0.0}
+    assert [line.startswith(RUN_LINE_START) for line in played.terminal.typed] == [True], "typed once, whole"

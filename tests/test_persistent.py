@@ -232,7 +232,7 @@ def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_p
     from safe_run.request import RunRequest
     from safe_run.session import wire
     from safe_run.session.client import _request
-    from safe_run.session.holder import detach
+    from safe_run.session.launch import detach
     from safe_run.session.store import SessionStore
 
     marker = mmap.mmap(-1, 7 * mmap.PAGESIZE)

@@ -104,6 +104,9 @@ class Run:
         # The shell process's argv when the first line was typed: another one later means a
         # command replaced the shell, even by the same program (`exec bash`).
         self._shell_argv: bytes | None = None
+        # What the tracker decided to type and the terminal has not taken yet: typed as it takes
+        # it, never waited for, so a caller of the holder is never held up by a full terminal.
+        self._to_type = bytearray()
         self._begin_command(request)
         self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
@@ -207,7 +210,8 @@ class Run:
         now = self._clock()
         deadline = self.tracker.next_deadline(now)
         wait = _earliest(timeout, None if deadline is None else max(0.0, deadline - now))
-        ready = self.terminal.wait(wait, wake_fds)
+        ready = self.terminal.wait(wait, wake_fds, typing=bool(self._to_type))
+        self._type_what_fits()
         if ready.readable:
             self._consume(self.terminal.read())
         if ready.exited and self.finish is None:
@@ -267,7 +271,8 @@ class Run:
         """Between two commands of a live shell: take what it prints (its prompt, background jobs'
         output, which belongs to no command) so that nothing blocks on a full terminal; False once
         the shell has exited."""
-        ready = self.terminal.wait(timeout, wake_fds)
+        ready = self.terminal.wait(timeout, wake_fds, typing=bool(self._to_type))
+        self._type_what_fits()
         if ready.readable:
             self._consume(self.terminal.read())
         return not ready.exited
@@ -327,12 +332,14 @@ class Run:
             alternate_screen=self.tracker.screen.used_alternate,
         )
 
-    def close(self, idle: bool = False) -> None:
-        """Stop what must be stopped, then make sure nothing the run started is left.
+    def close(self, idle: bool = False) -> list[Killed]:
+        """Stop what must be stopped, then make sure nothing the run started is left; what that
+        ended (also in `killed`).
 
         `idle`: the shell waited for its next command (a persistent shell closing), so no prompt
         hook of a command that just ended is running, and all that is left is reported.
         """
+        before = len(self.killed)
         self.end_command()
         reported = {process.pid for process in self.killed}
         reaper = Reaper(self.terminal, self.kernel, reported, typed=self._first_typed)
@@ -340,6 +347,7 @@ class Run:
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=not stop and not idle)
         self.terminal.close(hang_up=not self.request.keep_background)
+        return self.killed[before:]
 
     def end_command(self) -> None:
         """Stop the command itself when its decision says so; the shell and its jobs stay, unless
@@ -413,6 +421,10 @@ class Run:
         if program is not None and kind_of(program).name != self.shell.name and is_shell(kind_of(program)):
             self.shell = ShellInfo(name=kind_of(program).name, path=program)
 
+    def _type_what_fits(self) -> None:
+        if self._to_type:
+            del self._to_type[: self.terminal.write(bytes(self._to_type), timeout=0.0)]
+
     def _empty_status_file(self) -> None:
         """The last line's status is no evidence for the next: emptied (not removed, so that the file
         keeps the mode it was made with, whatever umask a command set)."""
@@ -450,7 +462,8 @@ class Run:
                     self._empty_status_file()
                     if self._shell_argv is None:
                         self._note_the_shell()
-                self.terminal.write(action.data)
+                self._to_type += action.data
+                self._type_what_fits()
             elif isinstance(action, Downgraded):
                 self.downgrades.append(action.downgrade)
             elif isinstance(action, Waiting):

@@ -50,7 +50,7 @@ class TerminalLike(Protocol):
     @property
     def pid(self) -> int: ...
 
-    def wait(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Readiness: ...
+    def wait(self, timeout: float | None, wake_fds: Sequence[int] = (), typing: bool = False) -> Readiness: ...
 
     def read(self) -> bytes: ...
 
@@ -86,12 +86,13 @@ class Terminal:
             raise TerminalError(str(exc)) from exc
         return cls(started.pid, started.master_fd)
 
-    def wait(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Readiness:
-        """Block until output arrives, the shell exits, one of `wake_fds` is readable or `timeout` passes."""
+    def wait(self, timeout: float | None, wake_fds: Sequence[int] = (), typing: bool = False) -> Readiness:
+        """Block until output arrives, the shell exits, one of `wake_fds` is readable, `timeout`
+        passes, or (`typing`: text waits to go in) the terminal takes input again."""
         watched = [fd for fd in (self.fd, self._pidfd, *wake_fds) if fd is not None]
         if self._pidfd is None:
             timeout = 0.05 if timeout is None else min(timeout, 0.05)
-        ready = polling.readable(watched, timeout)
+        ready, _ = polling.wait(watched, timeout, [self.fd] if typing else [])
         exited = (self._pidfd in ready) if self._pidfd is not None else self._reaped()
         return Readiness(readable=self.fd in ready, exited=exited)
 

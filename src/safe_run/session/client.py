@@ -44,7 +44,7 @@ def start_session(
 
     A signal to this caller while it waits (Ctrl-C) stops the command, as in a foreground run.
     """
-    from .holder import detach
+    from .launch import detach
 
     store = SessionStore.open(report=report)
     session = store.create(request.command)
@@ -83,7 +83,8 @@ def run_in_shell(
     with store.naming():
         session = store.named(name)
         if session is None or not _live(session):
-            from .holder import ShellPlan, detach
+            from .holder import ShellPlan
+            from .launch import detach
 
             note = _fresh_note(name, session)
             session = store.create(request.command, shell_name=name)

@@ -6,6 +6,9 @@ an input wait or their time limit), to send input, or to stop. Waiting is done b
 own poll, which watches the terminal, the socket and every caller together: an end is answered
 the moment it is seen.
 
+This is the run side: the command's life, and what each request does to it. `callers.py` is the
+socket side (connections, requests, answers), and `launch.py` starts the holder's process.
+
 A persistent shell (`--in NAME`) is a holder that outlives its command: between commands it waits
 for the next `run` (one at a time: a `run` while a command runs is answered `busy`), a `close`,
 or its idle limit, while it keeps reading what the shell prints so that nothing blocks.
@@ -18,46 +21,32 @@ A command that works is never stopped for being left alone.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import threading
 import signal
 import socket
-import struct
-import sys
 import time
-import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import polling
-from ..output import Chunks
-from ..process_title import name_holder
-from ..result import Reason, Result, Status, error_result
 from ..driver import follow
-from ..interrupts import STOP_SIGNALS, StopSignals, Wakeup
-from ..request import RunRequest, request_from_dict, request_to_dict, timers_from_dict
+from ..interrupts import Wakeup
+from ..output import Chunks
+from ..request import RunRequest, timers_from_dict
+from ..result import Reason, Result, Status, error_result
 from ..runner import CommandRefused, Run, RunFailed
 from ..shells import ShellNotFound
 from ..shells.registry import kind_of
 from ..terminal import TerminalError
 from ..workdir import private_workdir
 from . import NOT_TYPED, wire, with_note
-from .adoption import adopt_orphans, collect_adopted
+from .adoption import collect_adopted
+from .callers import Callers
 from .orphans import process
 from .store import Session
 from .typist import Look, Typist, look_from
 
-# A caller that does not send its request, or take its answer, within this is dropped.
-CALLER_TIMEOUT_S = 5.0
 # How long a command that ended at once waits for the caller that started it to ask.
 FIRST_CALLER_WAIT_S = 5.0
-# What the caller wants run, handed to a new holder process (read and removed at its start).
-REQUEST_FILE = "request.json"
-# Callers served at once; more wait in the socket's queue, which the kernel bounds.
-MAX_CALLERS = 64
 # How often a holder makes sure callers can still reach it (its directory and socket are there).
 REACH_CHECK_S = 1.0
 UNREACHABLE = "its session directory was removed, so no call could reach it any more"
@@ -77,32 +66,6 @@ def idle_expired(last_used: float, now: float, limit: float | None) -> bool:
     return limit is not None and now - last_used >= limit
 
 
-@dataclass
-class Waiter:
-    """A caller waiting for its answer: at `deadline`, or (None) only when the command has ended."""
-
-    conn: socket.socket
-    deadline: float | None
-    first: bool = False
-    note: str | None = None
-
-
-@dataclass
-class Inbox:
-    """What a caller sent so far, and until when it may take to send its request (None: it did)."""
-
-    data: bytearray
-    deadline: float | None
-
-
-@dataclass
-class Outbox:
-    """An answer the caller has not taken yet, all of it or the rest."""
-
-    data: bytes
-    deadline: float
-
-
 class Holder:
     """Serves one session from the start of its command until its result is saved.
 
@@ -115,7 +78,7 @@ class Holder:
         plan: ShellPlan | None = None,
     ) -> None:
         self.session = session
-        self.listener = listener
+        self.callers = Callers(listener, clock)
         self.request = request
         self.plan = plan
         self._clock = clock
@@ -127,11 +90,7 @@ class Holder:
         self.chunks = Chunks(request.max_output)
         self.final: Result | None = None
         self.typist: Typist | None = None
-        self.waiters: list[Waiter] = []
-        self.inboxes: dict[socket.socket, Inbox] = {}
-        self.outboxes: dict[socket.socket, Outbox] = {}
         self.handed_out = False  # a caller was given the session id, so the session must outlive the command
-        self.first_answered = False
         self._asked = clock()  # the last call about this session, of any kind
         self._waiting_since: float | None = None  # when the command's held input wait began
         self._idle_since = clock()  # a persistent shell: when its last command ended
@@ -145,14 +104,13 @@ class Holder:
             run = self._start(workdir)
             if run is not None:
                 self._record_shell(run)
-                counted = 0
+                swept = []
                 try:
                     self._serve_commands(run, wakeup)
                 finally:
-                    counted = len(run.killed)  # those are in the result already
-                    run.close(idle=self._idle)
-                if self.final is not None and len(run.killed) > counted:
-                    self.final = replace(self.final, killed=(*self.final.killed, *run.killed[counted:]))
+                    swept = run.close(idle=self._idle)
+                if self.final is not None and swept:
+                    self.final = replace(self.final, killed=(*self.final.killed, *swept))
         self._finish()
 
     def _serve_commands(self, run: Run, wakeup: Wakeup) -> None:
@@ -175,7 +133,7 @@ class Holder:
     def _follow_command(self, run: Run, wakeup: Wakeup) -> Result:
         typist = Typist(look=lambda: _look(run), write=run.answer, clock=self._clock)
         self.typist = typist
-        follow(run, wakeup, Callers(self, run))
+        follow(run, wakeup, _Turns(self, run))
         self._waiting_since = None
         run.end_command()
         return self._shell_fields(run, with_note(run.result(), typist.discard()))
@@ -186,7 +144,6 @@ class Holder:
         A command the shell would not parse, or a shell replaced by a program that is no shell, is
         answered at once and the wait goes on.
         """
-        run.killed = []
         self._idle_since = self._clock()
         while True:
             self._next = None
@@ -225,9 +182,8 @@ class Holder:
         self.handed_out = True  # a persistent shell's record outlives it, to say how it ended
         shell = result.shell.name if result.shell else None
         _saved(lambda: self.session.write_meta(last_used=time.time(), cwd=result.cwd, shell=shell))
-        for waiter in list(self.waiters):
-            self._answer(waiter, with_note(result, waiter.note))
-        self._deliver()
+        for waiter in list(self.callers.waiters):
+            self.callers.answer(waiter, with_note(result, waiter.note))
 
     def _between_commands(self, run: Run, wakeup: Wakeup) -> bool:
         """One turn of waiting for the next command; False when the shell is to end."""
@@ -236,20 +192,19 @@ class Holder:
         if limit is not None:
             until = max(0.0, self._idle_since + limit - self._clock())
             wait = until if wait is None else min(wait, until)
-        if not run.wait_between_commands(wait, (wakeup.fd, *self.fds())):
+        if not run.wait_between_commands(wait, (wakeup.fd, *self.callers.fds())):
             return False
         if wakeup.pending or self._closing or not self._still_reachable():
             return False
         wakeup.drain()
         collect_adopted(run.terminal.pid)
-        self._serve_callers(run)
-        self._deliver()
+        self.callers.serve(self._handler(run))
+        self.callers.deliver()
         if self._closing:
             return False
         if self._next is not None:
             return True
-        callers = bool(self.inboxes or self.outboxes)
-        return callers or not idle_expired(self._idle_since, self._clock(), limit)
+        return self.callers.busy or not idle_expired(self._idle_since, self._clock(), limit)
 
     def _last_words(self, run: Run, result: Result, signals: list[int]) -> Result:
         """The result kept once the shell is gone, saying why it went (also told to its next user)."""
@@ -292,13 +247,13 @@ class Holder:
         """Between two steps of a command: callers, text waiting to be typed, answers due."""
         assert self.typist is not None
         collect_adopted(run.terminal.pid)
-        self._serve_callers(run)
+        self.callers.serve(self._handler(run))
         self.typist.tick()
         if not self._still_reachable():
             run.stop(UNREACHABLE)
         self._expire_unattended_wait(run)
         self._answer_due(run)
-        self._deliver()
+        self.callers.deliver()
 
     def _still_reachable(self) -> bool:
         """Checked once a second: a holder nobody can reach ends what it holds (see the module)."""
@@ -346,86 +301,33 @@ class Holder:
         final = replace(self.final, session_id=None)
         _saved(lambda: self.session.save_result(final))  # nowhere to keep it once the directory is gone
         give_up = self._clock() + FIRST_CALLER_WAIT_S
+        callers = self.callers
         while True:
-            for waiter in list(self.waiters):
-                self._answer(waiter, with_note(final, waiter.note))
-            self._deliver()
-            expecting = not (self.first_answered or self.handed_out) and self._clock() < give_up
-            if not expecting and not self.outboxes:
+            for waiter in list(callers.waiters):
+                callers.answer(waiter, with_note(final, waiter.note))
+            callers.deliver()
+            expecting = not (callers.first_answered or self.handed_out) and self._clock() < give_up
+            if not expecting and not callers.sending:
                 break
-            deadlines = [give_up] if expecting else []
-            deadlines += [box.deadline for box in self.outboxes.values()]
-            self._serve_callers(None, max(0.0, min(deadlines) - self._clock()), accept=expecting)
-        self.listener.close()
+            deadlines = ([give_up] if expecting else []) + callers.sending_deadlines()
+            callers.serve(self._handler(None), max(0.0, min(deadlines) - self._clock()), accept=expecting)
+        callers.listener.close()
         self.session.socket_path.unlink(missing_ok=True)
         if not self.handed_out:
             self.session.remove()
 
     # ---- callers ------------------------------------------------------------------------------
 
-    def fds(self) -> list[int]:
-        listening = [self.listener.fileno()] if self._room() else []
-        return listening + [conn.fileno() for conn in self.inboxes]
-
-    def _room(self) -> bool:
-        return len(self.inboxes) + len(self.outboxes) < MAX_CALLERS
-
-    def wait_time(self) -> float | None:
-        deadlines = [w.deadline for w in self.waiters if w.deadline is not None]
-        deadlines += [box.deadline for box in self.inboxes.values() if box.deadline is not None]
-        deadlines.append(self._reach_checked + REACH_CHECK_S)
+    def wait_time(self) -> float:
+        """Until the next thing due: a caller's answer or drop, the reach check, an unattended wait's end."""
+        deadlines = [*self.callers.deadlines(), self._reach_checked + REACH_CHECK_S]
         expiry = self._expiry()
         if expiry is not None:
             deadlines.append(expiry)
-        # Answers not yet taken and text not yet typed need no deadline of their own: the run looks
-        # at the kernel several times a second, and every turn of the loop retries them.
-        return max(0.0, min(deadlines) - self._clock()) if deadlines else None
+        return max(0.0, min(deadlines) - self._clock())
 
-    def _serve_callers(self, run: Run | None, timeout: float = 0.0, accept: bool = True) -> None:
-        listening = [self.listener] if accept and self._room() else []
-        by_fd = {sock.fileno(): sock for sock in [*listening, *self.inboxes]}
-        readable, _ = polling.wait(by_fd, timeout, [conn.fileno() for conn in self.outboxes])
-        for fd in sorted(readable):
-            sock = by_fd[fd]
-            if sock is self.listener:
-                self._accept()
-            elif sock in self.inboxes:
-                self._read(sock, run)
-        now = self._clock()
-        for conn, box in list(self.inboxes.items()):
-            if box.deadline is not None and now >= box.deadline:
-                self._drop(conn)  # connected and sent no request in time
-
-    def _accept(self) -> None:
-        try:
-            conn, _ = self.listener.accept()
-        except OSError:
-            return
-        if _peer_uid(conn) != os.geteuid():
-            conn.close()
-            return
-        conn.setblocking(False)
-        self.inboxes[conn] = Inbox(bytearray(), self._clock() + CALLER_TIMEOUT_S)
-
-    def _read(self, conn: socket.socket, run: Run | None) -> None:
-        try:
-            data = conn.recv(1 << 16)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        inbox = self.inboxes[conn]
-        if not data or len(inbox.data) + len(data) > wire.MAX_MESSAGE:
-            self._drop(conn)  # the caller went away (a poll interrupted): its output stays for the next
-            return
-        inbox.data += data
-        if b"\n" in inbox.data and inbox.deadline is not None:
-            inbox.deadline = None
-            request = wire.decode_request(bytes(inbox.data).partition(b"\n")[0])
-            if request is None or _hung_up(conn):  # a caller that gave up waiting is not acted for
-                self._drop(conn)
-            else:
-                self._handle(conn, request, run)
+    def _handler(self, run: Run | None) -> Callable[[socket.socket, wire.Request], None]:
+        return lambda conn, request: self._handle(conn, request, run)
 
     def _handle(self, conn: socket.socket, request: wire.Request, run: Run | None) -> None:
         now = self._clock()
@@ -436,24 +338,24 @@ class Holder:
             return
         if run is None or run.finish is not None or self.typist is None:
             note = NOT_TYPED if isinstance(request, wire.Send) else None
-            self.waiters.append(Waiter(conn, None, first=first, note=note))
+            self.callers.wait(conn, None, first=first, note=note)
             return
         match request:
             case wire.Poll():
-                self.waiters.append(Waiter(conn, deadline, first=first))
+                self.callers.wait(conn, deadline, first=first)
             case wire.Send(text=text, keys=keys, queue=queue):
                 outcome = self.typist.send(text.encode("utf-8", "replace"), keys.encode("utf-8", "replace"), queue)
-                self.waiters.append(Waiter(conn, deadline if outcome.typed else now, note=outcome.note))
+                self.callers.wait(conn, deadline if outcome.typed else now, note=outcome.note)
             case wire.Stop():
                 run.stop()
-                self.waiters.append(Waiter(conn, None))
+                self.callers.wait(conn, None)
             case wire.Interrupt(signal=name):
                 run.interrupt(signal.Signals.__members__.get(name, signal.SIGINT))
-                self.waiters.append(Waiter(conn, None))
+                self.callers.wait(conn, None)
             case wire.Status():
-                self._answer(Waiter(conn, now), self._progress(run, take_output=False), self._attendance(asked, False))
+                self.callers.answer_now(conn, self._progress(run, take_output=False), self._attendance(asked, False))
             case _:  # a shell's request to a one-shot session
-                self._drop(conn)
+                self.callers.drop(conn)
 
     def _handle_shell(self, conn: socket.socket, request: wire.Request, run: Run, deadline: float, asked: float) -> bool:
         """What only a persistent shell answers: run, close, and any call between commands."""
@@ -462,19 +364,19 @@ class Holder:
             self._closing = True
             if not idle:
                 run.stop()
-            self.waiters.append(Waiter(conn, None))
+            self.callers.wait(conn, None)
             return True
         if isinstance(request, wire.Run) and (not idle or self._next is not None):  # one running, or one just taken
-            self._answer(Waiter(conn, self._clock()), self._busy(run, request.command))
+            self.callers.answer_now(conn, self._busy(run, request.command))
             return True
         if isinstance(request, wire.Run):
             self._next = _next_command(self.request, request, run.shell.name)
-            self.waiters.append(Waiter(conn, deadline, first=True))
+            self.callers.wait(conn, deadline, first=True)
             return True
         if idle and self._last is not None:
             note = NOT_TYPED if isinstance(request, wire.Send) else None
             extra = self._attendance(asked, idle=True) if isinstance(request, wire.Status) else {}
-            self._answer(Waiter(conn, self._clock()), with_note(self._last, note), extra)
+            self.callers.answer_now(conn, with_note(self._last, note), extra)
             return True
         return False
 
@@ -497,9 +399,9 @@ class Holder:
     def _answer_due(self, run: Run) -> None:
         now = self._clock()
         waiting = run.waiting is not None
-        for waiter in list(self.waiters):
+        for waiter in list(self.callers.waiters):
             if waiter.deadline is not None and (waiting or now >= waiter.deadline):
-                self._answer(waiter, with_note(self._progress(run), waiter.note))
+                self.callers.answer(waiter, with_note(self._progress(run), waiter.note))
 
     def _progress(self, run: Run, take_output: bool = True) -> Result:
         """Where the command stands, with the output since the last answer and what to do next."""
@@ -515,37 +417,7 @@ class Holder:
             result = with_note(result, self.typist.take_notes())
         return result
 
-    def _answer(self, waiter: Waiter, result: Result, extra: dict[str, object] | None = None) -> None:
-        """Hand the answer over as far as the caller takes it now; the rest goes out from the loop."""
-        self.first_answered = self.first_answered or waiter.first
-        conn = waiter.conn
-        self.waiters = [w for w in self.waiters if w.conn is not conn]
-        self.inboxes.pop(conn, None)
-        self.outboxes[conn] = Outbox(wire.encode({**result.to_dict(), **(extra or {})}), self._clock() + CALLER_TIMEOUT_S)
-        self._deliver()
-
-    def _deliver(self) -> None:
-        now = self._clock()
-        for conn, box in list(self.outboxes.items()):
-            try:
-                sent = conn.send(box.data)
-            except BlockingIOError:
-                sent = 0
-            except OSError:
-                self._drop(conn)
-                continue
-            box.data = box.data[sent:]
-            if not box.data or now >= box.deadline:
-                self._drop(conn)  # answered, or the caller does not read: it is not waited for
-
-    def _drop(self, conn: socket.socket) -> None:
-        self.waiters = [w for w in self.waiters if w.conn is not conn]
-        self.inboxes.pop(conn, None)
-        self.outboxes.pop(conn, None)
-        conn.close()
-
-
-class Callers:
+class _Turns:
     """The holder as the loop's watcher: its callers wake the loop and are served between steps."""
 
     def __init__(self, holder: Holder, run: Run) -> None:
@@ -556,7 +428,7 @@ class Callers:
         return self._holder.wait_time()
 
     def fds(self) -> list[int]:
-        return self._holder.fds()
+        return self._holder.callers.fds()
 
     def turn(self) -> int | None:
         self._holder.turn(self._run)
@@ -589,15 +461,6 @@ def _saved(write: Callable[[], None]) -> None:
         pass
 
 
-def _hung_up(conn: socket.socket) -> bool:
-    try:
-        return conn.recv(1, socket.MSG_PEEK) == b""
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
-
-
 def _look(run: Run) -> Look:
     """Whether the command reads its terminal now, from the kernel, else from the run's input wait."""
     return look_from(run.take_a_look(), run.waiting is not None)
@@ -616,129 +479,3 @@ def _next_steps(result: Result, session_id: str) -> str:
         f"answer is included. Wait for the end with `safe-run poll {session_id} --wait 60` (it returns as soon "
         "as the command ends or asks for input); do not run the command again"
     )
-
-
-def _peer_uid(conn: socket.socket) -> int | None:
-    try:
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    except OSError:
-        return None
-    uid: int = struct.unpack("3i", creds)[1]
-    return uid
-
-
-def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, fork: bool = False) -> int | None:
-    """Start the holder in a process of its own session, free of the caller's terminal and pipes.
-
-    The listening socket exists before the holder does, so the caller can connect at once. The
-    holder keeps no descriptor of the caller's (a caller reading our stdout to its end must not
-    wait for the command), and its own errors go to a log in the session directory.
-
-    A new interpreter runs the holder, so it carries nothing of its caller (threads, memory, locks
-    held mid-fork). `fork` is for safe-run's own single-threaded command line, where a fork costs
-    nothing and spares each session a second start-up of Python; the forked holder's pid is
-    returned, for the caller to collect it if it ends while the caller still runs.
-    """
-    listener = session.listen()
-    if fork:
-        return _fork_holder(session, listener, request, plan)
-    _spawn_holder(session, listener, request, plan)
-    return None
-
-
-def _spawn_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
-    spec = {"request": request_to_dict(request), "plan": None if plan is None else asdict(plan)}
-    _write_private(session.path / REQUEST_FILE, json.dumps(spec))
-    log_fd = -1 if request.log is None else request.log.fileno()
-    passed = [listener.fileno()] + ([log_fd] if log_fd >= 0 else [])
-    with open(session.path / "holder.log", "ab") as errors:
-        os.chmod(errors.fileno(), 0o600)
-        holder = subprocess.Popen(
-            [sys.executable, "-m", "safe_run.session.holder", str(session.path), str(listener.fileno()), str(log_fd)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, pass_fds=passed,
-            start_new_session=True,
-        )
-    listener.close()
-    session.write_meta(holder_pid=holder.pid)
-    # Collected when it ends, so that a long-lived caller (the Python API) keeps no zombie.
-    threading.Thread(target=holder.wait, name=f"safe-run holder {session.id}", daemon=True).start()
-
-
-def _fork_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
-    pid = os.fork()
-    if pid != 0:
-        listener.close()
-        session.write_meta(holder_pid=pid)
-        return pid
-    status = 1
-    try:
-        for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
-            signal.signal(signum, signal.SIG_DFL)
-        os.setsid()
-        _detach_descriptors(session, listener, request)
-        status = _serve_here(session, listener, request, plan)
-    finally:
-        sys.stderr.flush()
-        os._exit(status)
-
-
-def _serve_here(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
-    """The holder's life, in the process that is now its own; its exit status."""
-    try:
-        name_holder(session.id)
-        # The holder owns its process: its stop signals end the command (or the shell) with a result.
-        signals = StopSignals()
-        signals.install(deferring=True)
-        adopt_orphans()  # what its commands detach comes back to it, to be collected
-        Holder(session, listener, request, plan=plan).serve(signals.wakeup)
-        collect_adopted(None)  # the shell is collected by now
-        return 0
-    except BaseException:  # a holder must never return into its caller's code
-        traceback.print_exc()
-        return 1
-
-
-def main(argv: list[str]) -> int:
-    """`python -m safe_run.session.holder SESSION_DIR LISTEN_FD LOG_FD`, as `detach` starts it."""
-    path, listen_fd, log_fd = Path(argv[0]), int(argv[1]), int(argv[2])
-    session = Session(path.name, path)
-    spec = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
-    (path / REQUEST_FILE).unlink()
-    log = None if log_fd < 0 else os.fdopen(log_fd, "ab", buffering=0)
-    request = request_from_dict(spec["request"], log)
-    plan = None if spec["plan"] is None else ShellPlan(**spec["plan"])
-    listener = socket.socket(fileno=listen_fd)
-    return _serve_here(session, listener, request, plan)
-
-
-def _write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with open(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-
-
-def _detach_descriptors(session: Session, listener: socket.socket, request: RunRequest) -> None:
-    devnull = os.open(os.devnull, os.O_RDWR)
-    log = os.open(session.path / "holder.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    for target, source in ((0, devnull), (1, devnull), (2, log)):
-        os.dup2(source, target)
-    keep = {0, 1, 2, listener.fileno()}
-    if request.log is not None:
-        keep.add(request.log.fileno())
-    for fd in _open_fds():
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-def _open_fds() -> list[int]:
-    try:
-        return [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:
-        return list(range(3, 256))
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

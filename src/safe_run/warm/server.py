@@ -62,7 +62,7 @@ def _preload() -> None:
 
     from .. import cli, report, runner  # noqa: F401
     from ..commands import run, sessions  # noqa: F401
-    from ..session import client, holder  # noqa: F401
+    from ..session import client, holder, launch  # noqa: F401
 
 
 def keeps_listening(stopping: bool, ours: bool, idle_for: float, idle: float) -> bool:

@@ -1,0 +1,197 @@
+"""A holder's callers: accepted, read and answered over the session's socket, never waited on.
+
+This is the socket side of a holder (`holder.py` is the run side): it accepts connections of the
+session's own user only, reads each caller's one request, hands it to the holder once it is whole
+and valid, keeps the callers that wait for an answer, and writes answers as far as each caller
+takes them. A caller that sends nothing, or does not take its answer, within CALLER_TIMEOUT_S is
+dropped; one that hangs up before its request is acted on is not acted for.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import polling
+from ..result import Result
+from . import wire
+
+# A caller that does not send its request, or take its answer, within this is dropped.
+CALLER_TIMEOUT_S = 5.0
+# Callers served at once; more wait in the socket's queue, which the kernel bounds.
+MAX_CALLERS = 64
+
+
+@dataclass
+class Waiter:
+    """A caller waiting for its answer: at `deadline`, or (None) only when the command has ended."""
+
+    conn: socket.socket
+    deadline: float | None
+    first: bool = False
+    note: str | None = None
+
+
+@dataclass
+class _Inbox:
+    """What a caller sent so far, and until when it may take to send its request (None: it did)."""
+
+    data: bytearray
+    deadline: float | None
+
+
+@dataclass
+class _Outbox:
+    """An answer the caller has not taken yet, all of it or the rest."""
+
+    data: bytes
+    deadline: float
+
+
+Handle = Callable[[socket.socket, wire.Request], None]
+
+
+class Callers:
+    """Every caller of one holder, from connection to answer."""
+
+    def __init__(self, listener: socket.socket, clock: Callable[[], float]) -> None:
+        self.listener = listener
+        self._clock = clock
+        self.waiters: list[Waiter] = []
+        self._inboxes: dict[socket.socket, _Inbox] = {}
+        self._outboxes: dict[socket.socket, _Outbox] = {}
+        self.first_answered = False  # the call that started the session has its answer
+
+    @property
+    def busy(self) -> bool:
+        """A caller is connected: sending its request, or taking its answer."""
+        return bool(self._inboxes or self._outboxes)
+
+    @property
+    def sending(self) -> bool:
+        """An answer is still going out to a caller."""
+        return bool(self._outboxes)
+
+    def fds(self) -> list[int]:
+        """What wakes the holder for its callers: a new connection (when there is room), a request."""
+        listening = [self.listener.fileno()] if self._room() else []
+        return listening + [conn.fileno() for conn in self._inboxes]
+
+    def deadlines(self) -> list[float]:
+        """When a waiting caller is due its answer, and when a silent one is dropped. Answers not yet
+        taken need no deadline of their own: every turn of the holder retries them."""
+        due = [waiter.deadline for waiter in self.waiters if waiter.deadline is not None]
+        return due + [box.deadline for box in self._inboxes.values() if box.deadline is not None]
+
+    def sending_deadlines(self) -> list[float]:
+        """When each answer still going out is given up on."""
+        return [box.deadline for box in self._outboxes.values()]
+
+    def serve(self, handle: Handle, timeout: float = 0.0, accept: bool = True) -> None:
+        """Take new callers and their requests (each whole request to `handle`), waiting at most
+        `timeout` for one; drop those that sent nothing in time."""
+        listening = [self.listener] if accept and self._room() else []
+        by_fd = {sock.fileno(): sock for sock in [*listening, *self._inboxes]}
+        readable, _ = polling.wait(by_fd, timeout, [conn.fileno() for conn in self._outboxes])
+        for fd in sorted(readable):
+            sock = by_fd[fd]
+            if sock is self.listener:
+                self._accept()
+            elif sock in self._inboxes:
+                self._read(sock, handle)
+        now = self._clock()
+        for conn, box in list(self._inboxes.items()):
+            if box.deadline is not None and now >= box.deadline:
+                self.drop(conn)  # connected and sent no request in time
+
+    def wait(self, conn: socket.socket, deadline: float | None, first: bool = False, note: str | None = None) -> None:
+        """Keep the caller until its answer is due (`deadline`), or until the command ends (None)."""
+        self.waiters.append(Waiter(conn, deadline, first=first, note=note))
+
+    def answer(self, waiter: Waiter, result: Result, extra: dict[str, object] | None = None) -> None:
+        """Hand the answer over as far as the caller takes it now; the rest goes out later."""
+        self.first_answered = self.first_answered or waiter.first
+        conn = waiter.conn
+        self.waiters = [w for w in self.waiters if w.conn is not conn]
+        self._inboxes.pop(conn, None)
+        data = wire.encode({**result.to_dict(), **(extra or {})})
+        self._outboxes[conn] = _Outbox(data, self._clock() + CALLER_TIMEOUT_S)
+        self.deliver()
+
+    def answer_now(self, conn: socket.socket, result: Result, extra: dict[str, object] | None = None) -> None:
+        self.answer(Waiter(conn, self._clock()), result, extra)
+
+    def deliver(self) -> None:
+        now = self._clock()
+        for conn, box in list(self._outboxes.items()):
+            try:
+                sent = conn.send(box.data)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                self.drop(conn)
+                continue
+            box.data = box.data[sent:]
+            if not box.data or now >= box.deadline:
+                self.drop(conn)  # answered, or the caller does not read: it is not waited for
+
+    def drop(self, conn: socket.socket) -> None:
+        self.waiters = [w for w in self.waiters if w.conn is not conn]
+        self._inboxes.pop(conn, None)
+        self._outboxes.pop(conn, None)
+        conn.close()
+
+    def _room(self) -> bool:
+        return len(self._inboxes) + len(self._outboxes) < MAX_CALLERS
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        if _peer_uid(conn) != os.geteuid():
+            conn.close()
+            return
+        conn.setblocking(False)
+        self._inboxes[conn] = _Inbox(bytearray(), self._clock() + CALLER_TIMEOUT_S)
+
+    def _read(self, conn: socket.socket, handle: Handle) -> None:
+        try:
+            data = conn.recv(1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        inbox = self._inboxes[conn]
+        if not data or len(inbox.data) + len(data) > wire.MAX_MESSAGE:
+            self.drop(conn)  # the caller went away (a poll interrupted): its output stays for the next
+            return
+        inbox.data += data
+        if b"\n" in inbox.data and inbox.deadline is not None:
+            inbox.deadline = None
+            request = wire.decode_request(bytes(inbox.data).partition(b"\n")[0])
+            if request is None or _hung_up(conn):  # a caller that gave up waiting is not acted for
+                self.drop(conn)
+            else:
+                handle(conn, request)
+
+
+def _hung_up(conn: socket.socket) -> bool:
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def _peer_uid(conn: socket.socket) -> int | None:
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    uid: int = struct.unpack("3i", creds)[1]
+    return uid

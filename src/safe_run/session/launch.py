@@ -1,0 +1,147 @@
+"""Starting a session's holder: a process of its own session, free of the caller's terminal and
+pipes, that runs `holder.Holder` until the command (or the named shell) ends.
+
+A new interpreter (`python -m safe_run.session.launch`) runs it, so it carries nothing of its
+caller; safe-run's own single-threaded command line forks it instead, which costs nothing and
+spares each session a second start-up of Python.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import traceback
+from dataclasses import asdict
+from pathlib import Path
+
+from ..interrupts import STOP_SIGNALS, StopSignals
+from ..process_title import name_holder
+from ..request import RunRequest, request_from_dict, request_to_dict
+from .adoption import adopt_orphans, collect_adopted
+from .holder import Holder, ShellPlan
+from .store import Session
+
+# What the caller wants run, handed to a new holder process (read and removed at its start).
+REQUEST_FILE = "request.json"
+
+
+def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, fork: bool = False) -> int | None:
+    """Start the holder in a process of its own session, free of the caller's terminal and pipes.
+
+    The listening socket exists before the holder does, so the caller can connect at once. The
+    holder keeps no descriptor of the caller's (a caller reading our stdout to its end must not
+    wait for the command), and its own errors go to a log in the session directory.
+
+    A new interpreter runs the holder, so it carries nothing of its caller (threads, memory, locks
+    held mid-fork). `fork` is for safe-run's own single-threaded command line, where a fork costs
+    nothing and spares each session a second start-up of Python; the forked holder's pid is
+    returned, for the caller to collect it if it ends while the caller still runs.
+    """
+    listener = session.listen()
+    if fork:
+        return _fork_holder(session, listener, request, plan)
+    _spawn_holder(session, listener, request, plan)
+    return None
+
+
+def _spawn_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
+    spec = {"request": request_to_dict(request), "plan": None if plan is None else asdict(plan)}
+    _write_private(session.path / REQUEST_FILE, json.dumps(spec))
+    log_fd = -1 if request.log is None else request.log.fileno()
+    passed = [listener.fileno()] + ([log_fd] if log_fd >= 0 else [])
+    with open(session.path / "holder.log", "ab") as errors:
+        os.chmod(errors.fileno(), 0o600)
+        holder = subprocess.Popen(
+            [sys.executable, "-m", "safe_run.session.launch", str(session.path), str(listener.fileno()), str(log_fd)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, pass_fds=passed,
+            start_new_session=True,
+        )
+    listener.close()
+    session.write_meta(holder_pid=holder.pid)
+    # Collected when it ends, so that a long-lived caller (the Python API) keeps no zombie.
+    threading.Thread(target=holder.wait, name=f"safe-run holder {session.id}", daemon=True).start()
+
+
+def _fork_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
+    pid = os.fork()
+    if pid != 0:
+        listener.close()
+        session.write_meta(holder_pid=pid)
+        return pid
+    status = 1
+    try:
+        for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
+            signal.signal(signum, signal.SIG_DFL)
+        os.setsid()
+        _detach_descriptors(session, listener, request)
+        status = _serve_here(session, listener, request, plan)
+    finally:
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _serve_here(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
+    """The holder's life, in the process that is now its own; its exit status."""
+    try:
+        name_holder(session.id)
+        # The holder owns its process: its stop signals end the command (or the shell) with a result.
+        signals = StopSignals()
+        signals.install(deferring=True)
+        adopt_orphans()  # what its commands detach comes back to it, to be collected
+        Holder(session, listener, request, plan=plan).serve(signals.wakeup)
+        collect_adopted(None)  # the shell is collected by now
+        return 0
+    except BaseException:  # a holder must never return into its caller's code
+        traceback.print_exc()
+        return 1
+
+
+def main(argv: list[str]) -> int:
+    """`python -m safe_run.session.launch SESSION_DIR LISTEN_FD LOG_FD`, as `detach` starts it."""
+    path, listen_fd, log_fd = Path(argv[0]), int(argv[1]), int(argv[2])
+    session = Session(path.name, path)
+    spec = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
+    (path / REQUEST_FILE).unlink()
+    log = None if log_fd < 0 else os.fdopen(log_fd, "ab", buffering=0)
+    request = request_from_dict(spec["request"], log)
+    plan = None if spec["plan"] is None else ShellPlan(**spec["plan"])
+    listener = socket.socket(fileno=listen_fd)
+    return _serve_here(session, listener, request, plan)
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _detach_descriptors(session: Session, listener: socket.socket, request: RunRequest) -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    log = os.open(session.path / "holder.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for target, source in ((0, devnull), (1, devnull), (2, log)):
+        os.dup2(source, target)
+    keep = {0, 1, 2, listener.fileno()}
+    if request.log is not None:
+        keep.add(request.log.fileno())
+    for fd in _open_fds():
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _open_fds() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 256))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
