@@ -430,7 +430,7 @@ def test_an_internal_error_asks_to_be_reported(monkeypatch, capsys) -> None:
 
 
 def test_the_verbs_are_known_before_they_are_loaded() -> None:
-    from safe_run.cli import VERBS
+    from safe_run.verbs import VERBS
     from safe_run.commands import cli
 
     assert tuple(cli.commands) == VERBS

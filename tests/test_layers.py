@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "safe_run"
 PURE = ["evidence", "tracker", "output", "escapes", "sequences", "screen", "render", "events", "result", "request"]
 # What does the I/O: the terminal, /proc, descriptors, signals, files, sockets, clocks.
 IO_MODULES = {
-    "kernel", "terminal", "spawn", "polling", "runner", "driver", "cleanup", "workdir", "interrupts",
+    "kernel", "terminal", "spawn", "polling", "runner", "loop", "cleanup", "workdir", "interrupts",
     "transcript", "places", "process_title", "session", "warm", "commands", "cli", "api", "mcp_server",
     "mcp_http", "remote", "shells", "doctor", "syntax", "display",
 }

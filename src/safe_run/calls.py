@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .request import DEFAULT_IDLE_EXPIRE_S, RunRequest, Scope, Timers
+from .request import DEFAULT_IDLE_EXPIRE_S, STRATEGY_CHOICES, RunRequest, Scope, StrategyChoice, Timers
 from .result import ExitStatus, Result
 from .session import SessionError
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .interrupts import Wakeup
     from .session.wire import Request
 
-STRATEGIES = ("auto", "rich", "basic", "none")
+STRATEGIES = STRATEGY_CHOICES
 DEFAULT_MAX_OUTPUT = 1024 * 1024
 MIN_MAX_OUTPUT = 1024
 MAX_SECONDS = 1e9
@@ -104,11 +104,18 @@ def variables(env: object) -> dict[str, str]:
     return dict(env)
 
 
-def check_output(max_output: object, strategy: object) -> None:
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+def check_output(max_output: object, strategy: object) -> StrategyChoice:
+    """The strategy asked for, once it and the output bound are what a run takes."""
     if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < MIN_MAX_OUTPUT:
         raise ValueError(f"max_output must be an int of at least {MIN_MAX_OUTPUT} bytes, not {max_output!r}")
+    return strategy_choice(strategy)
+
+
+def strategy_choice(strategy: object) -> StrategyChoice:
+    for choice in STRATEGIES:
+        if strategy == choice:
+            return choice
+    raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
 
 
 def shell_name(name: object) -> str:
@@ -133,11 +140,11 @@ def request(
     """The request of a library or MCP call, its arguments checked (cwd and env already are)."""
     if shell is not None and not isinstance(shell, str):
         raise TypeError(f"shell must be a path or name as a string, not {type(shell).__name__}")
-    check_output(max_output, strategy)
-    assert isinstance(max_output, int) and isinstance(strategy, str)
+    chosen = check_output(max_output, strategy)
+    assert isinstance(max_output, int)
     return RunRequest(
         command=command(text), shell=shell, cwd=cwd or os.getcwd(), env=env or {}, load_rc=bool(load_rc),
-        strategy=strategy, timers=Timers(timeout=timeout), max_output=max_output, idle_expire=idle_expire,
+        strategy=chosen, timers=Timers(timeout=timeout), max_output=max_output, idle_expire=idle_expire,
     )
 
 

@@ -20,6 +20,7 @@ import os
 import sys
 
 from . import __version__
+from .verbs import GROUP_OPTIONS, RUN, VERBS, VERSION_ONLY
 
 # Not from typing, which alone takes a tenth of the import time; type checkers know the name.
 TYPE_CHECKING = False
@@ -32,12 +33,6 @@ if TYPE_CHECKING:
     from .interrupts import Interrupted, StopSignals
     from .report import AnswerLost
     from .result import Result
-
-RUN = "run"
-# Words that mean the group itself rather than a command to run.
-GROUP_OPTIONS = ("-h", "--help", "--version")
-VERSION_ONLY = ["--version"]
-VERBS = (RUN, "poll", "send", "stop", "close", "sessions", "doctor", "mcp")
 
 
 def _format_from_argv(argv: list[str]) -> str:

@@ -79,7 +79,6 @@ class StopSignals:
 
     def __init__(self, wakeup: Wakeup | None = None) -> None:
         self.wakeup = wakeup or Wakeup()
-        self.arrived = self.wakeup.pending
         self._deferring = False
 
     def install(self, deferring: bool = False) -> None:
@@ -90,7 +89,7 @@ class StopSignals:
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self._deferring:
-            self.arrived.append(signum)
+            self.wakeup.pending.append(signum)
             return
         raise Interrupted(signum)
 
@@ -101,4 +100,4 @@ class StopSignals:
         undone, because after either the process has only its answer left to give.
         """
         self._deferring = True
-        return self.arrived
+        return self.wakeup.pending

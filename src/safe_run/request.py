@@ -7,8 +7,11 @@ shell's next command) does not load the engine to build it.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal, get_args
 
+# What a caller may ask for: a strategy (result.Strategy), or `auto` to step down as needed.
+StrategyChoice = Literal["auto", "rich", "basic", "none"]
+STRATEGY_CHOICES: tuple[StrategyChoice, ...] = get_args(StrategyChoice)
 # The emulated terminal's size (rows, columns).
 DEFAULT_SIZE = (50, 200)
 # What nobody uses is ended after this long: a persistent shell left without a command, and a
@@ -41,7 +44,7 @@ class RunRequest:
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     load_rc: bool = True
-    strategy: str = "auto"
+    strategy: StrategyChoice = "auto"
     timers: Timers = field(default_factory=Timers)
     batch_env: bool = True
     keep_background: bool = False

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from . import shells
 from .cleanup import Reaper
-from .driver import follow
+from .loop import follow
 from .interrupts import Wakeup
 from .evidence import MARKER_VAR, Observation
 from .kernel import KernelObserver, ObserverLike, boot_ticks
@@ -80,7 +80,7 @@ class Run:
     """A started run: the shell in its terminal and the tracker following the command.
 
     `start_terminal` and `observe_with` start the shell and watch it; the loop is tested with a
-    stand-in for both that plays a shell (tests/test_driver.py).
+    stand-in for both that plays a shell (tests/test_run_loop.py).
     """
 
     def __init__(

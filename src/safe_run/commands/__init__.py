@@ -17,13 +17,13 @@ import click
 
 from .. import __version__
 
-from ..cli import GROUP_OPTIONS, RUN
+from ..verbs import GROUP_OPTIONS, RUN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
-# Each verb's module and command object, in the order of cli.VERBS (the order help lists them in).
+# Each verb's module and command object, in the order of verbs.VERBS (the order help lists them in).
 VERB_COMMANDS = {
     RUN: ("run", "run_command"),
     "poll": ("sessions", "poll_command"),

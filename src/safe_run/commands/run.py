@@ -215,7 +215,7 @@ def run_command(
         cwd=_working_directory(cwd),
         env=_parse_env(env),
         load_rc=not no_rc,
-        strategy=strategy,
+        strategy=calls.strategy_choice(strategy),
         timers=Timers(
             activation=activation_timeout,
             idle=idle,

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..driver import follow
+from ..loop import follow
 from ..interrupts import Wakeup
 from ..output import Chunks
 from ..request import RunRequest, timers_from_dict

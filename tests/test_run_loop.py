@@ -1,4 +1,4 @@
-"""The loop (`driver.follow` over `Run`) with a stand-in terminal that plays an integrated bash.
+"""The loop (`loop.follow` over `Run`) with a stand-in terminal that plays an integrated bash.
 
 No PTY and no shell run the command: the stand-in answers each typed line with the bytes bash with
 safe-run's integration prints (the echo, nonce-marked C, the output, D with the status, the next
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from safe_run.driver import Watcher, follow
+from safe_run.loop import Watcher, follow
 from safe_run.interrupts import Wakeup
 from safe_run.evidence import Observation, ProcessInfo
 from safe_run.request import RunRequest
