@@ -26,6 +26,7 @@ class Status(str, Enum):
     RUNNING = "running"
     ERROR = "error"
     BUSY = "busy"  # a persistent shell was running another command: nothing ran
+    CLOSED = "closed"  # `safe-run close` ended a persistent shell (killed: what that ended)
 
 
 class Strategy(str, Enum):
@@ -56,6 +57,7 @@ class Reason(str, Enum):
     PROCESS_STOPPED = "process_stopped"  # the command or its shell was stopped by a signal (state T)
     ERROR = "error"  # safe-run could not carry out the run
     BUSY = "busy"  # a persistent shell was running another command, so this one was not run
+    CLOSED = "closed"  # `safe-run close` ended the persistent shell
 
 
 class ExitStatus(IntEnum):
@@ -191,6 +193,8 @@ def exit_status(result: Result) -> int:
     """The status safe-run itself exits with: the command's code when it completed."""
     if result.status is Status.BUSY:
         return ExitStatus.BUSY
+    if result.status is Status.CLOSED:
+        return 0
     if result.session_id is not None:
         return ExitStatus.PENDING
     if result.status is Status.COMPLETED:

@@ -33,6 +33,7 @@ class Waiter:
     deadline: float | None
     first: bool = False
     note: str | None = None
+    closing: bool = False  # waits for the answer about the shell's close, not about a command
 
 
 @dataclass
@@ -107,9 +108,12 @@ class Callers:
             if box.deadline is not None and now >= box.deadline:
                 self.drop(conn)  # connected and sent no request in time
 
-    def wait(self, conn: socket.socket, deadline: float | None, first: bool = False, note: str | None = None) -> None:
+    def wait(
+        self, conn: socket.socket, deadline: float | None, first: bool = False, note: str | None = None,
+        closing: bool = False,
+    ) -> None:
         """Keep the caller until its answer is due (`deadline`), or until the command ends (None)."""
-        self.waiters.append(Waiter(conn, deadline, first=first, note=note))
+        self.waiters.append(Waiter(conn, deadline, first=first, note=note, closing=closing))
 
     def answer(self, waiter: Waiter, result: Result, extra: dict[str, object] | None = None) -> None:
         """Hand the answer over as far as the caller takes it now; the rest goes out later."""

@@ -80,9 +80,13 @@ def run_in_shell(
         if answer is not None:
             return answer
     store = SessionStore.open(report=report)
+    # The names are held only while one is looked up and its holder started (which listens before
+    # it exists): shells of different names start side by side, and a second call for the same
+    # new name finds its holder and is answered busy, as for any shell running a command.
     with store.naming():
         session = store.named(name)
-        if session is None or not _live(session):
+        started = session is None or not _live(session)
+        if started:
             from .holder import ShellPlan
             from .launch import detach
 
@@ -90,8 +94,8 @@ def run_in_shell(
             session = store.create(request.command, shell_name=name)
             store.give_name(name, session)
             detach(session, replace(request, hold_on_input=True), ShellPlan(name, note))
-            return _ask_interruptibly(session, wire.Poll(wait=wait, first=True), wakeup)
-    return _ask_interruptibly(session, ask_run, wakeup)
+    assert session is not None
+    return _ask_interruptibly(session, wire.Poll(wait=wait, first=True) if started else ask_run, wakeup)
 
 
 def close_shell(name: str, report: Report | None = None) -> Result:
@@ -132,12 +136,27 @@ def follow(session_id: str, wait: float, wakeup: Wakeup | None = None) -> Result
     `wakeup` meanwhile stops its command. Asked several times a second while a person watches, so
     the store is not swept each time (the call that started the session did)."""
     session = SessionStore.open(sweep=False).get(session_id)
-    return _ask_interruptibly(session, wire.Poll(wait=wait), wakeup)
+    kept, request = _addressed(session, wire.Poll(wait=wait))
+    return kept if kept is not None else _ask_interruptibly(session, request, wakeup)
 
 
 def ask(session_id: str, request: wire.Request, report: Report | None = None) -> Result:
     """One request to a session's holder, or the result it left once its command ended."""
-    return _request(SessionStore.open(report=report).get(session_id), request)
+    session = SessionStore.open(report=report).get(session_id)
+    kept, request = _addressed(session, request)
+    return kept if kept is not None else _request(session, request)
+
+
+def _addressed(session: Session, request: wire.Request) -> tuple[Result | None, wire.Request]:
+    """A request as its session's holder takes it. For one command of a named shell: that command's
+    kept result once it has one (the shell and whatever it runs now are never touched), else the
+    request marked as about that command."""
+    if session.shell_id is None or isinstance(request, (wire.Close, wire.Run)):
+        return None, request
+    kept = session.load_result()
+    if kept is not None:
+        return (with_note(kept, NOT_TYPED) if isinstance(request, wire.Send) else kept), request
+    return None, replace(request, about=session.id)
 
 
 def _request(session: Session, request: wire.Request) -> Result:
@@ -210,7 +229,10 @@ def _left_result(session: Session) -> Result:
             f"session {session.id}: its holder hung up without answering (too many callers at once?); ask again",
             ExitStatus.UNRESPONSIVE,
         )
-    return session.load_result() or session.bury()
+    result = session.load_result() or session.bury()
+    if result is None:
+        raise SessionError(f"no session {session.id}: it ended and was removed")
+    return result
 
 
 def _unresponsive(session: Session, request: wire.Request) -> SessionError:
@@ -252,7 +274,8 @@ def _ask_held(session: Session, request: wire.Request, wakeup: Wakeup | None) ->
                 except TimeoutError:
                     raise _unresponsive(session, request) from None
             if wakeup is not None and wakeup.pending:
-                return _request(session, wire.Interrupt(signal=signal.Signals(wakeup.pending[0]).name))
+                signal_name = signal.Signals(wakeup.pending[0]).name
+                return _request(session, wire.Interrupt(signal=signal_name, about=getattr(request, "about", None)))
             if wakeup is not None:
                 wakeup.drain()
 
@@ -294,7 +317,10 @@ def listing(now: float, report: Report | None = None) -> list[dict[str, object]]
 
 
 def _shell_row(session: Session, meta: dict[str, object], status: Standing | str) -> dict[str, object]:
-    """A persistent shell: its name, program, directory, and idle (waiting for a command) or closed."""
+    """A persistent shell: its name, program, directory, and idle (waiting for a command) or closed;
+    or one command of it, with the shell's name and its own status."""
+    if session.shell_id is not None:
+        return {"shell_name": meta["shell_name"]}
     ended = session.result_path.exists()
     row: dict[str, object] = {"shell_name": meta["shell_name"], "shell": meta.get("shell"), "cwd": meta.get("cwd")}
     if isinstance(status, Standing):
@@ -321,7 +347,7 @@ def _status(session: Session) -> Standing | str | None:
     result = session.load_result()
     if result is not None:
         return Standing(result)
-    request = wire.Status()
+    request: wire.Request = wire.Status(about=session.id if session.shell_id is not None else None)
     try:
         answer = _exchange(session, request)
         if answer is None:

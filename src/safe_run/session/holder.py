@@ -21,6 +21,7 @@ A command that works is never stopped for being left alone.
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import time
@@ -32,7 +33,7 @@ from ..loop import follow
 from ..interrupts import Wakeup
 from ..output import Chunks
 from ..request import RunRequest, timers_from_dict
-from ..result import Reason, Result, Status, error_result
+from ..result import Killed, Reason, Result, Status, error_result
 from ..runner import CommandRefused, Run, RunFailed
 from ..shells import ShellNotFound
 from ..shells.registry import kind_of
@@ -42,7 +43,7 @@ from . import NOT_TYPED, wire, with_note
 from .adoption import collect_adopted
 from .callers import Callers
 from .orphans import process
-from .store import Session
+from .store import SESSION_ID, Session, SessionStore
 from .typist import Look, Typist, look_from
 
 # How long a command that ended at once waits for the caller that started it to ask.
@@ -97,6 +98,9 @@ class Holder:
         self._identity = session.identity()
         self._reach_checked = clock()
         self._unreachable = False
+        # The command being followed, with its own id: the session itself, or in a named shell a
+        # session of its own (`store.create(of_shell=...)`), kept with its result once it ended.
+        self.current = session if plan is None else self._new_command(request.command)
 
     def serve(self, wakeup: Wakeup) -> None:
         """Serve until the command (or the persistent shell) ends; `wakeup` carries stop requests."""
@@ -120,11 +124,16 @@ class Holder:
             if self.plan is None or self._closing or wakeup.pending or not run.shell_alive():
                 self.final = self._last_words(run, result, wakeup.pending)
                 return
-            self._answer_ended(result)
+            self._command_ended(result)
             if not self._start_next_command(run, wakeup):
                 self._idle = True
                 self.final = self._last_words(run, self._last or result, wakeup.pending)
                 return
+
+    def _new_command(self, command: str) -> Session:
+        assert self.plan is not None
+        store = SessionStore(self.session.path.parent, sweep=False)
+        return store.create(command, of_shell=self.session, shell_name=self.plan.name, holder_pid=os.getpid())
 
     @property
     def _idle_limit(self) -> float | None:
@@ -154,11 +163,12 @@ class Holder:
             try:
                 run.next_command(request, command)
             except CommandRefused as refused:
-                self._answer_ended(self._shell_fields(run, refused.result, started=False))
+                self._answer_refused(self._shell_fields(run, refused.result, started=False))
                 continue
             except RunFailed as exc:
-                self._answer_ended(self._shell_fields(run, error_result(request.command, str(exc)), started=False))
+                self._answer_refused(self._shell_fields(run, error_result(request.command, str(exc)), started=False))
                 continue
+            self.current = self._new_command(request.command)
             self.request = request
             self.chunks = Chunks(request.max_output)
             run.set_output(self.chunks.write)
@@ -176,14 +186,24 @@ class Holder:
             result, shell_id=self.session.id, shell_name=self.plan.name, cwd=run.directory(), fresh=fresh,
         ), note)
 
-    def _answer_ended(self, result: Result) -> None:
-        """Everyone waiting gets the command's final result, and a later `poll` gets it again."""
-        self._last = result
+    def _command_ended(self, result: Result) -> None:
+        """A named shell's command ended: its result is kept under its own id for later polls, and
+        everyone waiting about it gets it."""
+        final = replace(result, session_id=None)
+        _saved(lambda: self.current.save_result(final))
+        self._last = final
         self.handed_out = True  # a persistent shell's record outlives it, to say how it ended
         shell = result.shell.name if result.shell else None
         _saved(lambda: self.session.write_meta(last_used=time.time(), cwd=result.cwd, shell=shell))
         for waiter in list(self.callers.waiters):
-            self.callers.answer(waiter, with_note(result, waiter.note))
+            if not waiter.closing:
+                self.callers.answer(waiter, with_note(final, waiter.note))
+
+    def _answer_refused(self, result: Result) -> None:
+        """A next command that was never typed: its caller gets why, and the shell waits on."""
+        for waiter in list(self.callers.waiters):
+            if not waiter.closing:
+                self.callers.answer(waiter, with_note(result, waiter.note))
 
     def _between_commands(self, run: Run, wakeup: Wakeup) -> bool:
         """One turn of waiting for the next command; False when the shell is to end."""
@@ -207,15 +227,32 @@ class Holder:
         return self.callers.busy or not idle_expired(self._idle_since, self._clock(), limit)
 
     def _last_words(self, run: Run, result: Result, signals: list[int]) -> Result:
-        """The result kept once the shell is gone, saying why it went (also told to its next user)."""
+        """The result kept once the shell is gone, saying why it went (also told to its next user).
+
+        A named shell's is about the shell (status closed, `killed` what its end ended); a command
+        that was running when it went gets its own result, with the same note, under its own id.
+        """
         if self.plan is None:
             return result
         name = self.plan.name
+        why = self._why_it_went(run, signals)
+        _saved(lambda: self.session.write_meta(ended=why))
+        note = f"the shell {name} {why}; the next `safe-run --in {name}` starts a new shell"
+        stopped: tuple[Killed, ...] = ()
+        if result is not self._last:  # it went with a command: what ending that command ended is the close's too
+            self._command_ended(with_note(result, note))
+            stopped = result.killed if self._closing else ()
+        return Result(
+            status=Status.CLOSED, exit_code=None, strategy=None, completion_reason=Reason.CLOSED, command=None,
+            shell=result.shell, message=note, killed=stopped, shell_id=self.session.id, shell_name=name,
+            cwd=result.cwd, fresh=False,
+        )
+
+    def _why_it_went(self, run: Run, signals: list[int]) -> str:
         if self._unreachable:
             why = f"was closed: {UNREACHABLE}"
         elif self._closing:
             why = "was closed"
-            result = replace(result, output="", output_truncated=False, output_dropped_bytes=0, message=None)
         elif signals:
             why = f"was ended by {signal.Signals(signals[0]).name} to its holder"
         elif run.shell_ended:
@@ -225,8 +262,7 @@ class Holder:
             why = "exited"
         else:
             why = f"was idle for {self._idle_limit:g} s and closed itself"
-        _saved(lambda: self.session.write_meta(ended=why))
-        return with_note(result, f"the shell {name} {why}; the next `safe-run --in {name}` starts a new shell")
+        return why
 
     def _start(self, workdir: Path) -> Run | None:
         try:
@@ -300,6 +336,8 @@ class Holder:
         assert self.final is not None
         final = replace(self.final, session_id=None)
         _saved(lambda: self.session.save_result(final))  # nowhere to keep it once the directory is gone
+        if self.current is not self.session and not self.current.result_path.exists():
+            _saved(lambda: self.current.save_result(final))  # the shell never ran it (it did not start)
         give_up = self._clock() + FIRST_CALLER_WAIT_S
         callers = self.callers
         while True:
@@ -334,6 +372,8 @@ class Holder:
         asked, self._asked = self._asked, now
         deadline = now + wire.wait_of(request)
         first = isinstance(request, wire.Poll) and request.first
+        if self.plan is not None and self._handle_command_of_shell(conn, request, first):
+            return
         if self.plan is not None and run is not None and self._handle_shell(conn, request, run, deadline, asked):
             return
         if run is None or run.finish is not None or self.typist is None:
@@ -357,6 +397,31 @@ class Holder:
             case _:  # a shell's request to a one-shot session
                 self.callers.drop(conn)
 
+    def _handle_command_of_shell(self, conn: socket.socket, request: wire.Request, first: bool) -> bool:
+        """A named shell's requests name the command they are about: one that has ended is answered
+        from its kept result, whatever the shell runs now; the shell's own id names no command. The
+        call that started a command (its first poll, its `run`) is about it, and so is its interrupt."""
+        assert self.plan is not None
+        about = getattr(request, "about", None)
+        if about is None and (first or isinstance(request, wire.Interrupt)):
+            about = self.current.id
+        if about is not None and (about != self.current.id or self.current.result_path.exists()):
+            kept = Session(about, self.session.path.parent / about).load_result() if SESSION_ID.match(about) else None
+            if kept is None:
+                kept = error_result(None, f"no command {about} in the shell {self.plan.name}")
+            self.callers.answer_now(conn, with_note(kept, NOT_TYPED) if isinstance(request, wire.Send) else kept)
+            return True
+        if about is None and isinstance(request, (wire.Poll, wire.Send, wire.Stop)):
+            self.callers.answer_now(conn, error_result(None, self._not_a_command()))
+            return True
+        return False
+
+    def _not_a_command(self) -> str:
+        assert self.plan is not None
+        return (f"{self.session.id} is the shell {self.plan.name}'s own id, not one of its commands: poll, send "
+                f"and stop take a command's session_id (the one running or last run is {self.current.id}); "
+                f"`safe-run close {self.plan.name}` ends the shell")
+
     def _handle_shell(self, conn: socket.socket, request: wire.Request, run: Run, deadline: float, asked: float) -> bool:
         """What only a persistent shell answers: run, close, and any call between commands."""
         idle = run.finish is not None and self._last is not None
@@ -364,7 +429,7 @@ class Holder:
             self._closing = True
             if not idle:
                 run.stop()
-            self.callers.wait(conn, None)
+            self.callers.wait(conn, None, closing=True)
             return True
         if isinstance(request, wire.Run) and (not idle or self._next is not None):  # one running, or one just taken
             self.callers.answer_now(conn, self._busy(run, request.command))
@@ -384,11 +449,11 @@ class Holder:
         assert self.plan is not None
         return Result(
             status=Status.BUSY, exit_code=None, strategy=None, completion_reason=Reason.BUSY, command=command,
-            shell=run.shell, session_id=self.session.id, shell_id=self.session.id, shell_name=self.plan.name,
+            shell=run.shell, session_id=self.current.id, shell_id=self.session.id, shell_name=self.plan.name,
             message=(
                 f"nothing was run: the shell {self.plan.name} is running {_first_line(self._running_command())!r} "
-                f"(session {self.session.id}). Wait for it with `safe-run poll {self.session.id} --wait 60`, "
-                f"end it with `safe-run stop {self.session.id}`, or use another shell name"
+                f"(session {self.current.id}). Wait for it with `safe-run poll {self.current.id} --wait 60`, "
+                f"end it with `safe-run stop {self.current.id}`, or use another shell name"
             ),
         )
 
@@ -405,14 +470,14 @@ class Holder:
 
     def _progress(self, run: Run, take_output: bool = True) -> Result:
         """Where the command stands, with the output since the last answer and what to do next."""
-        result = self._shell_fields(run, replace(run.progress(), session_id=self.session.id), started=False)
+        result = self._shell_fields(run, replace(run.progress(), session_id=self.current.id), started=False)
         if self.plan is not None:
             result = replace(result, fresh=self._commands == 0)
         if take_output:
             text, dropped = self.chunks.take()
             result = replace(result, output=text, output_truncated=dropped > 0, output_dropped_bytes=dropped)
             self.handed_out = True
-        result = replace(result, message=_next_steps(result, self.session.id))
+        result = replace(result, message=_next_steps(result, self.current.id))
         if take_output and self.typist is not None:
             result = with_note(result, self.typist.take_notes())
         return result

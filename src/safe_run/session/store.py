@@ -106,6 +106,12 @@ class Session:
         return None
 
     @property
+    def shell_id(self) -> str | None:
+        """For one command of a named shell: the shell's own session id."""
+        shell = self.meta().get("shell_id")
+        return shell if isinstance(shell, str) and SESSION_ID.match(shell) else None
+
+    @property
     def started(self) -> float:
         started = self.meta().get("started")
         return float(started) if isinstance(started, (int, float)) else 0.0
@@ -166,11 +172,27 @@ class Session:
         except (OSError, ValueError):
             return pid, None
 
-    def bury(self) -> Result:
-        """Record that the holder died without a result, end what its command left, and say so.
+    def bury(self) -> Result | None:
+        """Record that the holder died without a result, end what its command left, and say so;
+        None when the session is gone meanwhile (its own holder, or another sweep, removed it).
 
         The record stays as long as any result does, so every later call gets the same answer.
+        Callers of many processes may find the same dead holder at once: one buries it, under a
+        lock on the directory, and the others read what it recorded.
         """
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return self.load_result() or self._bury_here()
+        except FileNotFoundError:
+            return None
+        finally:
+            os.close(fd)
+
+    def _bury_here(self) -> Result:
         meta = self.meta()
         killed = self._end_left_behind()
         for entry in self.path.iterdir():
@@ -252,12 +274,17 @@ class SessionStore:
         """This user's store; `sweep=False` for a call that only reaches a live holder it names."""
         return cls(sessions_root(os.environ if env is None else env), report=report, sweep=sweep)
 
-    def create(self, command: str, **meta: object) -> Session:
+    def create(self, command: str, of_shell: Session | None = None, **meta: object) -> Session:
+        """A new session; `of_shell`: one command of that named shell, reached through its holder
+        (its socket is a link to the shell's), and kept with its own result after it ended."""
         session_id = os.urandom(12).hex()
         # Made under another name and renamed: a sweep (another caller, another thread) never
         # sees a session without its record, which it would take for one whose holder died.
         staging = Session(session_id, self.root / f".{session_id}.new")
         staging.path.mkdir(mode=0o700)
+        if of_shell is not None:
+            meta = {**meta, "shell_id": of_shell.id}
+            os.symlink(os.path.join("..", of_shell.id, "socket"), staging.socket_path)
         staging.write_meta(command=command, started=self._clock(), **meta)
         session = Session(session_id, self.root / session_id)
         os.rename(staging.path, session.path)
@@ -346,9 +373,20 @@ def _expired(session: Session, now: float) -> bool:
 
 
 def _crashed(session: Session, now: float) -> bool:
-    if now - session.started < SETUP_GRACE_S or session.result_path.exists():
+    """Whether its holder died without a result: none listens on a session old enough to have one.
+    A session whose record cannot be read counts from its directory's age (a holder that died
+    before writing it), and one that vanished while looked at is no one's to bury."""
+    started = session.started or _mtime(session.path)
+    if started is None or now - started < SETUP_GRACE_S or session.result_path.exists():
         return False
     return not session.holder_listens()
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return None
 
 
 def _older_than(path: Path, now: float, age: float) -> bool:

@@ -21,13 +21,19 @@ MAX_MESSAGE = 8 * 1024 * 1024
 MAX_WAIT_S = 86400.0
 
 
+# In a persistent shell every command has an id of its own; `about` names the command a request
+# is about (None: the session's own command, in a one-shot session; the shell, in a named one).
+
+
 @dataclass(frozen=True)
 class Poll:
     """The output since the last answer and where the command stands; waits up to `wait` for its
-    end or an input wait. `first`: the call that started the session (it waits for the holder)."""
+    end or an input wait. `first`: the call that started the session or the named shell's first
+    command, about that command (it waits for the holder)."""
 
     wait: float = 0.0
     first: bool = False
+    about: str | None = None
 
 
 @dataclass(frozen=True)
@@ -39,11 +45,14 @@ class Send:
     keys: str = ""
     queue: bool = False
     wait: float = 1.0
+    about: str | None = None
 
 
 @dataclass(frozen=True)
 class Stop:
     """End the command and what it started, and answer with its final result."""
+
+    about: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,11 +60,14 @@ class Interrupt:
     """Stop the command as `signal` to safe-run would (the caller that started it got it)."""
 
     signal: str = "SIGINT"
+    about: str | None = None
 
 
 @dataclass(frozen=True)
 class Status:
     """Where the session stands, without taking its new output (for `sessions`)."""
+
+    about: str | None = None
 
 
 @dataclass(frozen=True)
@@ -128,7 +140,7 @@ def _fits(name: str, value: object) -> bool:
         return isinstance(value, bool)
     if name in ("text", "keys", "signal", "command"):
         return isinstance(value, str)
-    if name == "cwd":
+    if name in ("cwd", "about"):
         return value is None or isinstance(value, str)
     if name == "max_output":
         return isinstance(value, int) and not isinstance(value, bool) and value >= 1024

@@ -1,0 +1,92 @@
+"""Every command of a named shell has an id of its own: a finished command's id answers that
+command's kept result and never touches what the shell runs now, through the command line, the
+library and MCP. The yields are real waits, so these are slow tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import SafeRun, shell_path
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_stale_command_id_never_touches_the_shells_new_command(safe_run: SafeRun) -> None:
+    safe_run.shell = shell_path("bash")
+    try:
+        first = safe_run("--in", "W", "--format", "json", "--yield-after", "0.5", "--", "sleep 1; echo first-done").json
+        assert first["status"] == "running" and first["session_id"] != first["shell_id"]
+        first_id = first["session_id"]
+        safe_run.shell = None
+        ended = safe_run("poll", first_id, "--wait", "20", "--format", "json").json
+        assert (ended["status"], ended["output"]) == ("completed", "first-done\n")
+        safe_run.shell = shell_path("bash")
+        second = safe_run("--in", "W", "--format", "json", "--yield-after", "0.5", "--", "sleep 30").json
+        assert second["status"] == "running" and second["session_id"] not in (first_id, None)
+        assert second["shell_id"] == first["shell_id"]
+        safe_run.shell = None
+
+        for verb in ("poll", "stop", "send"):
+            args = [verb, first_id, *(["x"] if verb == "send" else []), "--format", "json"]
+            stale = safe_run(*args).json
+            assert (stale["status"], stale["command"], stale["output"]) == (
+                "completed", "sleep 1; echo first-done", "first-done\n"), (verb, stale)
+        assert "nothing was typed" in safe_run("send", first_id, "x", "--format", "json").json["message"]
+
+        still = safe_run("poll", second["session_id"], "--format", "json").json
+        assert (still["status"], still["command"]) == ("running", "sleep 30"), "the new command was never touched"
+        mixed = safe_run("poll", first["shell_id"], "--format", "json")
+        assert mixed.json["status"] == "error" and second["session_id"] in mixed.json["message"]
+        rows = {row["session_id"]: row for row in safe_run("sessions", "--format", "json").json["sessions"]}
+        assert {first_id, second["session_id"], first["shell_id"]} <= set(rows)
+        assert rows[first_id]["shell_name"] == "W" and rows[first_id]["status"] == "completed"
+    finally:
+        safe_run.shell = None
+        closed = safe_run("close", "W", "--format", "json")
+    assert closed.returncode == 0 and closed.json["status"] == "closed", closed.stdout
+    assert any(k["command"] == "sleep" for k in closed.json["killed"]), "the close says what it ended"
+
+
+@pytest.fixture
+def api_env(safe_run: SafeRun, monkeypatch: pytest.MonkeyPatch) -> SafeRun:
+    for name, value in safe_run.environment().items():
+        monkeypatch.setenv(name, value)
+    return safe_run
+
+
+def test_the_same_through_the_api(api_env: SafeRun) -> None:
+    from safe_run import Session, Shell
+
+    with Shell(shell=shell_path("bash")) as shell:
+        first = shell.run("echo one; sleep 0.8", yield_after=0.3)
+        first_id = first.session_id
+        assert first_id is not None
+        assert Session(first_id).poll(wait=20).output == "one\n"
+        second = shell.run("sleep 30", yield_after=0.3)
+        assert second.session_id not in (None, first_id)
+        assert Session(first_id).stop().command == "echo one; sleep 0.8"
+        assert Session(second.session_id or "").poll().status.value == "running"
+        closed = shell.close()
+    assert closed.status.value == "closed" and any(k.command == "sleep" for k in closed.killed)
+
+
+def test_the_same_through_mcp(tmp_path: Path) -> None:
+    pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'safe-run[mcp]')")
+    from test_mcp import Server, call, drive
+
+    server = Server(tmp_path)
+
+    async def test() -> None:
+        async with server.client() as session:
+            first = await call(session, "run", {"command": "echo one; sleep 0.8", "yield_after": 0.3})
+            assert (await call(session, "poll", {"session_id": first["session_id"], "wait": 20}))["output"] == "one\n"
+            second = await call(session, "run", {"command": "sleep 30", "yield_after": 0.3})
+            assert second["session_id"] != first["session_id"]
+            stale = await call(session, "stop", {"session_id": first["session_id"]})
+            assert stale["command"] == "echo one; sleep 0.8"
+            assert (await call(session, "poll", {"session_id": second["session_id"]}))["status"] == "running"
+            await call(session, "stop", {"session_id": second["session_id"]})
+
+    drive(test)
