@@ -8,6 +8,8 @@ SIGTERM. Waits are bounded loops on real state.
 from __future__ import annotations
 
 import http.client
+import os
+import sys
 import json
 import re
 import secrets
@@ -246,3 +248,88 @@ def test_the_token_can_come_from_a_file(tmp_path: Path) -> None:
         assert raw(served.address, "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})[0] == 401
     finally:
         assert served.stop() == 128 + signal.SIGTERM
+
+
+def open_session(address: str) -> dict[str, str]:
+    """A raw MCP session, initialized: the headers its later requests carry."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+    status, headers, _ = raw(address, "POST", "/mcp", initialize, bearer(TOKEN))
+    assert status == 200
+    session = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18", **bearer(TOKEN)}
+    assert raw(address, "POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0] == 202
+    return session
+
+
+def tool_call(address: str, session: dict[str, str], name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    status, _, body = raw(address, "POST", "/mcp", request, session)
+    assert status == 200, body
+    data = next(line[len("data: "):] for line in body.splitlines() if line.startswith("data: ")) if "data: " in body else body
+    answer: dict[str, Any] = json.loads(data)["result"]
+    return answer
+
+
+def test_every_check_comes_before_any_effect_a_delete_from_a_foreign_host_closes_nothing(served: HttpServer) -> None:
+    session = open_session(served.address)
+    started = tool_call(served.address, session, "run", {"command": "echo $$"})
+    shell = started["structuredContent"]["shell_name"]
+    shell_pid = int(started["structuredContent"]["output"])
+    for foreign in ({"Host": "attacker.example"}, {"Origin": "http://attacker.example"}):
+        status = raw(served.address, "DELETE", "/mcp", None, {**session, **foreign})[0]
+        assert status in (421, 403)
+        rows = {row["session_id"]: row for row in cli(served.server, "sessions")["sessions"]}
+        shell_row = rows[started["structuredContent"]["shell_id"]]
+        assert (shell_row["shell_name"], shell_row["status"]) == (shell, "idle"), "a refused DELETE closed the shell"
+    assert raw(served.address, "DELETE", "/mcp", None, session)[0] == 200
+    deadline = time.monotonic() + BOUND_S
+    while Path(f"/proc/{shell_pid}").exists():
+        assert time.monotonic() < deadline, "an accepted DELETE left the connection's shell running"
+        time.sleep(0.05)
+
+
+def test_arguments_outside_the_schema_are_tool_errors(served: HttpServer) -> None:
+    session = open_session(served.address)
+    for arguments, needle in (
+        ({"command": "true", "timeout": 10 ** 400}, "finite number of seconds"),
+        ({"command": "true", "yield_after": 10 ** 400}, "finite number of seconds"),
+        ({"command": "true", "shell": "/bin/sh"}, "no such argument: 'shell'"),
+    ):
+        answer = tool_call(served.address, session, "run", arguments)
+        assert answer["isError"] is True and needle in answer["content"][0]["text"], answer
+    assert "Traceback" not in served.stderr.read_text()
+
+
+@pytest.mark.parametrize(("token", "needle"), [("short", "at least 32"), ("   ", "blank")])
+def test_a_short_or_blank_token_is_refused_at_start(tmp_path: Path, token: str, needle: str) -> None:
+    params = Server(tmp_path).params()
+    done = subprocess.run(
+        [*fastcli.program(), "mcp", "--http", "127.0.0.1:0"], env={**(params.env or {}), "SAFE_RUN_MCP_TOKEN": token},
+        cwd=params.cwd, capture_output=True, text=True, timeout=BOUND_S, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and needle in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_stop_signal_ends_the_server_quickly_and_quietly(served: HttpServer) -> None:
+    async def busy() -> None:
+        async with served.client() as session:
+            await call(session, "run", {"command": "true"})
+
+    drive(busy)
+    started = time.monotonic()
+    assert served.stop() == 128 + signal.SIGTERM
+    assert time.monotonic() - started < 3.0
+    assert "Traceback" not in served.stderr.read_text() and "Error" not in served.stderr.read_text()
+
+
+def test_the_server_is_not_dumpable(served: HttpServer) -> None:
+    """A command run as the same user cannot read the token from the server's memory: the server
+    makes itself non-dumpable, so the kernel refuses such a read (root alone may still)."""
+    check = "import ctypes; from safe_run.mcp_http import keep_memory_private; keep_memory_private(); " \
+            "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))"  # PR_GET_DUMPABLE
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=BOUND_S)
+    assert done.stdout == "0\n", done.stderr
+    assert served.proc is not None
+    if os.geteuid() != 0:
+        with pytest.raises(PermissionError):
+            Path(f"/proc/{served.proc.pid}/mem").open("rb")

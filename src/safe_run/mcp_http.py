@@ -28,13 +28,17 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .interrupts import Wakeup
-from .mcp_server import Connection, Tools, mcp_server, stop_requested
+from .mcp_server import Connection, Tools, mcp_server, say, stop_requested
 
 TOKEN_ENV = "SAFE_RUN_MCP_TOKEN"
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
+# prctl's option from <linux/prctl.h>.
+PR_SET_DUMPABLE = 4
 # Open streams get this long to end once a stop signal came; then they are cut.
-GRACEFUL_S = 3.0
+GRACEFUL_S = 1.0
+# At a stop, the connections' shells are closed side by side, each waited for this long at most.
+CLOSE_ALL_S = 1.5
 
 
 class Connections:
@@ -51,31 +55,43 @@ class Connections:
         with self.lock:
             return self.by_session.setdefault(key, Connection())
 
-    def end(self, key: str) -> None:
-        """The client ended its session: close its shell and stop its sessions."""
+    def end(self, key: str) -> str | None:
+        """The client ends its session: close its shell and stop its sessions. What could not be
+        done is said, and the connection is kept, so that the client can ask again."""
         with self.lock:
             connection = self.by_session.pop(key, None)
-        if connection is not None:
-            connection.close()
+        problem = None if connection is None else connection.close()
+        if connection is not None and problem is not None:
+            with self.lock:
+                self.by_session.setdefault(key, connection)
+        return problem
 
     def end_all(self) -> None:
+        """The server stops: every connection's shell closed, side by side, each bounded."""
         with self.lock:
             left = list(self.by_session.values())
             self.by_session.clear()
-        for connection in left:
-            connection.close()
+        threads = [threading.Thread(target=lambda c=c: say(c.close()), daemon=True) for c in left]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(CLOSE_ALL_S)
 
 
 class Gate:
-    """The ASGI app in front of the SDK's: `/health` for anyone, the rest with the token only.
+    """The ASGI app in front of the SDK's: `/health` for anyone, the rest with the token only, from
+    an allowed Host and Origin; every check comes before anything is done.
 
-    It also sees a session end (DELETE), to close that connection's default shell.
+    It also sees a session end (DELETE), to close that connection's default shell, once the SDK
+    has accepted it.
     """
 
-    def __init__(self, app: ASGIApp, token: bytes, connections: Connections) -> None:
+    def __init__(self, app: ASGIApp, token: bytes, connections: Connections, hosts: list[str]) -> None:
         self.app = app
         self.token = token
         self.connections = connections
+        self.hosts = {host.encode("latin-1") for host in hosts}
+        self.origins = {f"http://{host}".encode("latin-1") for host in hosts}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -87,11 +103,21 @@ class Gate:
         if not self._authorized(scope):
             await _plain(send, 401, b"unauthorized\n", [(b"www-authenticate", b'Bearer realm="safe-run"')])
             return
+        if _header(scope, b"host") not in self.hosts:
+            await _plain(send, 421, b"this server does not answer for that Host\n")
+            return
+        origin = _header(scope, b"origin")
+        if origin is not None and origin not in self.origins:
+            await _plain(send, 403, b"requests from that Origin are refused\n")
+            return
+        key = _header(scope, MCP_SESSION_ID_HEADER.encode())
+        if scope["method"] == "DELETE" and key:
+            # The connection's shell is closed first: a close that failed is said, never reported done.
+            problem = await anyio.to_thread.run_sync(self.connections.end, key.decode("latin-1"))
+            if problem is not None:
+                await _plain(send, 500, f"{problem}; ask again\n".encode())
+                return
         await self.app(scope, receive, send)
-        if scope["method"] == "DELETE":
-            key = _header(scope, MCP_SESSION_ID_HEADER.encode())
-            if key:
-                await anyio.to_thread.run_sync(self.connections.end, key.decode("latin-1"))
 
     def _authorized(self, scope: Scope) -> bool:
         given = _header(scope, b"authorization") or b""
@@ -99,6 +125,18 @@ class Gate:
         # compare_digest whatever was sent, so the time taken tells nothing about the token
         matches = hmac.compare_digest(credential.strip(), self.token)
         return scheme.lower() == b"bearer" and matches
+
+
+def keep_memory_private() -> None:
+    """Make this process non-dumpable (PR_SET_DUMPABLE 0): a command it runs, as the same user,
+    can then neither read its memory (/proc/PID/mem, where the token is) nor attach to it. What it
+    starts with exec (its sessions' holders, their shells) is dumpable again, as usual."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        print("safe-run: could not make this process non-dumpable; a command run as the same user could read "
+              "the token from its memory", file=sys.stderr, flush=True)
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
@@ -171,7 +209,7 @@ def serve_http(cwd: str, sock: socket.socket, token: bytes, wakeup: Wakeup | Non
     )
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security, host=host)
     config = uvicorn.Config(
-        Gate(app, token, connections), log_level="warning", access_log=False, server_header=False, lifespan="on",
+        Gate(app, token, connections, hosts), log_level="warning", access_log=False, server_header=False, lifespan="on",
         timeout_graceful_shutdown=int(GRACEFUL_S),
     )
     http = _Server(config)
@@ -187,6 +225,7 @@ def serve_http(cwd: str, sock: socket.socket, token: bytes, wakeup: Wakeup | Non
             await http.serve(sockets=[sock])
             group.cancel_scope.cancel()
 
+    keep_memory_private()
     print(f"safe-run: serving MCP at http://{hosts[0]}{MCP_PATH}", file=sys.stderr, flush=True)
     try:
         anyio.run(main)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -37,7 +38,7 @@ from mcp.server.stdio import stdio_server
 from . import __version__, calls
 from .calls import DEFAULT_YIELD_AFTER_S
 from .interrupts import Wakeup
-from .result import SCHEMA_VERSION, Reason, Result, Status, Strategy
+from .result import SCHEMA_VERSION, ExitStatus, Reason, Result, Status, Strategy
 from .request import RunRequest, Scope
 from .session import SessionError
 from .session.store import SHELL_NAME
@@ -45,6 +46,9 @@ from .session.wire import MAX_WAIT_S
 
 # With a progress token, output is reported at least this often while a command runs.
 PROGRESS_STEP_S = 0.5
+# A connection's shell that cannot be closed is tried this many times, this long apart (and more).
+CLOSE_ATTEMPTS = 3
+CLOSE_RETRY_S = 0.2
 # How long a cancelled call waits for its command to be stopped before it lets go.
 STOP_BOUND_S = 15.0
 
@@ -173,6 +177,10 @@ TOOLS = [
         output_schema=SESSIONS_SCHEMA,
     ),
 ]
+# Each tool's arguments, from its input schema, which allows no others.
+INPUT_PROPERTIES: dict[str, frozenset[str]] = {
+    tool.name: frozenset(tool.input_schema.get("properties", {})) for tool in TOOLS
+}
 
 
 class BadArguments(ValueError):
@@ -201,19 +209,29 @@ class Connection:
         """A poll, send or stop in a worker thread; cancelled, the call only stops waiting for it."""
         return self.saw(await anyio.to_thread.run_sync(work, abandon_on_cancel=True))
 
-    def close(self) -> None:
-        """Stop every session this connection started, then its shell; each bounded, none fatal."""
+    def close(self) -> str | None:
+        """Stop every session this connection started, then close its shell; each bounded. A close
+        that fails is tried again; what still failed is said (None: all done)."""
         with self.lock:
             pending = list(self.sessions)
         for session_id in pending:
             try:
                 calls.stop(session_id)
             except (SessionError, OSError):
-                pass
-        try:
-            calls.close_shell(self.shell_name)
-        except (SessionError, OSError):
-            pass
+                pass  # ended already, or its holder is gone: nothing of it runs
+        problem = None
+        for attempt in range(CLOSE_ATTEMPTS):
+            try:
+                calls.close_shell(self.shell_name)
+                return None
+            except SessionError as exc:
+                if exc.status == ExitStatus.NO_SESSION:
+                    return None  # never started, or ended by itself
+                problem = str(exc)
+            except OSError as exc:
+                problem = exc.strerror or str(exc)
+            time.sleep(CLOSE_RETRY_S * (attempt + 1))
+        return f"the shell {self.shell_name} could not be closed: {problem}"
 
 
 def _arguments(params: types.CallToolRequestParams) -> dict[str, Any]:
@@ -340,7 +358,11 @@ class Tools:
         if handler is None:
             return _error(f"unknown tool {params.name!r}: {', '.join(tool.name for tool in TOOLS)}")
         try:
-            answer: types.CallToolResult = await handler(ctx, self.connection_of(ctx), _arguments(params))
+            arguments = _arguments(params)
+            unknown = sorted(set(arguments) - set(INPUT_PROPERTIES[params.name]))
+            if unknown:
+                raise BadArguments(f"no such argument: {', '.join(map(repr, unknown))} (see the tool's input schema)")
+            answer: types.CallToolResult = await handler(ctx, self.connection_of(ctx), arguments)
             return answer
         except (BadArguments, ValueError, TypeError) as exc:
             return _error(f"{params.name}: {exc}")
@@ -501,7 +523,13 @@ def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
         anyio.run(main)
     finally:
         os.set_blocking(0, blocking)
-        connection.close()
+        say(connection.close())
+
+
+def say(problem: str | None) -> None:
+    """What could not be cleaned up, on stderr (the host's log); nothing when all went."""
+    if problem is not None:
+        print(f"safe-run: {problem}", file=sys.stderr, flush=True)
 
 
 class StdinLines:

@@ -15,6 +15,8 @@ from .params import current_directory
 INSTALL_HINT = "safe-run mcp needs the MCP SDK: pip install 'safe-run[mcp]'"
 # A token is a line: anything longer is not the file meant.
 MAX_TOKEN_BYTES = 4096
+# Shorter tokens can be guessed: 32 hexadecimal digits are 128 bits.
+MIN_TOKEN_CHARS = 32
 
 
 @click.command("mcp", context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,12 +70,19 @@ def _token(path: str | None) -> bytes:
         token = _read_token(path)
     else:
         token = (from_env or "").encode()
+    given = from_env is not None or path is not None
     token = token.strip()
     if not token:
-        where = f"{path} is empty" if path is not None else f"${TOKEN_ENV} is not set"
-        raise click.UsageError(f"safe-run mcp --http needs a token and {where}: set {TOKEN_ENV} or give --token-file PATH")
+        where = f"{path} holds" if path is not None else f"${TOKEN_ENV} is" if given else None
+        missing = f"{where} blank" if where else f"${TOKEN_ENV} is not set"
+        raise click.UsageError(f"safe-run mcp --http needs a token and {missing}: set {TOKEN_ENV} or give --token-file PATH")
     if any(byte <= 0x20 or byte >= 0x7F for byte in token):
         raise click.UsageError("the token must be one line of printable ASCII without spaces")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise click.UsageError(
+            f"the token has {len(token)} characters and must have at least {MIN_TOKEN_CHARS}, so that it cannot be "
+            "guessed: make one with `python3 -c 'import secrets; print(secrets.token_hex(32))'`"
+        )
     return token
 
 
