@@ -1,6 +1,6 @@
 """`safe-run mcp --http` on loopback: a command in a warm named shell, and many clients at once.
 
-    .venv/bin/python bench/bench_http.py [--runs 50] [--clients 8] [--calls 50] [--shell bash]
+    .venv/bin/python bench/bench_http.py [--runs 50] [--clients 8] [--calls 50] [--cold 50] [--shell bash]
 
 Prints, for the machine it runs on, all measured in this invocation:
   http call     median round trip of an MCP `tools/call` of `run` for `true` in a warm named shell,
@@ -8,6 +8,9 @@ Prints, for the machine it runs on, all measured in this invocation:
   stdio call    the same call over stdio, and the ratio http / stdio (target <= 3x)
   concurrent    CLIENTS clients at once, each with its own named shell, CALLS calls each
                 (`echo CLIENT-CALL`, every output checked): total wall time and per-call median
+  cold clients  COLD new connections at once, each starting its own shell for one `echo` and
+                ending with DELETE (which closes it): wall time until all are done (target
+                <= 3 s for 50 on 2 cores), and the ratio to one such client alone
 The server runs with a HOME and session store of the benchmark's own, and every shell it started
 is closed at the end. No figure here is asserted; these machines are shared, so compare ratios.
 """
@@ -15,6 +18,7 @@ is closed at the end. No figure here is asserted; these machines are shared, so 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import secrets
@@ -30,8 +34,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx2 as httpx  # what the SDK itself speaks HTTP with
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 TOKEN = secrets.token_hex(16)
@@ -126,11 +132,61 @@ async def concurrent(url: str, clients: int, calls: int) -> tuple[float, list[fl
     return time.perf_counter() - started, times, wrong
 
 
+async def cold(url: str, clients: int) -> tuple[float, int]:
+    """CLIENTS new connections at once, each running one command in the shell the server starts
+    for it, then ending its connection; the wall time until every one has its answer, and the
+    wrong answers. Each client speaks the protocol itself (initialize, initialized, tools/call,
+    DELETE) on connections of one pool: the SDK's client costs about 50 ms of CPU per client,
+    which on a 2-core machine would measure the benchmark, not the server."""
+    wrong = 0
+
+    async def one(client: httpx.AsyncClient, index: int) -> None:
+        nonlocal wrong
+        opened = await client.post(url, json=rpc("initialize", INITIALIZE, 1))
+        headers = {MCP_SESSION_ID_HEADER: opened.headers[MCP_SESSION_ID_HEADER], "MCP-Protocol-Version": PROTOCOL}
+        await client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+        called = await client.post(
+            url, json=rpc("tools/call", {"name": "run", "arguments": {"command": f"echo cold-{index}"}}, 2), headers=headers,
+        )
+        answer = rpc_result(called).get("structuredContent") or {}
+        if answer.get("status") != "completed" or answer.get("output") != f"cold-{index}\n":
+            wrong += 1
+        await client.delete(url, headers=headers)
+
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": ACCEPT}
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(headers=headers, timeout=BOUND_S, limits=limits) as client:
+        started = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            for index in range(clients):
+                group.start_soon(one, client, index)
+        return time.perf_counter() - started, wrong
+
+
+ACCEPT = "application/json, text/event-stream"
+PROTOCOL = "2025-06-18"
+INITIALIZE = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+
+
+def rpc(method: str, params: dict[str, Any], ident: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+
+
+def rpc_result(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC result of a response sent as JSON or as one server-sent event."""
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        text = "".join(line[5:].strip() for line in text.splitlines() if line.startswith("data:"))
+    result: dict[str, Any] = json.loads(text).get("result", {})
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--cold", type=int, default=50, help="clients starting their shells at once")
     parser.add_argument("--shell", default="bash")
     args = parser.parse_args()
     shell = shutil.which(args.shell) or args.shell
@@ -148,6 +204,12 @@ def main() -> None:
             print(
                 f"concurrent    {args.clients} clients x {args.calls} calls on {args.clients} shells: {calls - wrong}/{calls} right, "
                 f"total {total:.2f} s, per call median {statistics.median(times) * 1000:.2f} ms"
+            )
+            alone, _ = anyio.run(cold, url, 1)
+            total, wrong = anyio.run(cold, url, args.cold)
+            print(
+                f"cold clients  {args.cold} new connections at once, each starting its shell: {args.cold - wrong}/{args.cold} right, "
+                f"wall {total:.2f} s (target <= 3 s); one alone {alone:.2f} s; {total / alone:.1f}x one"
             )
         finally:
             proc.send_signal(signal.SIGTERM)

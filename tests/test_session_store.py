@@ -13,7 +13,7 @@ from safe_run.result import ExitStatus, Reason, Result, Status
 from safe_run.session.keys import key_text
 from safe_run.session import SessionError
 from safe_run.session.orphans import Process, left_behind, parse_process
-from safe_run.session.store import RETENTION_S, SETUP_GRACE_S, SessionStore, sessions_root
+from safe_run.session.store import RETENTION_S, SETUP_GRACE_S, SWEEP_EVERY_S, SessionStore, sessions_root
 
 
 def store(root: Path, offset: float = 0.0) -> SessionStore:
@@ -90,6 +90,26 @@ def test_results_are_kept_for_the_retention_time_then_swept(tmp_path: Path) -> N
     session.save_result(finished("echo hi"))
     assert store(root, offset=RETENTION_S - 5).all() == [session]
     assert store(root, offset=RETENTION_S + 5).all() == []
+
+
+def test_callers_close_together_share_one_sweep(tmp_path: Path) -> None:
+    """Fifty callers at once must not each read every session: one sweep per SWEEP_EVERY_S does,
+    and a caller that must see the store swept (a listing) sweeps regardless."""
+    root = tmp_path / "s"
+    now = [1000.0]
+    at = lambda: now[0]  # noqa: E731
+    session = SessionStore(root, clock=at).create("echo hi")
+    session.save_result(finished("echo hi"))
+    os.utime(session.result_path, (0, 0))  # ended long ago: due for removal at the next sweep
+    now[0] += SWEEP_EVERY_S / 2
+    assert SessionStore(root, clock=at).all() == [session], "swept just now: not again"
+    SessionStore(root, clock=at, sweep=False).sweep()
+    assert SessionStore(root, clock=at, sweep=False).all() == [], "a sweep asked for is done at once"
+    again = SessionStore(root, clock=at).create("echo again")
+    again.save_result(finished("echo again"))
+    os.utime(again.result_path, (0, 0))
+    now[0] += SWEEP_EVERY_S * 2
+    assert SessionStore(root, clock=at).all() == [], "due again"
 
 
 def test_a_session_whose_holder_died_says_so_until_it_expires(tmp_path: Path) -> None:

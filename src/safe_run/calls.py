@@ -24,6 +24,7 @@ from .session import SessionError
 
 if TYPE_CHECKING:
     from .interrupts import Wakeup
+    from .session.launch import Launcher
     from .session.wire import Request
 
 STRATEGIES = STRATEGY_CHOICES
@@ -156,20 +157,23 @@ def scope(cwd: object = None, env: object = None) -> Scope:
 # ---- runs, sessions and named shells -------------------------------------------------------------
 
 
-def run(run_request: RunRequest, yield_after: float | None, wakeup: Wakeup | None = None, fork: bool = False) -> Result:
-    """A one-shot run: to its end in this thread, or in a session that answers after `yield_after`."""
+def run(
+    run_request: RunRequest, yield_after: float | None, wakeup: Wakeup | None = None, launcher: Launcher | None = None,
+) -> Result:
+    """A one-shot run: to its end in this thread, or in a session (its holder started by `launcher`)
+    that answers after `yield_after`."""
     if yield_after is None:
         from .runner import execute
 
         return execute(run_request, wakeup=wakeup)
     from .session.client import start_session
 
-    return start_session(run_request, yield_after, wakeup=wakeup, fork=fork)
+    return start_session(run_request, yield_after, wakeup=wakeup, launcher=launcher)
 
 
 def run_in_shell(
     name: str, run_request: RunRequest, bound: float | None, command_scope: Scope = Scope(),
-    started: bool = True, wakeup: Wakeup | None = None,
+    started: bool = True, wakeup: Wakeup | None = None, launcher: Launcher | None = None,
 ) -> Result:
     """The command in the named shell, started on first use with `run_request`'s shell, directory,
     variables and idle limit. `command_scope` is this command's own directory and variables; a
@@ -179,8 +183,8 @@ def run_in_shell(
 
     if not started and not command_scope.empty:
         warm_up = replace(run_request, command=WARM_UP, timers=replace(run_request.timers, timeout=None))
-        in_shell(name, warm_up, None, Scope(), wakeup=wakeup)
-    return in_shell(name, run_request, bound, command_scope, wakeup=wakeup)
+        in_shell(name, warm_up, None, Scope(), wakeup=wakeup, launcher=launcher)
+    return in_shell(name, run_request, bound, command_scope, wakeup=wakeup, launcher=launcher)
 
 
 def close_shell(name: str) -> Result:

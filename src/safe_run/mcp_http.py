@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .interrupts import Wakeup
 from .mcp_server import Connection, Tools, mcp_server, say, stop_requested
+from .session.forkserver import ForkServer
 
 TOKEN_ENV = "SAFE_RUN_MCP_TOKEN"
 MCP_PATH = "/mcp"
@@ -39,6 +40,9 @@ PR_SET_DUMPABLE = 4
 GRACEFUL_S = 1.0
 # At a stop, the connections' shells are closed side by side, each waited for this long at most.
 CLOSE_ALL_S = 1.5
+# Every call waits for its command in a worker thread; with anyio's default of 40, the 41st
+# client at once would wait for another's command to end.
+WORKER_THREADS = 256
 
 
 class Connections:
@@ -203,7 +207,8 @@ def serve_http(cwd: str, sock: socket.socket, token: bytes, wakeup: Wakeup | Non
     host, port = sock.getsockname()[:2]
     hosts = allowed_hosts(host, port)
     connections = Connections()
-    server = mcp_server(Tools(connections.of, cwd))
+    launcher = ForkServer().open()
+    server = mcp_server(Tools(connections.of, cwd, launcher))
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[f"http://{name}" for name in hosts],
     )
@@ -220,6 +225,7 @@ def serve_http(cwd: str, sock: socket.socket, token: bytes, wakeup: Wakeup | Non
             http.should_exit = True
 
     async def main() -> None:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
         async with anyio.create_task_group() as group:
             group.start_soon(stop_on_request)
             await http.serve(sockets=[sock])
@@ -231,3 +237,4 @@ def serve_http(cwd: str, sock: socket.socket, token: bytes, wakeup: Wakeup | Non
         anyio.run(main)
     finally:
         connections.end_all()
+        launcher.close()

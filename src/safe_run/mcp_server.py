@@ -41,6 +41,8 @@ from .interrupts import Wakeup
 from .result import SCHEMA_VERSION, ExitStatus, Reason, Result, Status, Strategy
 from .request import RunRequest, Scope
 from .session import SessionError
+from .session.forkserver import ForkServer
+from .session.launch import Launcher
 from .session.store import SHELL_NAME
 from .session.wire import MAX_WAIT_S
 
@@ -344,9 +346,10 @@ ToolCall = Callable[[ServerRequestContext[Any, Any], Connection, dict[str, Any]]
 class Tools:
     """The tools, each call made for the connection `connection_of` finds for its request."""
 
-    def __init__(self, connection_of: ConnectionOf, cwd: str) -> None:
+    def __init__(self, connection_of: ConnectionOf, cwd: str, launcher: Launcher | None = None) -> None:
         self.connection_of = connection_of
         self.cwd = cwd
+        self.launcher = launcher  # how a new shell's or a fresh run's holder is started
         # Each listed tool (TOOLS) and the method that answers it.
         self.handlers: dict[str, ToolCall] = {
             "run": self.tool_run, "poll": self.tool_poll, "send": self.tool_send, "stop": self.tool_stop,
@@ -404,12 +407,14 @@ class Tools:
         wait = MAX_WAIT_S if step is None else step
         try:
             if shell is None:
-                result = await call.step(lambda: calls.run(request, wait, wakeup=call.wakeup))
+                result = await call.step(lambda: calls.run(request, wait, wakeup=call.wakeup, launcher=self.launcher))
             else:
                 started = shell in call.connection.shells_used
                 call.connection.shells_used.add(shell)
                 result = await call.step(
-                    lambda: calls.run_in_shell(shell, request, step, scope, started=started, wakeup=call.wakeup)
+                    lambda: calls.run_in_shell(
+                        shell, request, step, scope, started=started, wakeup=call.wakeup, launcher=self.launcher,
+                    )
                 )
             if progress:
                 result = await self._report(ctx, call, result, bound)
@@ -508,7 +513,8 @@ def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
     """Serve one client over stdin and stdout until it goes away, or a stop request on `wakeup`
     (the verb's SIGINT, SIGTERM, SIGHUP); then end what it left running."""
     connection = Connection()
-    server = mcp_server(Tools(lambda ctx: connection, cwd))
+    launcher = ForkServer().open()
+    server = mcp_server(Tools(lambda ctx: connection, cwd, launcher))
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -524,6 +530,7 @@ def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
     finally:
         os.set_blocking(0, blocking)
         say(connection.close())
+        launcher.close()
 
 
 def say(problem: str | None) -> None:

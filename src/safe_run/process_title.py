@@ -34,6 +34,11 @@ def name_holder(session_id: str) -> None:
     _setter()(f"{NAME} holder {session_id}")
 
 
+def name_fork_server() -> None:
+    """The process the MCP server forks its holders from."""
+    _setter()(f"{NAME} fork server")
+
+
 def name_warm() -> None:
     """A warm process says what it is; each call it forks then hides its own command line."""
     _setter()(f"{NAME} warm")

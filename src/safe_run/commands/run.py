@@ -290,13 +290,14 @@ def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environm
     """Start the command in a session; a signal that came while it started stops it again."""
     from ..session import wire
     from ..session.client import ask, start_session
+    from ..session.launch import FORK
 
     arrived = wakeup.pending
     if arrived:
         return not_started(request.command, signal.Signals(arrived[0]).name)
     try:
         # This process is safe-run's own and single-threaded: forking the holder is safe and quick.
-        result = start_session(request, bound, wakeup=wakeup, fork=True)
+        result = start_session(request, bound, wakeup=wakeup, launcher=FORK)
         if arrived and result.session_id is not None:
             result = ask(result.session_id, wire.Interrupt(signal=signal.Signals(arrived[0]).name))
     except SessionError as exc:  # the sessions directory cannot be used: nothing started
@@ -325,12 +326,13 @@ def _watched_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Env
     """A session a person watches: its output as it comes, with a status line, up to the bound."""
     from ..display.yielding import follow_yielding
     from ..session.client import follow, start_session
+    from ..session.launch import FORK
 
     if wakeup.pending:
         return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
     try:
         return follow_yielding(
-            lambda wait: start_session(request, wait, wakeup=wakeup, fork=True),
+            lambda wait: start_session(request, wait, wakeup=wakeup, launcher=FORK),
             lambda session_id, wait: follow(session_id, wait, wakeup),
             bound, env,
         )

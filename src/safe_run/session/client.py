@@ -23,6 +23,10 @@ from ..result import ExitStatus, Result
 from . import NOT_TYPED, SessionError, wire, with_note
 from .store import SHELL_NAME, Session, SessionStore
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .launch import Launcher
+
 
 # How long a holder gets to answer beyond the wait asked for: stopping a command (Ctrl-C, SIGTERM,
 # SIGKILL, the sweep of its jobs, the hang-up) takes it up to about 3 s.
@@ -38,7 +42,7 @@ Report = Callable[[str], None]
 
 def start_session(
     request: RunRequest, yield_after: float, report: Report | None = None, wakeup: Wakeup | None = None,
-    fork: bool = False,
+    launcher: Launcher | None = None,
 ) -> Result:
     """Run the command in a new session; answer at its end or after `yield_after` seconds.
 
@@ -48,7 +52,7 @@ def start_session(
 
     store = SessionStore.open(report=report)
     session = store.create(request.command)
-    holder = detach(session, replace(request, hold_on_input=True), fork=fork)
+    holder = detach(session, replace(request, hold_on_input=True), launcher=launcher)
     result = _ask_interruptibly(session, wire.Poll(wait=yield_after, first=True), wakeup)
     if holder is not None and result.session_id is None:
         from .adoption import collect_child
@@ -59,10 +63,10 @@ def start_session(
 
 def run_in_shell(
     name: str, request: RunRequest, bound: float | None, scope: Scope = Scope(),
-    report: Report | None = None, wakeup: Wakeup | None = None,
+    report: Report | None = None, wakeup: Wakeup | None = None, launcher: Launcher | None = None,
 ) -> Result:
     """Run the command in the persistent shell `name`, started with `request`'s shell (and its
-    idle limit) on first use.
+    idle limit, its holder by `launcher`) on first use.
 
     `scope` holds a later command's own --cwd and --env. Answers at the command's end, or after
     `bound` seconds with the session that holds it (None: at the end).
@@ -93,7 +97,7 @@ def run_in_shell(
             note = _fresh_note(name, session)
             session = store.create(request.command, shell_name=name)
             store.give_name(name, session)
-            detach(session, replace(request, hold_on_input=True), ShellPlan(name, note))
+            detach(session, replace(request, hold_on_input=True), ShellPlan(name, note), launcher)
     assert session is not None
     return _ask_interruptibly(session, wire.Poll(wait=wait, first=True) if started else ask_run, wakeup)
 
@@ -287,7 +291,9 @@ def listing(now: float, report: Report | None = None) -> list[dict[str, object]]
     """
     from concurrent.futures import ThreadPoolExecutor  # only listing needs threads: not on a run's start
 
-    sessions = SessionStore.open(report=report).all()
+    store = SessionStore.open(report=report, sweep=False)
+    store.sweep()  # a listing shows no session that a sweep would have ended
+    sessions = store.all()
     with ThreadPoolExecutor(max_workers=LISTING_PARALLEL) as pool:
         statuses = list(pool.map(_status, sessions))
     rows = []

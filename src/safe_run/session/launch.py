@@ -1,9 +1,10 @@
 """Starting a session's holder: a process of its own session, free of the caller's terminal and
 pipes, that runs `holder.Holder` until the command (or the named shell) ends.
 
-A new interpreter (`python -m safe_run.session.launch`) runs it, so it carries nothing of its
-caller; safe-run's own single-threaded command line forks it instead, which costs nothing and
-spares each session a second start-up of Python.
+Three launchers: a new interpreter (`python -m safe_run.session.launch`, the default), so it
+carries nothing of its caller; a fork, for safe-run's own single-threaded command line, which
+costs nothing and spares each session a second start-up of Python; and a fork server
+(`forkserver.ForkServer`), for a many-threaded caller that starts many holders (the MCP server).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import threading
 import traceback
 from dataclasses import asdict
 from pathlib import Path
+from typing import Protocol
 
 from ..interrupts import STOP_SIGNALS, StopSignals
 from ..process_title import name_holder
@@ -30,62 +32,90 @@ from .store import Session
 REQUEST_FILE = "request.json"
 
 
-def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, fork: bool = False) -> int | None:
+class Launcher(Protocol):
+    """A way to start a holder serving `listener`."""
+
+    def start(self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int | None:
+        """Start it; its pid when the caller must collect it (None: something else does)."""
+
+
+def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, launcher: Launcher | None = None) -> int | None:
     """Start the holder in a process of its own session, free of the caller's terminal and pipes.
 
     The listening socket exists before the holder does, so the caller can connect at once. The
     holder keeps no descriptor of the caller's (a caller reading our stdout to its end must not
-    wait for the command), and its own errors go to a log in the session directory.
-
-    A new interpreter runs the holder, so it carries nothing of its caller (threads, memory, locks
-    held mid-fork). `fork` is for safe-run's own single-threaded command line, where a fork costs
-    nothing and spares each session a second start-up of Python; the forked holder's pid is
-    returned, for the caller to collect it if it ends while the caller still runs.
+    wait for the command), and its own errors go to a log in the session directory. Without a
+    `launcher`, a new interpreter runs it (`SPAWN`).
     """
     listener = session.listen()
-    if fork:
-        return _fork_holder(session, listener, request, plan)
-    _spawn_holder(session, listener, request, plan)
-    return None
+    try:
+        return (launcher or SPAWN).start(session, listener, request, plan)
+    finally:
+        listener.close()
 
 
-def _spawn_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
+class Spawn:
+    """A new interpreter runs the holder, so it carries nothing of its caller (threads, memory,
+    locks held mid-fork); it costs a start-up of Python (about 0.1 s of CPU)."""
+
+    def start(self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
+        write_request(session, request, plan)
+        log_fd = -1 if request.log is None else request.log.fileno()
+        passed = [listener.fileno()] + ([log_fd] if log_fd >= 0 else [])
+        with open(session.path / "holder.log", "ab") as errors:
+            os.chmod(errors.fileno(), 0o600)
+            holder = subprocess.Popen(
+                [sys.executable, "-m", "safe_run.session.launch", str(session.path), str(listener.fileno()), str(log_fd)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, pass_fds=passed,
+                start_new_session=True,
+            )
+        session.write_meta(holder_pid=holder.pid)
+        # Collected when it ends, so that a long-lived caller (the Python API) keeps no zombie.
+        threading.Thread(target=holder.wait, name=f"safe-run holder {session.id}", daemon=True).start()
+
+
+class Fork:
+    """The caller forks the holder: for safe-run's own single-threaded command line, where a fork
+    costs nothing and spares each session a second start-up of Python. The forked holder's pid is
+    returned, for the caller to collect it if it ends while the caller still runs."""
+
+    def start(self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
+        pid = os.fork()
+        if pid != 0:
+            session.write_meta(holder_pid=pid)
+            return pid
+        status = 1
+        try:
+            for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
+                signal.signal(signum, signal.SIG_DFL)
+            os.setsid()
+            detach_descriptors(session, listener.fileno(), request)
+            status = serve_here(session, listener, request, plan)
+        finally:
+            sys.stderr.flush()
+            os._exit(status)
+
+
+SPAWN = Spawn()
+FORK = Fork()
+
+
+def write_request(session: Session, request: RunRequest, plan: ShellPlan | None) -> None:
+    """What the holder is to run, for a holder that starts without its caller's memory."""
     spec = {"request": request_to_dict(request), "plan": None if plan is None else asdict(plan)}
     _write_private(session.path / REQUEST_FILE, json.dumps(spec))
-    log_fd = -1 if request.log is None else request.log.fileno()
-    passed = [listener.fileno()] + ([log_fd] if log_fd >= 0 else [])
-    with open(session.path / "holder.log", "ab") as errors:
-        os.chmod(errors.fileno(), 0o600)
-        holder = subprocess.Popen(
-            [sys.executable, "-m", "safe_run.session.launch", str(session.path), str(listener.fileno()), str(log_fd)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, pass_fds=passed,
-            start_new_session=True,
-        )
-    listener.close()
-    session.write_meta(holder_pid=holder.pid)
-    # Collected when it ends, so that a long-lived caller (the Python API) keeps no zombie.
-    threading.Thread(target=holder.wait, name=f"safe-run holder {session.id}", daemon=True).start()
 
 
-def _fork_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
-    pid = os.fork()
-    if pid != 0:
-        listener.close()
-        session.write_meta(holder_pid=pid)
-        return pid
-    status = 1
-    try:
-        for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
-            signal.signal(signum, signal.SIG_DFL)
-        os.setsid()
-        _detach_descriptors(session, listener, request)
-        status = _serve_here(session, listener, request, plan)
-    finally:
-        sys.stderr.flush()
-        os._exit(status)
+def read_request(path: Path, log_fd: int) -> tuple[Session, RunRequest, ShellPlan | None]:
+    """The session at `path` and what its caller wrote for it to run; the file is removed."""
+    spec = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
+    (path / REQUEST_FILE).unlink()
+    log = None if log_fd < 0 else os.fdopen(log_fd, "ab", buffering=0)
+    plan = None if spec["plan"] is None else ShellPlan(**spec["plan"])
+    return Session(path.name, path), request_from_dict(spec["request"], log), plan
 
 
-def _serve_here(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
+def serve_here(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
     """The holder's life, in the process that is now its own; its exit status."""
     try:
         name_holder(session.id)
@@ -102,16 +132,10 @@ def _serve_here(session: Session, listener: socket.socket, request: RunRequest, 
 
 
 def main(argv: list[str]) -> int:
-    """`python -m safe_run.session.launch SESSION_DIR LISTEN_FD LOG_FD`, as `detach` starts it."""
+    """`python -m safe_run.session.launch SESSION_DIR LISTEN_FD LOG_FD`, as `Spawn` starts it."""
     path, listen_fd, log_fd = Path(argv[0]), int(argv[1]), int(argv[2])
-    session = Session(path.name, path)
-    spec = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
-    (path / REQUEST_FILE).unlink()
-    log = None if log_fd < 0 else os.fdopen(log_fd, "ab", buffering=0)
-    request = request_from_dict(spec["request"], log)
-    plan = None if spec["plan"] is None else ShellPlan(**spec["plan"])
-    listener = socket.socket(fileno=listen_fd)
-    return _serve_here(session, listener, request, plan)
+    session, request, plan = read_request(path, log_fd)
+    return serve_here(session, socket.socket(fileno=listen_fd), request, plan)
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -120,12 +144,13 @@ def _write_private(path: Path, text: str) -> None:
         handle.write(text)
 
 
-def _detach_descriptors(session: Session, listener: socket.socket, request: RunRequest) -> None:
+def detach_descriptors(session: Session, listener_fd: int, request: RunRequest) -> None:
+    """Only the holder's own descriptors stay open: nothing of its caller's (pipes, terminal)."""
     devnull = os.open(os.devnull, os.O_RDWR)
     log = os.open(session.path / "holder.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for target, source in ((0, devnull), (1, devnull), (2, log)):
         os.dup2(source, target)
-    keep = {0, 1, 2, listener.fileno()}
+    keep = {0, 1, 2, listener_fd}
     if request.log is not None:
         keep.add(request.log.fileno())
     for fd in _open_fds():

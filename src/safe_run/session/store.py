@@ -37,6 +37,12 @@ RETENTION_S = 600.0
 SETUP_GRACE_S = 30.0
 # sockaddr_un holds 108 bytes; longer paths are reached through /proc/self/fd.
 SOCKET_PATH_MAX = 100
+# Callers that open the store within this long of the last sweep skip theirs: a sweep reads every
+# session's record, and many callers at once (fifty agents starting their shells) would each
+# read all of them. A dead holder's session is buried when anyone asks about it, sweep or not.
+SWEEP_EVERY_S = 1.0
+# The store's sweep lock, and the clock reading of the last sweep.
+SWEEP_LOCK = ".sweep"
 # Left in a session directory whose record was reported as malformed, so that it is said once.
 SKIPPED_MARK = ".skipped"
 # What a dead holder's session keeps: its record, its result, and the holder's own error log.
@@ -265,7 +271,7 @@ class SessionStore:
         self._clock = clock
         self._report = report or _to_stderr
         if sweep:
-            self.sweep()
+            self.sweep(when_due=True)
 
     @classmethod
     def open(
@@ -338,9 +344,26 @@ class SessionStore:
         found = [Session(p.name, p) for p in self.root.iterdir() if SESSION_ID.match(p.name) and p.is_dir()]
         return sorted((s for s in found if self._sound(s)), key=lambda s: s.started)
 
-    def sweep(self) -> None:
-        """Remove results kept long enough; give sessions whose holder died a result saying so."""
-        now = self._clock()
+    def sweep(self, when_due: bool = False) -> None:
+        """Remove results kept long enough; give sessions whose holder died a result saying so.
+
+        `when_due`: only if no caller swept in the last SWEEP_EVERY_S, and none is sweeping now.
+        """
+        fd = os.open(self.root / SWEEP_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if when_due else 0))
+            except BlockingIOError:
+                return  # another caller is sweeping right now
+            now = self._clock()
+            if when_due and abs(now - _last_sweep(fd)) < SWEEP_EVERY_S:
+                return
+            os.pwrite(fd, f"{now:<32.6f}".encode("ascii"), 0)
+            self._sweep(now)
+        finally:
+            os.close(fd)
+
+    def _sweep(self, now: float) -> None:
         for session in self.all():
             if _expired(session, now):
                 session.remove()
@@ -363,6 +386,13 @@ class SessionStore:
             except OSError:
                 pass
         return False
+
+
+def _last_sweep(fd: int) -> float:
+    try:
+        return float(os.pread(fd, 64, 0) or b"-inf")
+    except ValueError:
+        return float("-inf")
 
 
 def _expired(session: Session, now: float) -> bool:

@@ -1,0 +1,144 @@
+"""A fork server: one single-threaded process that forks session holders from its own copy of
+safe-run, already imported.
+
+A holder started as a new interpreter costs about 0.1 s of CPU before it does anything; fifty
+clients of the MCP server starting their shells at once then queue for the CPU for seconds. A
+many-threaded server cannot fork itself safely (a lock held by another thread stays held in the
+child), so it starts this process once and asks it for each holder: a fork of a quiet,
+single-threaded process costs about a millisecond.
+
+The server process holds its end of a socket pair; when the caller goes (however it ends), the
+server reads the end of it and exits. Its children are holders in sessions of their own, which
+the kernel collects for it (SIGCHLD ignored), so nothing piles up even without an init.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from ..request import RunRequest
+from .holder import ShellPlan
+from .launch import SPAWN, Launcher, detach_descriptors, read_request, serve_here, write_request
+from .store import Session
+
+# How long a holder's fork may take to be answered before the fork server counts as stuck.
+ANSWER_S = 10.0
+# How long the fork server gets to exit once its caller closes its end.
+EXIT_S = 2.0
+MESSAGE_BYTES = 4096
+
+
+class ForkServer:
+    """Starts holders by asking the fork server process; a new interpreter while it is not there.
+
+    Safe to call from many threads: one request at a time goes over the socket, and each takes
+    about a millisecond.
+    """
+
+    def __init__(self, fallback: Launcher = SPAWN) -> None:
+        self._fallback = fallback
+        self._lock = threading.Lock()
+        self._channel: socket.socket | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def open(self) -> ForkServer:
+        """Start the process; it imports safe-run while the caller goes on."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "safe_run.session.forkserver", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
+                start_new_session=True,
+            )
+        ours.settimeout(ANSWER_S)
+        self._channel = ours
+        return self
+
+    def start(self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
+        with self._lock:
+            if self._channel is None:
+                self._fallback.start(session, listener, request, plan)
+                return
+            write_request(session, request, plan)
+            passed = [listener.fileno()] + ([request.log.fileno()] if request.log is not None else [])
+            try:
+                socket.send_fds(self._channel, [str(session.path).encode()], passed)
+            except OSError:
+                # Gone before it read the request (nothing was forked for it): a new interpreter.
+                self._lost()
+                self._fallback.start(session, listener, request, plan)
+                return
+            try:
+                answer = self._channel.recv(MESSAGE_BYTES)
+            except OSError:
+                answer = b""
+            if not answer.isdigit():
+                self._lost()  # stuck or gone after the request: it may have forked, so no second holder
+                raise OSError(f"the holder of session {session.id} could not be started (the fork server did not answer)")
+        session.write_meta(holder_pid=int(answer))
+
+    def close(self) -> None:
+        """Let the process go (it exits when its end of the socket closes) and collect it."""
+        with self._lock:
+            self._lost()
+
+    def _lost(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        if self._process is not None:
+            try:
+                self._process.wait(EXIT_S)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
+
+
+def serve(channel: socket.socket) -> int:
+    """Fork a holder for each request until the caller closes its end."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel collects the holders
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.freeze()  # what was imported stays shared with the holders, not copied on the first collection
+    while True:
+        message, fds, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 2)
+        if not message:
+            return 0
+        try:
+            pid = _fork_holder(channel, Path(message.decode()), fds[0], fds[1] if len(fds) > 1 else -1)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        channel.send(str(pid).encode())
+
+
+def _fork_holder(channel: socket.socket, path: Path, listen_fd: int, log_fd: int) -> int:
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    status = 1
+    try:
+        for signum in (signal.SIGCHLD, signal.SIGINT):
+            signal.signal(signum, signal.SIG_DFL)
+        channel.close()
+        os.setsid()
+        session, request, plan = read_request(path, log_fd)
+        detach_descriptors(session, listen_fd, request)
+        status = serve_here(session, socket.socket(fileno=listen_fd), request, plan)
+    finally:
+        sys.stderr.flush()
+        os._exit(status)
+
+
+if __name__ == "__main__":
+    from ..process_title import name_fork_server
+
+    name_fork_server()
+    sys.exit(serve(socket.socket(fileno=int(sys.argv[1]))))
