@@ -72,13 +72,14 @@ def holders() -> Iterator[list[int]]:
 
 
 def holder_pids(safe_run: SafeRun, seen: list[int]) -> list[int]:
-    pids = []
+    """Each holder once: a named shell's commands have sessions of their own, held by its holder."""
+    pids: set[int] = set()
     for meta in store(safe_run).glob("*/meta.json"):
         pid = json.loads(meta.read_text()).get("holder_pid")
         if isinstance(pid, int):
-            pids.append(pid)
+            pids.add(pid)
     seen.extend(pids)
-    return pids
+    return sorted(pids)
 
 
 def test_holders_whose_directory_is_removed_end_with_what_they_hold(safe_run: SafeRun, holders: list[int]) -> None:
