@@ -54,3 +54,27 @@ def test_a_job_that_left_its_group_since_the_look_is_ended_all_the_same() -> Non
     finally:
         moved.kill()
         moved.wait()
+
+
+class ForkedDuringTheLook:
+    """Scans of /proc in turn: the first missed a child its parent forked while the scan ran (the
+    parent exited before it was read, the child was made after the listing); later ones see it."""
+
+    def __init__(self, child: ProcessInfo) -> None:
+        self._scans = [[], [child]]
+
+    def run_processes(self) -> list[ProcessInfo]:
+        return self._scans.pop(0) if self._scans else []
+
+
+def test_a_child_forked_while_proc_was_read_is_found_by_the_next_look() -> None:
+    child = subprocess.Popen(["sleep", "31.5"], start_new_session=True)
+    try:
+        shell = unused_pid()
+        seen = ProcessInfo(pid=child.pid, comm="sleep", state="S", pgrp=child.pid, session=child.pid)
+        killed = Reaper(ShellTerminal(shell), ForkedDuringTheLook(seen)).kill_session()  # type: ignore[arg-type]
+        assert child.wait(timeout=10) != 0, "it was left running"
+        assert [(k.pid, k.command) for k in killed] == [(child.pid, "sleep")]
+    finally:
+        child.kill()
+        child.wait()

@@ -30,6 +30,10 @@ STOP_S = 4.0
 SETTLE_FRONT_S = 0.05
 POLL_S = 0.01
 CTRL_C = b"\x03"
+# How many times the sweep looks again for what it has not ended yet. A process that forks and
+# exits while /proc is read (setsid as a job: the parent forks its child and exits) is missing
+# from that scan, and so is its child: the next scan finds it.
+SWEEP_ROUNDS = 4
 # After a command ended by itself, how long the shell may take to run its prompt hooks before the
 # sweep: their processes are the shell's, not the command's.
 SETTLE_S = 0.5
@@ -110,7 +114,19 @@ class Reaper:
         """
         if settle:
             self._not_reported.update(self._prompt_hooks())
-        leftovers = [p for p in self._kernel.run_processes() if p.pid != self._terminal.pid]
+        ended: list[ProcessInfo] = []
+        seen: set[int] = {self._terminal.pid}
+        for round_ in range(SWEEP_ROUNDS):
+            leftovers = [p for p in self._kernel.run_processes() if p.pid not in seen]
+            if not leftovers and round_ > 0:
+                break  # two scans in a row found nothing new: nothing slipped between them
+            seen.update(p.pid for p in leftovers)
+            ended += leftovers
+            self._end(leftovers)
+        return self._report(ended)
+
+    def _end(self, leftovers: list[ProcessInfo]) -> None:
+        """SIGTERM to each leftover (and its job's group), SIGKILL to what is still there after GRACE_S."""
         if self._typed is not None:
             self._not_reported.update(p.pid for p in leftovers if p.start < self._typed)
         session = [p for p in leftovers if p.session == self._terminal.pid]
@@ -134,7 +150,6 @@ class Reaper:
         for pid in singles:
             if not _process_gone(pid, max(0.0, deadline - time.monotonic())):
                 _signal_pid(pid, signal.SIGKILL)
-        return self._report(leftovers)
 
     def _prompt_hooks(self) -> set[int]:
         """Wait (bounded) for the shell to be back at its prompt; what holds the terminal instead is a hook's."""
