@@ -132,7 +132,7 @@ def test_poll_send_and_stop(server: Server) -> None:
             asked = await call(session, "run", {"command": 'read -p "name? " x; echo "hello $x"'})
             assert asked["status"] == "input_required" and asked["session_id"]
             assert (await call(session, "poll", {"session_id": asked["session_id"]}))["status"] == "input_required"
-            answered = await call(session, "send", {"session_id": asked["session_id"], "text": "world", "wait": 10})
+            answered = await call(session, "send", {"session_id": asked["session_id"], "text": "world\n", "wait": 10})
             assert answered["status"] == "completed" and "hello world" in answered["output"]
 
             running = await call(session, "run", {"command": "sleep 300", "fresh": True, "yield_after": 0.2})

@@ -113,6 +113,15 @@ def test_read_is_answered_with_send(sessions: SafeRun) -> None:
 
 
 @pytest.mark.slow
+def test_a_line_sent_with_its_own_newline_is_typed_once(sessions: SafeRun) -> None:
+    """`send ID 'y\\n'`, as agents write it: its newline is the Enter, not a second line."""
+    started = start(sessions, "read -p 'sure? ' a; read -t 1 b; echo \"[$a] [$?]\"", yield_after=20).json
+    assert started["status"] == "input_required"
+    answered = sessions("send", started["session_id"], "y\n", "--wait", "20", "--format", "json").json
+    assert answered["status"] == "completed" and "[y] [142]" in answered["output"], "no second line was typed"
+
+
+@pytest.mark.slow
 def test_a_python_repl_is_driven_with_send_and_ended_with_ctrl_d(sessions: SafeRun) -> None:
     shell_path("python3")
     started = start(sessions, "python3 -q", yield_after=20)

@@ -228,8 +228,20 @@ def send(session_id: str, text: str | None, keys: Iterable[str] | str = (), ente
     pressed = keys if isinstance(keys, str) else "".join(key_text(name) for name in keys)
     if text is None and not pressed:
         raise ValueError("nothing to send: give text, keys, or both")
-    typed = "" if text is None else text + ("\r" if enter else "")
+    if text is None:
+        typed = ""
+    else:
+        typed = typed_line(text) + "\r" if enter else text
     return ask(session_id, wire.Send(text=typed, keys=pressed, queue=bool(queue), wait=wait_s))
+
+
+def typed_line(text: str) -> str:
+    """A line to be typed with Enter: one that already ends in a line break (`"y\\n"`, as agents
+    write it) is that one line, its break the Enter, not a second, empty line."""
+    for ending in ("\r\n", "\n", "\r"):
+        if text.endswith(ending):
+            return text[: -len(ending)]
+    return text
 
 
 def stop(session_id: str) -> Result:

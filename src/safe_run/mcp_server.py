@@ -140,7 +140,8 @@ TOOLS = [
         name="send",
         description=(
             "Type text (and Enter) into a session's command while it reads its terminal, and/or press keys "
-            "(ctrl-<letter>, enter, tab, esc, up, down, ...); answers like poll."
+            "(ctrl-<letter>, enter, tab, esc, up, down, ...); answers like poll. A text ending in one "
+            "newline is that line: the newline is its Enter."
         ),
         input_schema={
             "type": "object", "required": ["session_id"], "additionalProperties": False,
