@@ -146,7 +146,7 @@ def test_fd_kind(target: str | None, kind: str) -> None:
 
 
 def test_read_on_a_terminal_waits_for_a_key() -> None:
-    assert classify_call(call("read", 0, 1, 2), [TTY], None, True, TTY) == TaskWait(Wait.TERMINAL)
+    assert classify_call(call("read", 0, 1, 2), [TTY], None, True, TTY) == TaskWait(Wait.TERMINAL, keyboard=True)
     assert classify_call(call("read", 3, 1, 1), ["/dev/tty"], None, True, "pipe:[1]").kind is Wait.TERMINAL
 
 
@@ -158,14 +158,28 @@ def test_read_on_anything_else_is_not_a_key(target: str | None, kind: Wait) -> N
 
 def test_a_poll_on_the_terminal_alone_waits_for_a_key_with_its_timeout() -> None:
     """vi polls the keyboard with a 4 s timeout: a key wait that also goes on by itself later."""
-    assert classify_call(call("pselect6", 1), [TTY], None, False, TTY) == TaskWait(Wait.TERMINAL)
-    assert classify_call(call("pselect6", 1), [TTY], 4.0, False, TTY) == TaskWait(Wait.TERMINAL, 4.0)
+    assert classify_call(call("pselect6", 1), [TTY], None, False, TTY) == TaskWait(Wait.TERMINAL, keyboard=True)
+    assert classify_call(call("pselect6", 1), [TTY], 4.0, False, TTY) == TaskWait(Wait.TERMINAL, 4.0, keyboard=True)
+
+
+def test_a_short_keyboard_poll_is_a_step_of_a_loop() -> None:
+    """A loop polling the keyboard for a tenth of a second between silent steps goes on by itself."""
+    assert classify_call(call("pselect6", 1), [TTY], 0.1, False, TTY) == TaskWait(Wait.TIMED, keyboard=True)
+    assert classify_call(call("poll", 0, 1), None, 0.5, False, TTY) == TaskWait(Wait.TIMED, keyboard=True)
 
 
 def test_a_poll_on_the_terminal_and_the_others_still_waits_for_a_key() -> None:
     """node's REPL: the terminal, its own eventfd and a pipe."""
     targets = [TTY, "anon_inode:[eventfd]", "pipe:[5]"]
-    assert classify_call(call("epoll_pwait", 13), targets, 8.0, False, TTY) == TaskWait(Wait.TERMINAL, 8.0)
+    assert classify_call(call("epoll_pwait", 13), targets, 8.0, False, TTY) == TaskWait(Wait.TERMINAL, 8.0, keyboard=True)
+
+
+def test_a_poll_on_the_terminal_and_the_world_listens_to_the_keyboard() -> None:
+    """A dev server's event loop: the keyboard and a listening socket; or the keyboard and a timer."""
+    on_socket = classify_call(call("epoll_wait", 3), [TTY, "socket:[7]"], None, False, TTY)
+    assert on_socket == TaskWait(Wait.EXTERNAL, keyboard=True)
+    on_timer = classify_call(call("epoll_wait", 3), [TTY, "anon_inode:[timerfd]"], None, False, TTY)
+    assert on_timer == TaskWait(Wait.TIMED, keyboard=True)
 
 
 def test_a_relay_polls_our_terminal_and_its_pty_master() -> None:
@@ -199,7 +213,7 @@ def test_other_calls(syscall: tuple[str, tuple[int, ...]] | None, kind: Wait) ->
     assert classify_call(syscall, None, None, False, TTY).kind is kind
 
 
-KEY = TaskWait(Wait.TERMINAL)
+KEY = TaskWait(Wait.TERMINAL, keyboard=True)
 CHILD = TaskWait(Wait.RELATIVE)
 
 
@@ -209,8 +223,12 @@ CHILD = TaskWait(Wait.RELATIVE)
         ([KEY], False, Verdict.INPUT),
         ([CHILD, KEY], False, Verdict.INPUT),  # a thread joins the reader; a shell waits for the job
         ([KEY, TaskWait(Wait.RUNNING)], False, Verdict.WORKING),  # the main thread works, a thread listens
-        ([KEY, TaskWait(Wait.TIMED)], False, Verdict.WORKING),  # a relay while `sleep` runs inside
-        ([KEY, TaskWait(Wait.EXTERNAL)], False, Verdict.WORKING),  # a socket may wake it any moment
+        ([KEY, TaskWait(Wait.TIMED)], False, Verdict.LISTENING),  # a relay while `sleep` runs inside
+        ([KEY, TaskWait(Wait.EXTERNAL)], False, Verdict.LISTENING),  # a socket may wake it any moment
+        ([TaskWait(Wait.EXTERNAL, keyboard=True)], False, Verdict.LISTENING),  # a dev server's one event loop
+        ([TaskWait(Wait.TIMED, keyboard=True), CHILD], False, Verdict.LISTENING),  # the keyboard and a timer fd
+        ([CHILD, TaskWait(Wait.TIMED)], False, Verdict.WORKING),  # a sleep: nobody listens to the keyboard
+        ([CHILD, TaskWait(Wait.EXTERNAL)], False, Verdict.WORKING),
         ([CHILD], False, Verdict.WORKING),  # nobody waits for a key
         ([], False, Verdict.WORKING),
         ([KEY, TaskWait(Wait.STOPPED)], False, Verdict.STOPPED),

@@ -429,3 +429,19 @@ def test_private_sgr_from_vim_does_not_break_the_emulator() -> None:
     tail = ScreenTail(80, 24)
     tail.feed(b"\x1b[?1049h\x1b[>4;2m\x1b[H\x1b[2J~\r\n~\r\n\x1b[24;1H\"file\" 0L, 0B")
     assert tail.cursor_line() == '"file" 0L, 0B'
+
+
+@pytest.mark.parametrize(
+    ("shown", "cursor"),
+    [
+        (b"", (0, 0)),
+        (b"abc\r\nde", (1, 2)),
+        (b"x" * 85, (1, 5)),  # wrapped once on an 80-column screen
+        (b"top\r\n\x1b[5;10Hhere", (4, 13)),
+        (b"".join(b"line %d\r\n" % n for n in range(40)), (23, 0)),  # scrolled: the bottom row
+    ],
+)
+def test_the_cursor_is_where_a_terminal_would_report_it(shown: bytes, cursor: tuple[int, int]) -> None:
+    tail = ScreenTail(80, 24)
+    tail.feed(shown)
+    assert tail.cursor() == cursor

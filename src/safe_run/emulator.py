@@ -16,8 +16,9 @@ class _Screen(pyte.Screen):
             super().select_graphic_rendition(*attrs)
 
 
-def emulate(data: bytes, columns: int, rows: int) -> tuple[str, str]:
-    """The cursor's row (as displayed, and up to the cursor) after a blank screen is sent `data`."""
+def emulate(data: bytes, columns: int, rows: int) -> tuple[str, str, int, int]:
+    """The cursor's row (as displayed, and up to the cursor) after a blank screen is sent `data`,
+    and where the cursor is: its row and column, from 0."""
     screen = _Screen(columns, rows)
     try:
         pyte.ByteStream(screen).feed(data)
@@ -25,4 +26,4 @@ def emulate(data: bytes, columns: int, rows: int) -> tuple[str, str]:
         pass
     cells = screen.buffer[screen.cursor.y]
     upto = "".join(cells[x].data for x in range(min(screen.cursor.x, columns)))
-    return screen.display[screen.cursor.y], upto
+    return screen.display[screen.cursor.y], upto, screen.cursor.y, min(screen.cursor.x, columns - 1)

@@ -21,10 +21,16 @@ sleeps in, and
 It is an input wait when at least one task waits for a key and all the others wait on the others;
 the tracker then also requires that the whole foreground work used no CPU (utime + stime in
 /proc/PID/stat) and printed nothing for its idle window, and that the window outlasts the timeout
-of any timed keyboard poll (a program polling the keyboard between steps goes on by itself).
+of any timed keyboard poll (a program polling the keyboard between steps goes on by itself). A
+keyboard poll of LOOP_POLL_S or less is such a step in itself: the program listens, and is working.
 A process the command started in another session that reads our terminal (pinentry, started by
 gpg-agent for gpg) is a reader too: while it waits for a key and the foreground only waits on
 other processes, that is an input wait.
+
+A foreground that waits on the keyboard among other things (an event loop polling the terminal
+and a socket or a timer descriptor; a thread reading the terminal while another waits on the
+world) and does nothing else listens to the keyboard: not an input wait, since it may go on by
+itself, but typing reaches it.
 
 What cannot be seen is said as such: a stopped task (state T) is `stopped`; a task whose system
 call is hidden (setuid or non-dumpable programs, seen by another user) is `hidden`, and only the
@@ -77,6 +83,9 @@ STOPPED_STATES = frozenset({"T", "t"})
 # The variable each run puts in its shell's environment, so that what the command started in
 # other sessions (daemons, `setsid`, `tmux new -d`) can be found again.
 MARKER_VAR = "SAFE_RUN_RUN"
+# A keyboard poll this short is a step of a loop that goes on by itself (a game, a progress loop
+# polling for a key between steps): the program listens to the keyboard, it does not wait on it.
+LOOP_POLL_S = 1.0
 # More descriptors than this in one poll is not an interactive program's keyboard wait.
 MAX_POLL_FDS = 1024
 
@@ -97,11 +106,13 @@ class Wait(Enum):
 class TaskWait:
     kind: Wait
     wake_in: float | None = None  # a timed keyboard poll ends by itself within this many seconds
+    keyboard: bool = False  # the terminal is among what it waits on
 
 
 class Verdict(Enum):
     WORKING = "working"
     INPUT = "input"
+    LISTENING = "listening"  # waits on the keyboard among other things, and works at nothing
     STOPPED = "stopped"
     HIDDEN = "hidden"
 
@@ -131,6 +142,7 @@ class Observation:
     wake_in: float | None = None  # the longest timeout of a timed keyboard poll among the waiters
     activity: tuple[tuple[int, int], ...] = ()  # (pid, CPU ticks) of the foreground work: changes when it works
     reader: str | None = None  # comm of a process in another session that waits on our terminal
+    listening: bool = False  # the foreground waits on the keyboard among other things (see the module)
 
 
 def parse_stat(text: str) -> ProcessInfo:
@@ -233,7 +245,9 @@ def classify_call(
     name, args = call
     if name in READ_CALLS:
         kind = fd_kind(targets[0]) if targets else "outside"
-        return TaskWait({"terminal": Wait.TERMINAL, "relative": Wait.RELATIVE}.get(kind, Wait.EXTERNAL))
+        if kind == "terminal":
+            return TaskWait(Wait.TERMINAL, keyboard=True)
+        return TaskWait(Wait.RELATIVE if kind == "relative" else Wait.EXTERNAL)
     if name in POLL_CALLS:
         return _classify_poll(targets, timeout, canonical, stdin)
     if name in RELATIVE_CALLS:
@@ -250,21 +264,26 @@ def _classify_poll(
 ) -> TaskWait:
     if targets is None:
         keyboard = not canonical and fd_kind(stdin) == "terminal"
+        if keyboard and timeout is not None and timeout <= LOOP_POLL_S:
+            return TaskWait(Wait.TIMED, keyboard=True)
         if keyboard:
-            return TaskWait(Wait.TERMINAL, timeout)
+            return TaskWait(Wait.TERMINAL, timeout, keyboard=True)
         return TaskWait(Wait.EXTERNAL if timeout is None else Wait.TIMED)
     kinds = {fd_kind(target) for target in targets} - {"gone"}
-    if "terminal" in kinds and not kinds & {"outside", "timer"}:
-        return TaskWait(Wait.TERMINAL, timeout)
+    keyboard = "terminal" in kinds
+    if keyboard and not kinds & {"outside", "timer"}:
+        if timeout is not None and timeout <= LOOP_POLL_S:
+            return TaskWait(Wait.TIMED, keyboard=True)
+        return TaskWait(Wait.TERMINAL, timeout, keyboard=True)
     if timeout is not None or "timer" in kinds:
-        return TaskWait(Wait.TIMED)
+        return TaskWait(Wait.TIMED, keyboard=keyboard)
     if kinds <= {"relative"}:
         return TaskWait(Wait.RELATIVE)
-    return TaskWait(Wait.EXTERNAL)
+    return TaskWait(Wait.EXTERNAL, keyboard=keyboard)
 
 
 def judge(foreground: Iterable[TaskWait], reader_elsewhere: bool = False) -> tuple[Verdict, float | None]:
-    """The module's rule over the foreground's tasks: an input wait, work, stopped, or hidden.
+    """The module's rule over the foreground's tasks: an input wait, listening, work, stopped, or hidden.
 
     The second value is the longest timeout among the keyboard waits: the caller's quiet window
     must outlast it, or a program polling the keyboard between steps is taken for waiting.
@@ -272,14 +291,17 @@ def judge(foreground: Iterable[TaskWait], reader_elsewhere: bool = False) -> tup
     waits = list(foreground)
     kinds = {wait.kind for wait in waits}
     wake_in = max((w.wake_in for w in waits if w.kind is Wait.TERMINAL and w.wake_in is not None), default=None)
+    listening = any(wait.keyboard for wait in waits)
     if Wait.STOPPED in kinds:
         return Verdict.STOPPED, None
-    if kinds & {Wait.RUNNING, Wait.TIMED}:
+    if Wait.RUNNING in kinds:
         return Verdict.WORKING, None
+    if Wait.TIMED in kinds:
+        return (Verdict.LISTENING if listening else Verdict.WORKING), None
     if reader_elsewhere:
         return Verdict.INPUT, wake_in
     if Wait.EXTERNAL in kinds:
-        return Verdict.WORKING, None
+        return (Verdict.LISTENING if listening else Verdict.WORKING), None
     if Wait.HIDDEN in kinds:
         return Verdict.HIDDEN, None
     if Wait.TERMINAL in kinds:

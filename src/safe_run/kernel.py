@@ -122,12 +122,14 @@ class KernelObserver:
         pgrp = self._foreground_pgrp()
         cached = self._scanned_at
         seen = self._look(shell, pgrp, canonical, since, fresh=False)
-        answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
+        answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden, seen.listening)
         # A look that had to scan just now is as fresh as a second scan would be.
         rescanned = self._scanned_at != cached
-        if answer != self._confirmed and not rescanned and (seen.waiting_for_terminal or seen.stopped or seen.hidden):
+        if answer != self._confirmed and not rescanned and (
+            seen.waiting_for_terminal or seen.stopped or seen.hidden or seen.listening
+        ):
             seen = self._look(shell, pgrp, canonical, since, fresh=True)
-            answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden)
+            answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden, seen.listening)
         self._confirmed = answer
         return replace(seen, echo=bool(lflag & termios.ECHO))
 
@@ -190,6 +192,7 @@ class KernelObserver:
             wake_in=wake_in,
             activity=tuple(sorted(activity)),
             reader=reader if verdict is Verdict.INPUT else None,
+            listening=verdict is Verdict.LISTENING,
         )
 
     def _scan(self, fresh: bool) -> list[ProcessInfo]:

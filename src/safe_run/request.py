@@ -25,6 +25,7 @@ class Timers:
 
     activation: float = 10.0  # the shell must show it is ready within this
     idle: float = 0.5  # quiet this long before the kernel's or the screen's word is taken
+    listen: float = 1.0  # in a session, quiet this long at its prompt before a keyboard listener is reported
     silence: float = 30.0  # no output this long, and nothing can tell whether the command still runs
     no_output: float = 10.0  # not a byte since the command was typed, and nothing can tell
     fetch: float = 2.0  # waiting for the answer to an exit-status question

@@ -131,6 +131,8 @@ class Result:
     session_id: str | None = None
     prompt: str | None = None
     alternate_screen: bool = False
+    # A running command that listens to the keyboard at its prompt: `send` reaches it.
+    reads_keyboard: bool = False
     killed: tuple[Killed, ...] = field(default_factory=tuple)
     signal: str | None = None
     # Persistent shells (`--in NAME`): which shell ran the command, its directory afterwards,
@@ -179,6 +181,7 @@ class Result:
             session_id=data.get("session_id"),
             prompt=data.get("prompt"),
             alternate_screen=bool(data.get("alternate_screen")),
+            reads_keyboard=bool(data.get("reads_keyboard")),
             killed=tuple(Killed(**k) for k in data.get("killed", [])),
             signal=data.get("signal"),
             shell_id=data.get("shell_id"),

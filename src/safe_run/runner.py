@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
+import termios
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -24,6 +25,7 @@ from .interrupts import Wakeup
 from .evidence import MARKER_VAR, Observation
 from .kernel import KernelObserver, ObserverLike, boot_ticks
 from .output import HeadTail
+from .queries import Questions, answer
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
 from .sequences import SequenceParser
@@ -129,6 +131,7 @@ class Run:
             timers=request.timers,
         )
         self._parser = SequenceParser()
+        self._questions = Questions()
         self._status_file = posix.status_file(setup)
         marker = os.urandom(8).hex()  # finds what the command started in other sessions
         shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
@@ -321,7 +324,7 @@ class Run:
             status=waiting.status if waiting else Status.RUNNING,
             exit_code=None,
             strategy=self.tracker.strategy,
-            completion_reason=waiting.reason if waiting else None,
+            completion_reason=waiting.reason if waiting and not waiting.reads_keyboard else None,
             command=self.request.command,
             shell=self.shell,
             duration_s=self._clock() - self.started_at,
@@ -330,6 +333,7 @@ class Run:
             reinjected=tuple(self.reinjected),
             prompt=waiting.prompt if waiting else None,
             alternate_screen=self.tracker.screen.used_alternate,
+            reads_keyboard=waiting is not None and waiting.reads_keyboard,
         )
 
     def close(self, idle: bool = False) -> list[Killed]:
@@ -441,6 +445,18 @@ class Run:
         now = self._clock()
         for item in self._parser.feed(chunk):
             self._act(self.tracker.feed(item, now))
+        asked = self._questions.find(chunk)
+        if asked and self._raw():
+            cursor = self.tracker.screen.cursor()
+            self.terminal.write(b"".join(answer(kind, cursor) for kind in asked), timeout=0.0)
+
+    def _raw(self) -> bool:
+        """Whether the terminal is in raw (non-canonical) mode, where a question's answer is read
+        by the program that asked (see `queries`)."""
+        try:
+            return not termios.tcgetattr(self.terminal.fd)[3] & termios.ICANON
+        except (OSError, termios.error):
+            return False
 
     def _consume_tail(self) -> None:
         now = self._clock()

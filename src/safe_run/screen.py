@@ -35,6 +35,9 @@ _LONGEST_SWITCH = 64
 # cursor-moving and resetting ESC sequences, and the line feeds that are not LF.
 _MOVES = re.compile(rb"\x1b\[(?![\d;:]*m|\?[\d;]*[hl])|\x1b[78cDEM]|[\x0b\x0c]")
 
+# Cursor addressing (CUP, HVP) and erasing the whole screen: drawing in place, not scrolling on.
+_PLACED = re.compile(rb"\x1b\[[\d;]*[Hf]|\x1b\[[23]J")
+
 # What draws nothing on a line that moves no cursor: strings (OSC and kin),
 # CSI and other escapes (possibly cut short at the end), and silent controls.
 # Carriage return, backspace and tab stay: they move the cursor on the line.
@@ -44,7 +47,8 @@ _SILENT = escapes.text(
 _LINE_MOTION = re.compile(r"([\r\x08\t])")
 _TAB_STOP = 8
 
-Rendered = tuple[str, str]
+# The cursor's line as shown, that line up to the cursor, and the cursor's row and column (from 0).
+Rendered = tuple[str, str, int, int]
 """A screen row as displayed, and the same row from its first column up to the cursor."""
 
 
@@ -92,9 +96,20 @@ class ScreenTail:
         """The alternate screen was entered at some point since the last reset."""
         return self._used_alternate
 
+    def drawn_in_place(self) -> bool:
+        """The output kept moves the cursor to a place on the screen or clears it, as a full-screen
+        program does without the alternate screen (top redrawing each frame from the top)."""
+        return _PLACED.search(self._buf) is not None
+
     def cursor_line(self) -> str:
         """The text of the line the cursor is on, as a terminal would show it, trailing spaces stripped."""
         return self._render()[0].rstrip(" ")
+
+    def cursor(self) -> tuple[int, int]:
+        """Where the cursor is, row and column from 0, as far as the kept output tells: what a
+        terminal reports when a program asks (a cursor position request)."""
+        _, _, row, column = self._render()
+        return row, column
 
     def before_cursor(self) -> str:
         """The cursor's line from its first column up to the cursor, trailing spaces kept.
@@ -192,14 +207,18 @@ def _render_screen(data: bytes, columns: int, rows: int) -> Rendered:
     here, far faster. A line with other characters goes to the emulator on its own, for their
     display widths.
     """
+    above = 0
     if _MOVES.search(data) is None and _starts_in_first_column(data):
+        above = data.count(b"\n")  # rows above the last line, counting no wrapped line twice
         line = data[data.rfind(b"\n") + 1 :]
         if line.isascii():
-            return _replay_line(line.decode("ascii"), columns)
+            shown, upto, wrapped = _replay_line(line.decode("ascii"), columns)
+            return shown, upto, min(rows - 1, above + wrapped), min(len(upto), columns - 1)
         data = line
     from .emulator import emulate  # pyte: only here, since most runs never need the emulator
 
-    return emulate(data, columns, rows)
+    shown, upto, row, column = emulate(data, columns, rows)
+    return shown, upto, min(rows - 1, above + row), column
 
 
 def _starts_in_first_column(data: bytes) -> bool:
@@ -208,32 +227,37 @@ def _starts_in_first_column(data: bytes) -> bool:
     return newline <= 0 or data[newline - 1] == 0x0D
 
 
-def _replay_line(line: str, columns: int) -> Rendered:
+def _replay_line(line: str, columns: int) -> tuple[str, str, int]:
     """Replay one ASCII line the way a terminal with automatic wrapping draws it.
 
     Only the row the cursor ends on is kept: a carriage return or backspace never leaves the
-    row, and text that fills it goes on in a fresh one.
+    row, and text that fills it goes on in a fresh one. The third value counts those fresh rows.
     """
     row = ""
     column = 0
+    wrapped = 0
     for index, part in enumerate(_LINE_MOTION.split(_SILENT.sub("", line))):
         if index % 2 == 0:
-            row, column = _draw(row, column, part, columns)
+            row, column, more = _draw(row, column, part, columns)
+            wrapped += more
         else:
             column = _move(column, part, columns)
-    return row, row[:column].ljust(column)
+    return row, row[:column].ljust(column), wrapped
 
 
-def _draw(row: str, column: int, text: str, columns: int) -> tuple[str, int]:
-    """Write `text` from `column`; a full row leaves the cursor on it until the next character."""
+def _draw(row: str, column: int, text: str, columns: int) -> tuple[str, int, int]:
+    """Write `text` from `column`; a full row leaves the cursor on it until the next character.
+    The third value is how many fresh rows the text went on in."""
+    wrapped = 0
     while text:
         if column == columns:
             row, column = "", 0
+            wrapped += 1
         piece = text[: columns - column]
         row = row[:column].ljust(column) + piece + row[column + len(piece) :]
         column += len(piece)
         text = text[len(piece) :]
-    return row, column
+    return row, column, wrapped
 
 
 def _move(column: int, control: str, columns: int) -> int:
@@ -344,3 +368,17 @@ def input_prompt(line: str) -> bool:
     help") runs on without one. Surrounding whitespace is ignored.
     """
     return _QUESTION.fullmatch(line.strip()) is not None
+
+
+# A program's own prompt where the cursor waits: a prompt character, a colon or a question mark,
+# then one space (node's "> ", "Name: ", inquirer's "? ").
+_PROGRAM_PROMPT_END = re.compile(r"[>:?] \Z")
+
+
+def program_prompt(line: str) -> bool:
+    """Whether a running program (not the shell) shows a prompt at the cursor.
+
+    Broader than `looks_like_prompt`, which must not take a shell's continuation prompt ("> ")
+    for a prompt: with a program in front, the shell is not reading, so "> " is the program's.
+    """
+    return input_prompt(line) or looks_like_prompt(line) or _PROGRAM_PROMPT_END.search(line) is not None

@@ -44,7 +44,7 @@ from .evidence import Observation
 from .output import HeadTail
 from .request import Timers
 from .result import Downgrade, Reason, Status, Strategy
-from .screen import ScreenTail, continuation_prompt, input_prompt, looks_like_prompt
+from .screen import ScreenTail, continuation_prompt, input_prompt, looks_like_prompt, program_prompt
 from .sequences import Mark, Osc, decode_mark
 
 # Kept from the shell's start-up so that a shell that dies early can say why.
@@ -147,6 +147,8 @@ class Decision:
     message: str | None = None
     stop: bool = False
     prompt: str | None = None
+    # Held in a session: the command still runs, listening to the keyboard among other things.
+    reads_keyboard: bool = False
 
 
 @dataclass(frozen=True)
@@ -584,9 +586,15 @@ class CommandTracker:
         if seen.stopped is not None:
             return self._stopped_by_signal(seen.stopped, seen.shell_in_foreground)
         window = min(timers.idle, timers.answer) if answered else timers.idle
-        if seen.wake_in is not None:
-            window = max(window, seen.wake_in + timers.idle)
-        if self._idle_for(now) < window:
+        idle_for = self._idle_for(now)
+        if idle_for < window:
+            return []
+        if self._at_its_prompt(seen, line):
+            if seen.waiting_for_terminal:
+                return self._input_wait(seen.reader or seen.foreground_command)
+            if seen.listening and idle_for >= (window if answered else timers.listen):
+                return self._listening(seen.foreground_command)
+        if seen.wake_in is not None and idle_for < seen.wake_in + timers.idle:
             return []
         if seen.hidden:
             return self._judge_hidden(now, seen, line)
@@ -594,6 +602,15 @@ class CommandTracker:
             return []  # working, or waiting on the world outside: never "done" for being quiet
         # The shell itself reading, with its line's status not written, is the command's own read.
         return self._input_wait(None if seen.shell_in_foreground else seen.reader or seen.foreground_command)
+
+    def _at_its_prompt(self, seen: Observation, line: str) -> bool:
+        """In a session, a quiet program that waits on the keyboard at a prompt it drew (or on a
+        full screen) is answered without outlasting its poll's timeout: nothing is stopped on this,
+        and an event loop's timers (node's, top's refresh) would otherwise hold the answer back.
+        A full screen (alternate, or drawn in place) counts as the prompt."""
+        if not self.config.hold_on_input or seen.shell_in_foreground:
+            return False
+        return self.screen.alternate or self.screen.drawn_in_place() or program_prompt(line)
 
     def _judge_hidden(self, now: float, seen: Observation, line: str) -> list[Action]:
         """The kernel hides what part of the foreground waits on (a setuid program): a question at
@@ -790,6 +807,16 @@ class CommandTracker:
         message = (f"{who} {what}{shown}; it was stopped. safe-run gives commands no input: "
                    "pass answers in the command (flags such as --yes, a pipe, a here-document) and retry")
         return [Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, message, stop=True, prompt=line)]
+
+    def _listening(self, program: str | None) -> list[Action]:
+        """A program at its prompt that listens to the keyboard but also waits on something else
+        (a socket, a timer): reported as running, held in the session, never stopped for it."""
+        line = self.screen.cursor_line()
+        shown = f" at {line.strip()!r}" if line.strip() else ""
+        message = (f"{program or 'the command'} is running and listens to the keyboard{shown}; it also waits on "
+                   "something else (a timer, a socket), so it may go on by itself")
+        reason = Reason.ALTERNATE_SCREEN if self.screen.used_alternate else Reason.INPUT_WAIT
+        return [Waiting(Decision(Status.RUNNING, reason, None, self.strategy, message, prompt=line, reads_keyboard=True))]
 
     def _unknown(self, reason: Reason, after: float, what: str) -> Decision:
         self._enter(Phase.DONE)

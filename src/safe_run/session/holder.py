@@ -303,8 +303,8 @@ class Holder:
     def _expire_unattended_wait(self, run: Run) -> None:
         """An input wait that no call has asked about for the idle limit is stopped: an agent that
         moved on would otherwise leave it (a REPL, a pager, an editor) for ever."""
-        if run.waiting is None:
-            self._waiting_since = None
+        if run.waiting is None or run.waiting.reads_keyboard:
+            self._waiting_since = None  # a listener is a program at work: never stopped for being alone
             return
         now = self._clock()
         if self._waiting_since is None:
@@ -538,6 +538,12 @@ def _next_steps(result: Result, session_id: str) -> str:
             f"{result.message}; it is still running in session {session_id}. Answer with "
             f"`safe-run send {session_id} 'TEXT'` (or `--key ctrl-c`, `--key ctrl-d`), "
             f"or end it with `safe-run stop {session_id}`"
+        )
+    if result.reads_keyboard:
+        return (
+            f"{result.message}; it is in session {session_id}. Type to it with `safe-run send {session_id} 'TEXT'` "
+            f"(or `--key ...`), follow it with `safe-run poll {session_id} --wait 60`, or end it with "
+            f"`safe-run stop {session_id}`"
         )
     return (
         f"still running after {result.duration_s:.1f} s in session {session_id}; the output since the last "

@@ -43,10 +43,11 @@ class Outcome:
 
 
 def look_from(seen: Observation | None, input_wait: bool) -> Look:
-    """Reading is the foreground blocked on the terminal; a shell builtin counts in an input wait."""
+    """Reading is the foreground blocked on the terminal, or listening to it among other things (an
+    event loop: it takes the keys at once); a shell builtin counts in an input wait."""
     if seen is None:
         return Look(reading=input_wait, canonical=True)
-    reading = seen.waiting_for_terminal and (not seen.shell_in_foreground or input_wait)
+    reading = (seen.waiting_for_terminal or seen.listening) and (not seen.shell_in_foreground or input_wait)
     return Look(reading=reading, canonical=seen.canonical, command=seen.foreground_command)
 
 
