@@ -31,9 +31,10 @@ _LONGEST_SWITCH = 64
 """Bytes of earlier input rescanned by each feed, so a switch cut between two feeds is seen."""
 
 # Anything that can leave the cursor off the last line, or change what an
-# earlier cell shows: every CSI but colours (SGR) and private modes, the
+# earlier cell shows: every CSI but colours (SGR), private modes and questions to the terminal
+# (status and device attribute requests, which draw nothing), the
 # cursor-moving and resetting ESC sequences, and the line feeds that are not LF.
-_MOVES = re.compile(rb"\x1b\[(?![\d;:]*m|\?[\d;]*[hl])|\x1b[78cDEM]|[\x0b\x0c]")
+_MOVES = re.compile(rb"\x1b\[(?![\d;:]*m|\?[\d;]*[hl]|[?>]?\d*[nc])|\x1b[78cDEM]|[\x0b\x0c]")
 
 # Cursor addressing (CUP, HVP) and erasing the whole screen: drawing in place, not scrolling on.
 _PLACED = re.compile(rb"\x1b\[[\d;]*[Hf]|\x1b\[[23]J")
