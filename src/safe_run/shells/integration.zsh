@@ -16,9 +16,40 @@ typeset -g __sr_running=
 
 # Typed by safe-run right before the command: C marks where its output begins.
 __sr_start() {
+    if [[ -n $__sr_comments ]]; then
+        builtin setopt "$__sr_comments"
+        __sr_comments=
+    fi
     __sr_running=1
     __sr_mark C
 }
+
+# The command, run as if typed at the prompt. Run through `eval`, its pipelines would sit inside
+# eval's own, which holds job number 1 while it runs, so its first background job would be %2
+# and `kill %1` would miss it. So when the run line is accepted, before zsh reads it, a line-finish
+# hook makes `__sr_c` an alias of the command text (its newline ends a trailing comment there):
+# the command's pipelines are the line's own. The alias removes itself first thing, so it never
+# runs a command twice. Comments in it count, as they do in eval's text,
+# for the reading of this line only: the option is put back before the command runs. Without
+# the hook (no ZLE, an old zsh, aliases off), `__sr_c` is this function, and it runs through eval.
+__sr_c() {
+    builtin eval "$(<$__sr_command_file)"
+}
+
+typeset -g __sr_comments=
+
+__sr_line_finish() {
+    if [[ $BUFFER == ' __sr_start; __sr_c;'* ]]; then
+        builtin alias __sr_c="builtin unalias __sr_c; $(<$__sr_command_file)"$'\n'
+        [[ -o INTERACTIVE_COMMENTS ]] && __sr_comments=INTERACTIVE_COMMENTS || __sr_comments=NO_INTERACTIVE_COMMENTS
+        builtin setopt INTERACTIVE_COMMENTS
+    fi
+}
+
+if builtin autoload -Uz add-zle-hook-widget 2>/dev/null; then
+    add-zle-hook-widget -d line-finish __sr_line_finish 2>/dev/null
+    add-zle-hook-widget line-finish __sr_line_finish 2>/dev/null
+fi
 
 # First precmd hook, so `$?` is still the command's status.
 __sr_precmd() {

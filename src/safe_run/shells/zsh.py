@@ -11,7 +11,7 @@ from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import EXE_PROBE, arrival, header, line_end, lines, quote, scoped, sourced_heal_line
 
-RUN = ' __sr_start; builtin eval "$(<$__sr_command_file)";'
+RUN = " __sr_start; __sr_c;"
 # Sourced into the live shell again: no history file written, and the prompt's options back.
 REINJECT_HEAD = "builtin unset HISTFILE\n"
 
