@@ -273,3 +273,13 @@ def test_an_mcp_host_reaches_named_shells_through_docker_exec(docker: Docker, co
         assert docker("close", name, "--format", "json").returncode == 0
     left = container.settled(lambda seen: not live(seen))
     assert not live(left), left
+
+
+def test_runs_that_wait_leave_no_zombie_of_what_they_detached(docker: Docker, container: StandInContainer) -> None:
+    """A foreground run (--wait, --timeout) collects what its command detached once it is over;
+    PID 1 here never would."""
+    for options in (("--wait",), ("--timeout", "20")):
+        result = docker.result("--format", "json", *options, "--", "(sleep 3 &); setsid sleep 3 & echo x")
+        assert (result["status"], result["output"].strip()) == ("completed", "x"), result
+        assert any(k["command"] == "sleep" for k in result["killed"]), result
+    assert container.settled(lambda seen: not seen) == []

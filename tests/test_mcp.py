@@ -331,3 +331,52 @@ def test_a_named_shell_outlives_its_connection_and_the_command_line_shares_it(se
             assert (await session.call_tool("close", {"shell_name": "a"})).is_error
 
     drive(test)
+
+
+def _rpc(method: str, params: dict[str, Any], ident: int | None = None) -> bytes:
+    import json
+
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if ident is not None:
+        message["id"] = ident
+    return (json.dumps(message) + "\n").encode()
+
+
+@pytest.mark.slow
+def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(server: Server, tmp_path: Path) -> None:
+    """The client is gone 1 s into a call on a named shell: the command finishes all the same, and
+    the server ends quietly, after its clean-up."""
+    import subprocess
+
+    marker = tmp_path / "M"
+    params = server.params()
+    proc = subprocess.Popen(
+        [params.command, *params.args], env=params.env, cwd=params.cwd,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(_rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                         "clientInfo": {"name": "test", "version": "1"}}, 1))
+    proc.stdin.flush()
+    proc.stdout.readline()
+    proc.stdin.write(_rpc("notifications/initialized", {}))
+    proc.stdin.write(_rpc("tools/call", {"name": "run", "arguments": {
+        "command": f"sleep 2; echo finished > {marker}", "shell_name": "KN", "yield_after": 20}}, 2))
+    proc.stdin.flush()
+    time.sleep(1.0)
+    proc.stdin.close()  # the client goes away: its end of both pipes
+    proc.stdout.close()
+    try:
+        code = proc.wait(BOUND_S)
+        errors = proc.stderr.read().decode() if proc.stderr is not None else ""
+        assert code == 0, errors
+        assert "internal error" not in errors and "Traceback" not in errors, errors
+        deadline = time.monotonic() + BOUND_S
+        while not marker.exists():
+            assert time.monotonic() < deadline, "the named shell's command was stopped with its caller"
+            time.sleep(0.1)
+        assert marker.read_text() == "finished\n"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cli(server, "close", "KN")

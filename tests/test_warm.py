@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -372,3 +373,32 @@ def zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return False
+
+
+def _login() -> None:
+    """Become a login session of its own, as PAM makes each ssh connection (a new audit session id)."""
+    os.setsid()
+    with open("/proc/self/loginuid", "w") as handle:
+        handle.write(str(os.getuid()))
+
+
+def _can_log_in() -> bool:
+    try:
+        return subprocess.run(["true"], preexec_fn=_login, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def test_a_warm_process_of_a_login_session_ends_with_that_session(caller: Caller) -> None:
+    """Each ssh connection through PAM is a context of its own (its audit session id, which every
+    command inherits): the warm process one started ends when that connection is over, rather than
+    staying out of reach for its idle time."""
+    if not _can_log_in():
+        pytest.skip("this process may not start a login session (writing /proc/self/loginuid)")
+    pid_file = caller.home / "warm-pid"
+    call = " ".join(shlex.quote(word) for word in caller.argv("--", "true"))
+    script = (f"{call}; {call}; for i in $(seq 100); do cat {caller.warm_dir}/*.lock >{pid_file} 2>/dev/null "
+              "&& break; sleep 0.05; done")
+    subprocess.run(["sh", "-c", script], preexec_fn=_login, env=caller.env(), cwd=caller.home, timeout=60, check=True)
+    pid = int(pid_file.read_text())
+    assert gone(lambda: alive(pid) and not zombie(pid)), "the warm process outlived its login session"

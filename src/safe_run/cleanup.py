@@ -143,13 +143,14 @@ class Reaper:
         for pid in singles:
             _signal_pid(pid, signal.SIGTERM)
             _signal_pid(pid, signal.SIGCONT)
+        # Each process found gets the grace time; a group's members found since then get none.
         deadline = time.monotonic() + GRACE_S
-        for pgrp in groups:
-            if not _group_gone(pgrp, max(0.0, deadline - time.monotonic())):
-                _signal_group(pgrp, signal.SIGKILL)
         for pid in singles:
             if not _process_gone(pid, max(0.0, deadline - time.monotonic())):
                 _signal_pid(pid, signal.SIGKILL)
+        for pgrp in groups:
+            if not _group_gone(pgrp, 0.0):
+                _signal_group(pgrp, signal.SIGKILL)
 
     def _prompt_hooks(self) -> set[int]:
         """Wait (bounded) for the shell to be back at its prompt; what holds the terminal instead is a hook's."""
@@ -187,7 +188,23 @@ def _group_gone(pgrp: int, within: float) -> bool:
 
 
 def _process_gone(pid: int, within: float) -> bool:
-    return _gone(lambda: os.kill(pid, 0), within)
+    """A zombie is gone too: it has ended, and whoever collects it (this process, as a subreaper,
+    or an init) may do so only after the sweep."""
+
+    def probe() -> None:
+        os.kill(pid, 0)
+        if _zombie(pid):
+            raise ProcessLookupError(pid)
+
+    return _gone(probe, within)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rpartition(b")")[2].split()[:1] == [b"Z"]
+    except OSError:
+        return False
 
 
 def _gone(probe: Callable[[], None], within: float) -> bool:

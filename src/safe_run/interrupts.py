@@ -42,6 +42,16 @@ class Wakeup:
         os.set_blocking(self.fd, False)
         os.set_blocking(self._write_fd, False)
         self.pending: list[int] = []
+        self.released = False
+
+    def release(self) -> None:
+        """Ask the waiter to stop waiting and leave the command alone: its caller went away, and
+        the command is not the caller's to stop (a named shell's)."""
+        self.released = True
+        try:
+            os.write(self._write_fd, b"\0")
+        except OSError:
+            pass
 
     def trigger(self, signum: int) -> None:
         """Ask the loop to stop its command, as `signum` to safe-run would."""

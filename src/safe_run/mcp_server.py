@@ -293,11 +293,14 @@ def _error(message: str) -> types.CallToolResult:
 
 
 class Call:
-    """The blocking steps of one `run`, in worker threads. Cancelled, it asks its command to stop
-    and waits (bounded) for that, so that a cancelled `run` leaves nothing running."""
+    """The blocking steps of one `run`, in worker threads. Cancelled (the client cancelled the
+    call, or went away), it asks its command to stop and waits (bounded) for that, so that a
+    cancelled `run` leaves nothing running; unless the command is not the connection's (`owned`
+    false: a named shell's), which it leaves running and only stops waiting for."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, owned: bool = True) -> None:
         self.connection = connection
+        self.owned = owned
         self.wakeup = Wakeup()
         self.session_id: str | None = None
 
@@ -326,6 +329,10 @@ class Call:
         return answer
 
     async def _stop(self, done: threading.Event, box: list[Result | BaseException]) -> None:
+        if not self.owned:
+            self.wakeup.release()
+            await anyio.to_thread.run_sync(done.wait, STOP_BOUND_S)
+            return
         self.wakeup.trigger(signal.SIGINT)  # a step that started the command interrupts it itself
         await anyio.to_thread.run_sync(done.wait, STOP_BOUND_S)
         last = box[0] if box else None
@@ -396,7 +403,9 @@ class Tools:
         )
         progress = ctx.meta is not None and ctx.meta.get("progress_token") is not None
         shell = None if fresh else name or connection.shell_name
-        return _answer(await self._follow(ctx, Call(connection), request, shell, scope, bound, progress))
+        # A shell the client named is not the connection's: what runs in it outlives the call.
+        call = Call(connection, owned=name is None)
+        return _answer(await self._follow(ctx, call, request, shell, scope, bound, progress))
 
     async def _follow(
         self, ctx: ServerRequestContext[Any, Any], call: Call, request: RunRequest, shell: str | None,
@@ -528,10 +537,30 @@ def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
     blocking = os.get_blocking(0)
     try:
         anyio.run(main)
+    except BaseExceptionGroup as group:
+        if not _client_gone(group):
+            raise
+        _quiet_stdout()  # a client going away mid-answer is the normal end of a stdio server
     finally:
         os.set_blocking(0, blocking)
         say(connection.close())
         launcher.close()
+
+
+def _client_gone(error: BaseException) -> bool:
+    """Whether every error in `error` says the client's end of a pipe is closed."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(_client_gone(inner) for inner in error.exceptions)
+    return isinstance(error, (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError, anyio.ClosedResourceError))
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush finds no broken pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 def say(problem: str | None) -> None:

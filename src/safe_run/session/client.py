@@ -277,6 +277,8 @@ def _ask_held(session: Session, request: wire.Request, wakeup: Wakeup | None) ->
                     return _answer(session, conn, request, deadline)
                 except TimeoutError:
                     raise _unresponsive(session, request) from None
+            if wakeup is not None and wakeup.released:
+                raise SessionError(f"the caller stopped waiting; session {session.id} goes on")
             if wakeup is not None and wakeup.pending:
                 signal_name = signal.Signals(wakeup.pending[0]).name
                 return _request(session, wire.Interrupt(signal=signal_name, about=getattr(request, "about", None)))

@@ -16,7 +16,7 @@ import zlib
 
 from .. import places
 from . import IDLE_S, OFF, SEEN_S, VARIABLE
-from .context import fingerprint, read_status
+from .context import NO_AUDIT_SESSION, fingerprint, read_proc, read_status, start_time
 from .wire import GO, Call, encode
 
 # Stop signals the command line answers (interrupts.STOP_SIGNALS): passed on to the child, which
@@ -263,12 +263,27 @@ def _spawn(path: str, context: bytes) -> None:
 
     utf8 = "utf8" if sys.flags.utf8_mode else "utf8=0"
     server = subprocess.Popen(
-        [sys.executable, "-X", utf8, "-c", SERVER_START, path, "%g" % IDLE_S],
+        [sys.executable, "-X", utf8, "-c", SERVER_START, path, "%g" % IDLE_S, login_leader()],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd="/",
     )
     assert server.stdin is not None
     with server.stdin:
         server.stdin.write(b"\0".join([context, *(os.fsencode(entry) for entry in sys.path)]))
+
+
+def login_leader() -> str:
+    """`PID:START` of the leader of this caller's session when it belongs to a login session (an
+    ssh connection through PAM: its own audit session id, part of the context), else `-`.
+
+    Once that leader is gone, no caller of that login session is left to call (an ssh connection
+    that ended), so the warm process started for it ends at once instead of after its idle time.
+    """
+    session = read_proc("/proc/self/sessionid").strip()
+    if not session.isdigit() or int(session) == NO_AUDIT_SESSION:
+        return "-"
+    leader = os.getsid(0)
+    start = start_time(leader)
+    return "-" if start is None else f"{leader}:{start}"
 
 
 def _say(line: str) -> None:

@@ -44,8 +44,22 @@ def fingerprint(environ: dict[str, str], status: bytes) -> bytes:
     return b"\n".join(part.replace(b"\n", b"\\n").replace(b"\0", b"\\0") for part in parts)
 
 
+# /proc/self/sessionid of a process outside any login session (audit's "unset").
+NO_AUDIT_SESSION = 4294967295
+
+
 def read_status() -> bytes:
     return _read("/proc/self/status")
+
+
+def read_proc(path: str) -> str:
+    return _read(path).decode("ascii", "replace")
+
+
+def start_time(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot, field 22 of its stat), None if it is gone."""
+    fields = _read(f"/proc/{pid}/stat").rpartition(b")")[2].split()
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
 
 
 def _package_signature() -> bytes:

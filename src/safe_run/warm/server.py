@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 
 from .. import polling
+from .context import start_time
 from .client import within_reach
 from .wire import GO, MAX_REQUEST, Call, decode, request_length
 
@@ -34,6 +35,7 @@ PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 def main() -> None:
     path, idle = sys.argv[1], float(sys.argv[2])
+    leader = _leader(sys.argv[3] if len(sys.argv) > 3 else "-")
     context, *module_path = sys.stdin.buffer.read(MAX_REQUEST).split(b"\0")
     if not context or not module_path:
         return  # the client that started it went away before it said what it is
@@ -50,7 +52,7 @@ def main() -> None:
 
     process_title.name_warm()
     try:
-        Server(path, context, idle, time.monotonic).serve()
+        Server(path, context, idle, time.monotonic, leader).serve()
     finally:
         os.unlink(path + ".lock")  # one started meanwhile found it locked and left; the next makes another
 
@@ -65,15 +67,25 @@ def _preload() -> None:
     from ..session import client, holder, launch  # noqa: F401
 
 
+def _leader(spec: str) -> tuple[int, int] | None:
+    """The login session's leader the caller named (`PID:START`), None for none."""
+    pid, _, start = spec.partition(":")
+    return (int(pid), int(start)) if pid.isdigit() and start.isdigit() else None
+
+
 def keeps_listening(stopping: bool, ours: bool, idle_for: float, idle: float) -> bool:
     """Whether to go on taking calls: not once stopped, nor once the socket is someone else's or
-    gone (its directory removed), nor after `idle` seconds without a call running or starting."""
+    gone (its directory removed) or the login session it serves has ended (`ours`), nor after
+    `idle` seconds without a call running or starting."""
     return not stopping and ours and idle_for < idle
 
 
 class Server:
-    def __init__(self, path: str, context: bytes, idle: float, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, path: str, context: bytes, idle: float, clock: Callable[[], float], leader: tuple[int, int] | None = None,
+    ) -> None:
         self._path = path
+        self._leader = leader  # the caller's login session, which ends when this process does
         self._context = context
         self._idle = idle
         self._clock = clock
@@ -109,7 +121,7 @@ class Server:
         while True:
             now = self._clock()
             if listening and now - checked >= CHECK_INTERVAL_S:
-                checked, ours = now, self._still_ours()
+                checked, ours = now, self._still_ours() and self._login_session_open()
             idle_for = 0.0 if self._calls else now - self._last_call
             if listening and not keeps_listening(self._stopping, ours, idle_for, self._idle):
                 listening = False
@@ -128,6 +140,11 @@ class Server:
                     self._from_client(pid, conn)
             if listening and self._listener.fileno() in ready:
                 self._accept()
+
+    def _login_session_open(self) -> bool:
+        """Whether a caller of the login session this process was started for may still call:
+        once its leader is gone (an ssh connection that ended), nobody is left to."""
+        return self._leader is None or start_time(self._leader[0]) == self._leader[1]
 
     def _still_ours(self) -> bool:
         try:

@@ -1,0 +1,70 @@
+"""A random uid with HOME=/ and no passwd entry, as OpenShift and many pods run a container."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+UID = 12345 + os.getpid() % 1000
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A TMPDIR the random uid can write to, as /tmp is in a container."""
+    path = Path(tempfile.mkdtemp(prefix="safe-run-uid-"))
+    path.chmod(0o1777)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def reachable_by_others(path: str) -> bool:
+    """Whether a user with no rights of its own can run `path` (every directory above it searchable)."""
+    real = Path(os.path.realpath(path))
+    return all(parent.stat().st_mode & 0o001 for parent in real.parents) and bool(real.stat().st_mode & 0o001)
+
+
+def interpreter() -> tuple[str, dict[str, str]]:
+    """This Python, or the system's of the same version with this one's packages on its path."""
+    if reachable_by_others(sys.executable):
+        return sys.executable, {}
+    system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/bin")
+    if system is None or not reachable_by_others(system):
+        pytest.skip("no Python of this version that another uid may run")
+    import safe_run
+
+    packages = [str(Path(safe_run.__file__).parent.parent), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    return system, {"PYTHONPATH": os.pathsep.join(packages)}
+
+
+def as_random_uid(args: list[str], tmp: Path) -> subprocess.CompletedProcess[bytes]:
+    def become() -> None:
+        os.setgroups([])
+        os.setgid(UID)
+        os.setuid(UID)
+
+    python, extra = interpreter()
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/", "TMPDIR": str(tmp), "LANG": "C.UTF-8",
+           "SAFE_RUN_WARM": "0", **extra}
+    return subprocess.run([python, "-m", "safe_run", *args], env=env, cwd="/", preexec_fn=become,
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can take another uid")
+def test_a_random_uid_with_home_slash_runs_in_a_session_and_in_the_foreground(shared_tmp: Path) -> None:
+    for options in ([], ["--wait"]):
+        done = as_random_uid(["--format", "json", *options, "--", "echo hi; id -u"], shared_tmp)
+        result = json.loads(done.stdout)
+        assert (result["status"], result["output"]) == ("completed", f"hi\n{UID}\n"), done.stderr
+    store = shared_tmp / f"safe-run-{UID}"
+    assert store.is_dir() and store.stat().st_uid == UID and store.stat().st_mode & 0o777 == 0o700
