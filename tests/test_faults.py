@@ -466,3 +466,25 @@ def test_stop_signals_end_safe_run_until_a_run_keeps_them() -> None:
     signals._handle(signal.SIGINT, None)
     signals._handle(signal.SIGHUP, None)
     assert kept == [signal.SIGINT, signal.SIGHUP]
+
+
+def test_a_run_in_this_process_leaves_it_as_it_was(monkeypatch, capsys) -> None:
+    """The command line's own run adopts what its command detaches only while it runs: called in
+    another program's process, it leaves that process no subreaper and its SIGCHLD handler as it was."""
+    import ctypes
+
+    from safe_run import cli
+
+    monkeypatch.setenv("SAFE_RUN_YIELD_AFTER", "never")
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD)}
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli.main(["--format", "json", "--", "(sleep 0.1 &); true"])
+        assert signal.getsignal(signal.SIGCHLD) == handlers[signal.SIGCHLD]
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert exited.value.code == 0, capsys.readouterr()
+    flag = ctypes.c_int(-1)
+    ctypes.CDLL(None).prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+    assert flag.value == 0

@@ -273,14 +273,12 @@ def _run(request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, e
 
         display = make_display(shown, request.max_output, env)
     from ..runner import execute
-    from ..session.adoption import adopt_orphans, collect_adopted
+    from ..session.adoption import adopting
 
     # What the command detaches comes back to this process, which collects it once the run is
     # over: in a container without an init, PID 1 would leave each one a zombie.
-    adopted = adopt_orphans()
-    result = execute(request, display=display, wakeup=wakeup)
-    if adopted:
-        collect_adopted(None)
+    with adopting():
+        result = execute(request, display=display, wakeup=wakeup)
     if display is None:
         emit(result, shown, env)
         return result

@@ -19,6 +19,8 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
 
 from .. import polling
@@ -28,16 +30,36 @@ PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 
 def adopt_orphans() -> bool:
     """Become the subreaper of everything started below this process; whether the kernel agreed."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            return False
-    except (OSError, AttributeError):
+    if not sys.platform.startswith("linux") or not _subreaper(1):
         return False
     signal.signal(signal.SIGCHLD, _wake)
     return True
+
+
+@contextmanager
+def adopting() -> Iterator[None]:
+    """This process is the subreaper of what is started below it while the block runs, collects
+    what came to it at the end, and then is as it was (no subreaper, its own SIGCHLD handler):
+    a foreground run's call in a container whose PID 1 never collects (see the module)."""
+    if not sys.platform.startswith("linux"):
+        yield
+        return
+    previous = signal.getsignal(signal.SIGCHLD)
+    adopted = adopt_orphans()
+    try:
+        yield
+    finally:
+        if adopted:
+            collect_adopted(None)
+            _subreaper(0)
+            signal.signal(signal.SIGCHLD, previous)
+
+
+def _subreaper(on: int) -> bool:
+    try:
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, on, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
 
 
 def _wake(signum: int, frame: FrameType | None) -> None:
