@@ -12,7 +12,7 @@ from conftest import SafeRun, shell_path
 RESULT_KEYS = {
     "schema_version", "status", "exit_code", "strategy", "completion_reason", "command", "shell",
     "output", "output_truncated", "output_dropped_bytes", "duration_s", "message", "downgrades",
-    "session_id", "prompt", "alternate_screen", "reads_keyboard", "killed", "signal", "shell_id", "shell_name", "cwd", "fresh",
+    "session_id", "prompt", "alternate_screen", "reads_keyboard", "secret", "recording", "killed", "signal", "shell_id", "shell_name", "cwd", "fresh",
     "reinjected",
 }
 

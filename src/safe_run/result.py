@@ -133,6 +133,10 @@ class Result:
     alternate_screen: bool = False
     # A running command that listens to the keyboard at its prompt: `send` reaches it.
     reads_keyboard: bool = False
+    # An input wait for a secret (the terminal does not echo): for a person to type, not the agent.
+    secret: bool = False
+    # The session's terminal recorded in asciicast v2 (`asciinema play`), kept with its result.
+    recording: str | None = None
     killed: tuple[Killed, ...] = field(default_factory=tuple)
     signal: str | None = None
     # Persistent shells (`--in NAME`): which shell ran the command, its directory afterwards,
@@ -182,6 +186,8 @@ class Result:
             prompt=data.get("prompt"),
             alternate_screen=bool(data.get("alternate_screen")),
             reads_keyboard=bool(data.get("reads_keyboard")),
+            secret=bool(data.get("secret")),
+            recording=data.get("recording"),
             killed=tuple(Killed(**k) for k in data.get("killed", [])),
             signal=data.get("signal"),
             shell_id=data.get("shell_id"),

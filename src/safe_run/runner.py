@@ -26,6 +26,7 @@ from .evidence import MARKER_VAR, Observation
 from .kernel import KernelObserver, ObserverLike, boot_ticks
 from .output import HeadTail
 from .queries import Questions, answer
+from .recording import Recording
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
 from .sequences import SequenceParser
@@ -94,8 +95,10 @@ class Run:
         *,
         start_terminal: Callable[[list[str], dict[str, str], str, int, int], TerminalLike] = Terminal.spawn,
         observe_with: Callable[..., ObserverLike] = KernelObserver,
+        recording: Recording | None = None,
     ) -> None:
         self.request = request
+        self._recording = recording
         self._clock = clock
         self._on_output = on_output
         # When the first command line was typed: what ran before is the shell's own, and at the
@@ -301,7 +304,11 @@ class Run:
         """
         if self.finish is not None:
             return 0
+        echoed = self._recording is not None and self._echoes()
         taken = self.terminal.write(data, timeout=0.0)
+        if taken and echoed:
+            assert self._recording is not None
+            self._recording.input(data[:taken])
         if taken:
             self.waiting = None
             self.tracker.answered(self._clock())
@@ -334,6 +341,7 @@ class Run:
             prompt=waiting.prompt if waiting else None,
             alternate_screen=self.tracker.screen.used_alternate,
             reads_keyboard=waiting is not None and waiting.reads_keyboard,
+            secret=waiting is not None and waiting.secret,
         )
 
     def close(self, idle: bool = False) -> list[Killed]:
@@ -405,6 +413,7 @@ class Run:
             reinjected=tuple(self.reinjected),
             prompt=finish.prompt,
             alternate_screen=self.tracker.screen.used_alternate,
+            secret=finish.secret,
             killed=tuple(self.killed),
             signal=self.signal_name,
         )
@@ -444,6 +453,8 @@ class Run:
         self.transcript.write(chunk)
         now = self._clock()
         for item in self._parser.feed(chunk):
+            if self._recording is not None and isinstance(item, bytes):
+                self._recording.output(item)
             self._act(self.tracker.feed(item, now))
         asked = self._questions.find(chunk)
         if asked and self._raw():
@@ -453,14 +464,23 @@ class Run:
     def _raw(self) -> bool:
         """Whether the terminal is in raw (non-canonical) mode, where a question's answer is read
         by the program that asked (see `queries`)."""
+        return not self._local_modes() & termios.ICANON
+
+    def _echoes(self) -> bool:
+        """Whether the terminal shows what is typed (echo off: a password is being read)."""
+        return bool(self._local_modes() & termios.ECHO)
+
+    def _local_modes(self) -> int:
         try:
-            return not termios.tcgetattr(self.terminal.fd)[3] & termios.ICANON
+            return int(termios.tcgetattr(self.terminal.fd)[3])
         except (OSError, termios.error):
-            return False
+            return termios.ICANON  # unknown: the cautious answer to both questions
 
     def _consume_tail(self) -> None:
         now = self._clock()
         for item in self._parser.flush():
+            if self._recording is not None and isinstance(item, bytes):
+                self._recording.output(item)
             self._act(self.tracker.feed(item, now))
 
     def _act(self, actions: list[Action]) -> None:

@@ -149,6 +149,8 @@ class Decision:
     prompt: str | None = None
     # Held in a session: the command still runs, listening to the keyboard among other things.
     reads_keyboard: bool = False
+    # An input wait whose terminal does not echo: a password or passphrase, for a person to type.
+    secret: bool = False
 
 
 @dataclass(frozen=True)
@@ -591,7 +593,7 @@ class CommandTracker:
             return []
         if self._at_its_prompt(seen, line):
             if seen.waiting_for_terminal:
-                return self._input_wait(seen.reader or seen.foreground_command)
+                return self._input_wait(seen.reader or seen.foreground_command, _secret(seen))
             if seen.listening and idle_for >= (window if answered else timers.listen):
                 return self._listening(seen.foreground_command)
         if seen.wake_in is not None and idle_for < seen.wake_in + timers.idle:
@@ -601,7 +603,8 @@ class CommandTracker:
         if not seen.waiting_for_terminal:
             return []  # working, or waiting on the world outside: never "done" for being quiet
         # The shell itself reading, with its line's status not written, is the command's own read.
-        return self._input_wait(None if seen.shell_in_foreground else seen.reader or seen.foreground_command)
+        program = None if seen.shell_in_foreground else seen.reader or seen.foreground_command
+        return self._input_wait(program, _secret(seen))
 
     def _at_its_prompt(self, seen: Observation, line: str) -> bool:
         """In a session, a quiet program that waits on the keyboard at a prompt it drew (or on a
@@ -618,7 +621,7 @@ class CommandTracker:
         counting from the last output or CPU time, so that a hidden program that works (dpkg under
         sudo) is never stopped for being quiet."""
         if input_prompt(line):
-            return self._input_wait(seen.foreground_command)
+            return self._input_wait(seen.foreground_command, _secret(seen))
         return self._silence_timers(self._idle_for(now))
 
     def _judge_by_screen(self, now: float, line: str, quiet_for: float) -> list[Action]:
@@ -792,21 +795,24 @@ class CommandTracker:
                    "itself; it was ended, output so far included")
         return [Decision(Status.INTERRUPTED, Reason.PROCESS_STOPPED, None, self.strategy, message, stop=True)]
 
-    def _input_wait(self, program: str | None) -> list[Action]:
-        """An input wait: the end of a run, or in a session a state to report while it goes on."""
+    def _input_wait(self, program: str | None, secret: bool = False) -> list[Action]:
+        """An input wait: the end of a run, or in a session a state to report while it goes on.
+        `secret`: the terminal does not echo what is typed (a password, a passphrase)."""
         line = self.screen.cursor_line()
         alternate = self.screen.used_alternate
         reason = Reason.ALTERNATE_SCREEN if alternate else Reason.INPUT_WAIT
         who = program or "the command"
         shown = f" at {line.strip()!r}" if line.strip() else ""
-        what = "opened a full-screen program" if alternate else "is waiting for input"
+        what = "opened a full-screen program" if alternate else "is asking for a secret" if secret else "is waiting for input"
         if self.config.hold_on_input:
-            wait = Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, f"{who} {what}{shown}", prompt=line)
+            wait = Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, f"{who} {what}{shown}", prompt=line,
+                            secret=secret)
             return [Waiting(wait)]
         self._enter(Phase.DONE)
         message = (f"{who} {what}{shown}; it was stopped. safe-run gives commands no input: "
                    "pass answers in the command (flags such as --yes, a pipe, a here-document) and retry")
-        return [Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, message, stop=True, prompt=line)]
+        return [Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, message, stop=True, prompt=line,
+                         secret=secret)]
 
     def _listening(self, program: str | None) -> list[Action]:
         """A program at its prompt that listens to the keyboard but also waits on something else
@@ -828,6 +834,12 @@ class CommandTracker:
         self._enter(Phase.DONE)
         message = f"{why}, and --strategy {self.strategy.value} allows no fallback"
         return Decision(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True)
+
+
+def _secret(seen: Observation) -> bool:
+    """A read in line mode with echo off is a password's: line editors turn echo off too, but
+    read key by key."""
+    return seen.canonical and not seen.echo
 
 
 def _exit_code(args: tuple[str, ...]) -> int | None:

@@ -21,6 +21,7 @@ from ..interrupts import Wakeup
 from ..request import RunRequest, Scope
 from ..result import ExitStatus, Result
 from . import NOT_TYPED, SessionError, wire, with_note
+from ..recording import FILE_NAME as RECORDING_FILE
 from .store import SHELL_NAME, Session, SessionStore
 
 TYPE_CHECKING = False
@@ -315,6 +316,7 @@ def listing(now: float, report: Report | None = None) -> list[dict[str, object]]
             "cwd": None,
             "idle_s": None,
             "expires_in_s": None,
+            "recording": _recording_of(session),
         }
         if isinstance(status, Standing):
             row["idle_s"], row["expires_in_s"] = status.idle_s, status.expires_in_s
@@ -322,6 +324,13 @@ def listing(now: float, report: Report | None = None) -> list[dict[str, object]]
             row.update(_shell_row(session, meta, status))
         rows.append(row)
     return rows
+
+
+def _recording_of(session: Session) -> str | None:
+    """The asciicast recording of the session's terminal (a named shell's command: its shell's)."""
+    holder = session.path if session.shell_id is None else session.path.parent / session.shell_id
+    path = holder / RECORDING_FILE
+    return str(path) if path.exists() else None
 
 
 def _shell_row(session: Session, meta: dict[str, object], status: Standing | str) -> dict[str, object]:

@@ -32,6 +32,7 @@ from pathlib import Path
 from ..loop import follow
 from ..interrupts import Wakeup
 from ..output import Chunks
+from ..recording import FILE_NAME as RECORDING_FILE, Recording
 from ..request import RunRequest, timers_from_dict
 from ..result import Killed, Reason, Result, Status, error_result
 from ..runner import CommandRefused, Run, RunFailed
@@ -101,6 +102,9 @@ class Holder:
         # The command being followed, with its own id: the session itself, or in a named shell a
         # session of its own (`store.create(of_shell=...)`), kept with its result once it ended.
         self.current = session if plan is None else self._new_command(request.command)
+        rows, columns = request.size
+        # The terminal as it went, for people to play back (see `recording`): the shell's whole life.
+        self.recording = Recording(session.path / RECORDING_FILE, columns, rows, RECORDING_PER_OUTPUT * request.max_output)
 
     def serve(self, wakeup: Wakeup) -> None:
         """Serve until the command (or the persistent shell) ends; `wakeup` carries stop requests."""
@@ -115,6 +119,7 @@ class Holder:
                     swept = run.close(idle=self._idle)
                 if self.final is not None and swept:
                     self.final = replace(self.final, killed=(*self.final.killed, *swept))
+        self.recording.close()
         self._finish()
 
     def _serve_commands(self, run: Run, wakeup: Wakeup) -> None:
@@ -189,7 +194,7 @@ class Holder:
     def _command_ended(self, result: Result) -> None:
         """A named shell's command ended: its result is kept under its own id for later polls, and
         everyone waiting about it gets it."""
-        final = replace(result, session_id=None)
+        final = replace(result, session_id=None, recording=str(self.recording.path))
         _saved(lambda: self.current.save_result(final))
         self._last = final
         self.handed_out = True  # a persistent shell's record outlives it, to say how it ended
@@ -266,7 +271,7 @@ class Holder:
 
     def _start(self, workdir: Path) -> Run | None:
         try:
-            return Run(self.request, workdir, self._clock, on_output=self.chunks.write)
+            return Run(self.request, workdir, self._clock, on_output=self.chunks.write, recording=self.recording)
         except CommandRefused as refused:
             self.final = refused.result
         except (ShellNotFound, TerminalError, RunFailed) as exc:
@@ -334,7 +339,8 @@ class Holder:
     def _finish(self) -> None:
         """Save the result, answer everyone, and go; a session nobody was told of goes too."""
         assert self.final is not None
-        final = replace(self.final, session_id=None)
+        # The recording stays with a session someone was told of; the others go, and it with them.
+        final = replace(self.final, session_id=None, recording=str(self.recording.path) if self.handed_out else None)
         _saved(lambda: self.session.save_result(final))  # nowhere to keep it once the directory is gone
         if self.current is not self.session and not self.current.result_path.exists():
             _saved(lambda: self.current.save_result(final))  # the shell never ran it (it did not start)
@@ -470,7 +476,9 @@ class Holder:
 
     def _progress(self, run: Run, take_output: bool = True) -> Result:
         """Where the command stands, with the output since the last answer and what to do next."""
-        result = self._shell_fields(run, replace(run.progress(), session_id=self.current.id), started=False)
+        result = self._shell_fields(
+            run, replace(run.progress(), session_id=self.current.id, recording=str(self.recording.path)), started=False,
+        )
         if self.plan is not None:
             result = replace(result, fresh=self._commands == 0)
         if take_output:
@@ -481,6 +489,10 @@ class Holder:
         if take_output and self.typist is not None:
             result = with_note(result, self.typist.take_notes())
         return result
+
+# A recording may grow to this many times the output a result keeps (escape sequences, timing).
+RECORDING_PER_OUTPUT = 4
+
 
 class _Turns:
     """The holder as the loop's watcher: its callers wake the loop and are served between steps."""
@@ -533,6 +545,13 @@ def _look(run: Run) -> Look:
 
 def _next_steps(result: Result, session_id: str) -> str:
     """Tell the caller exactly what to run next, and what not to."""
+    if result.status is Status.INPUT_REQUIRED and result.secret:
+        return (
+            f"{result.message}; it is still running in session {session_id}. What is typed there is not shown: "
+            f"ask the person you work for to type it themselves with `safe-run attach {session_id}` (in their own "
+            f"terminal), rather than sending a secret you were given; then poll. End it with "
+            f"`safe-run stop {session_id}`"
+        )
     if result.status is Status.INPUT_REQUIRED:
         return (
             f"{result.message}; it is still running in session {session_id}. Answer with "

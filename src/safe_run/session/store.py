@@ -46,7 +46,7 @@ SWEEP_LOCK = ".sweep"
 # Left in a session directory whose record was reported as malformed, so that it is said once.
 SKIPPED_MARK = ".skipped"
 # What a dead holder's session keeps: its record, its result, and the holder's own error log.
-KEPT_FILES = frozenset({"meta.json", "result.json", "holder.log"})
+KEPT_FILES = frozenset({"meta.json", "result.json", "holder.log", "recording.cast"})
 
 
 def sessions_root(env: Mapping[str, str]) -> Path:
