@@ -144,6 +144,7 @@ def test_a_session_answers_poll_send_and_stop() -> None:
     asked = safe_run.run('read -p "name? " x; echo "hello $x"', yield_after=5)
     assert asked.status is Status.INPUT_REQUIRED and asked.session_id is not None
     session = Session.of(asked)
+    assert session.attach_command() == ["safe-run", "attach", asked.session_id]
     assert session.poll().session_id == asked.session_id
     answered = session.send("world", wait=5)
     assert answered.status is Status.COMPLETED and "hello world" in answered.output

@@ -102,6 +102,11 @@ class Session:
         """End the command and everything it started; its final result."""
         return calls.stop(self.id)
 
+    def attach_command(self) -> list[str]:
+        """The command line with which a person joins this session from their own terminal (to
+        type a password the agent must not see, or to take over): show it to them."""
+        return ["safe-run", "attach", self.id]
+
 
 class Shell:
     """A persistent shell: directory, variables, functions and jobs last from one `run` to the next.
@@ -127,6 +132,10 @@ class Shell:
 
     def __repr__(self) -> str:
         return f"Shell({self.name!r})"
+
+    def attach_command(self) -> list[str]:
+        """The command line with which a person joins this shell from their own terminal."""
+        return ["safe-run", "attach", self.name]
 
     def run(
         self, command: str, *, timeout: float | None = None, yield_after: float | None = None,

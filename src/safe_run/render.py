@@ -149,9 +149,10 @@ def render_sessions(rows: list[dict[str, object]], stream: TextIO) -> None:
         table.add_column(name, overflow="fold")
     for row in rows:
         exit_code = "" if row["exit_code"] is None else str(row["exit_code"])
+        status = str(row["status"]) + (f" ({row['attached']} attached)" if row.get("attached") else "")
         command = str(row["command"]).splitlines()[0] if row["command"] else ""
         shell = [_shell_cell(row)] if shells else []
-        cells = (str(row["session_id"]), *shell, str(row["status"]), exit_code, _duration(row["age_s"]),
+        cells = (str(row["session_id"]), *shell, status, exit_code, _duration(row["age_s"]),
                  _idle_cell(row), command)
         table.add_row(*(Text(cell) for cell in cells))
     console.print(table)

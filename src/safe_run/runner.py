@@ -7,8 +7,10 @@ asks the kernel what it sees, and carries out the stopping and the cleaning up.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
+import struct
 import tempfile
 import termios
 import time
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from . import shells
 from .cleanup import Reaper
@@ -26,7 +28,6 @@ from .evidence import MARKER_VAR, Observation
 from .kernel import KernelObserver, ObserverLike, boot_ticks
 from .output import HeadTail
 from .queries import Questions, answer
-from .recording import Recording
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
 from .sequences import SequenceParser
@@ -79,6 +80,15 @@ class CommandRefused(Exception):
         self.result = result
 
 
+class Audience(Protocol):
+    """Who sees the terminal besides the run (a session's recording, people attached): what it
+    printed, without its OSC sequences, and what was typed while it echoed."""
+
+    def output(self, data: bytes) -> None: ...
+
+    def input(self, data: bytes) -> None: ...
+
+
 class Run:
     """A started run: the shell in its terminal and the tracker following the command.
 
@@ -95,10 +105,10 @@ class Run:
         *,
         start_terminal: Callable[[list[str], dict[str, str], str, int, int], TerminalLike] = Terminal.spawn,
         observe_with: Callable[..., ObserverLike] = KernelObserver,
-        recording: Recording | None = None,
+        audience: Audience | None = None,
     ) -> None:
         self.request = request
-        self._recording = recording
+        self._audience = audience
         self._clock = clock
         self._on_output = on_output
         # When the first command line was typed: what ran before is the shell's own, and at the
@@ -297,6 +307,19 @@ class Run:
         if self.finish is None:
             self.finish = self.tracker.interrupted(self.signal_name)
 
+    def resize(self, rows: int, columns: int) -> None:
+        """Give the terminal another size (a person attached with theirs); the kernel tells the
+        foreground with SIGWINCH, and full-screen programs redraw."""
+        try:
+            fcntl.ioctl(self.terminal.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        except OSError:
+            return
+        self.tracker.screen.resize(rows, columns)
+
+    def redraw(self, rows: int, columns: int) -> bytes:
+        """What draws the terminal's screen as it is now, for a person who attaches."""
+        return self.tracker.screen.redraw(rows, columns)
+
     def answer(self, data: bytes) -> int:
         """Type into the command, as the person at a terminal would; how much the terminal took.
 
@@ -304,11 +327,11 @@ class Run:
         """
         if self.finish is not None:
             return 0
-        echoed = self._recording is not None and self._echoes()
+        echoed = self._audience is not None and self._echoes()
         taken = self.terminal.write(data, timeout=0.0)
         if taken and echoed:
-            assert self._recording is not None
-            self._recording.input(data[:taken])
+            assert self._audience is not None
+            self._audience.input(data[:taken])
         if taken:
             self.waiting = None
             self.tracker.answered(self._clock())
@@ -453,8 +476,8 @@ class Run:
         self.transcript.write(chunk)
         now = self._clock()
         for item in self._parser.feed(chunk):
-            if self._recording is not None and isinstance(item, bytes):
-                self._recording.output(item)
+            if self._audience is not None and isinstance(item, bytes):
+                self._audience.output(item)
             self._act(self.tracker.feed(item, now))
         asked = self._questions.find(chunk)
         if asked and self._raw():
@@ -479,8 +502,8 @@ class Run:
     def _consume_tail(self) -> None:
         now = self._clock()
         for item in self._parser.flush():
-            if self._recording is not None and isinstance(item, bytes):
-                self._recording.output(item)
+            if self._audience is not None and isinstance(item, bytes):
+                self._audience.output(item)
             self._act(self.tracker.feed(item, now))
 
     def _act(self, actions: list[Action]) -> None:

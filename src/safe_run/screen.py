@@ -106,6 +106,17 @@ class ScreenTail:
         """The text of the line the cursor is on, as a terminal would show it, trailing spaces stripped."""
         return self._render()[0].rstrip(" ")
 
+    def redraw(self, rows: int, columns: int) -> bytes:
+        """What draws the screen as it is now on a person's terminal of `rows` x `columns`."""
+        from .emulator import redraw  # pyte: only when a person attaches
+
+        return redraw(self._screen_bytes(), self._columns, self._rows, rows, columns, self._alternate)
+
+    def resize(self, rows: int, columns: int) -> None:
+        """The terminal has a new size: what is emulated from now on is drawn at it."""
+        self._rows, self._columns = rows, columns
+        self._rendered = None
+
     def cursor(self) -> tuple[int, int]:
         """Where the cursor is, row and column from 0, as far as the kept output tells: what a
         terminal reports when a program asks (a cursor position request)."""

@@ -5,7 +5,7 @@ that neither imports the other for them.
 """
 
 RUN = "run"
-VERBS = (RUN, "poll", "send", "stop", "close", "sessions", "doctor", "mcp")
+VERBS = (RUN, "poll", "send", "stop", "close", "sessions", "attach", "watch", "doctor", "mcp")
 # Words that mean the group itself rather than a command to run.
 GROUP_OPTIONS = ("-h", "--help", "--version")
 VERSION_ONLY = ["--version"]

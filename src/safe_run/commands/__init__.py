@@ -1,8 +1,8 @@
 """The verbs of the command line put together: one module per verb, and the group that routes to them.
 
 `safe-run [OPTIONS] [--] COMMAND...` runs a command; a first word that names a verb (`poll`,
-`send`, `stop`, `sessions`, `doctor`, `run`) runs that verb instead, so a program with such a name
-runs as `safe-run -- poll`.
+`send`, `stop`, `sessions`, `attach`, `watch`, `doctor`, `run`, ...: `verbs.VERBS`) runs that verb
+instead, so a program with such a name runs as `safe-run -- watch`.
 
 A verb's module is imported when the verb is first looked up, so that a run does not pay for
 the code of the doctor or of the session verbs.
@@ -31,6 +31,8 @@ VERB_COMMANDS = {
     "stop": ("sessions", "stop_command"),
     "close": ("sessions", "close_command"),
     "sessions": ("sessions", "sessions_command"),
+    "attach": ("attach", "attach_command"),
+    "watch": ("attach", "watch_command"),
     "doctor": ("doctor", "doctor_command"),
     "mcp": ("serve", "mcp_command"),
 }

@@ -142,6 +142,12 @@ class Callers:
             if not box.data or now >= box.deadline:
                 self.drop(conn)  # answered, or the caller does not read: it is not waited for
 
+    def release(self, conn: socket.socket) -> None:
+        """No longer this module's: a connection that became something else (a person attached)."""
+        self.waiters = [w for w in self.waiters if w.conn is not conn]
+        self._inboxes.pop(conn, None)
+        self._outboxes.pop(conn, None)
+
     def drop(self, conn: socket.socket) -> None:
         self.waiters = [w for w in self.waiters if w.conn is not conn]
         self._inboxes.pop(conn, None)

@@ -156,7 +156,7 @@ def _addressed(session: Session, request: wire.Request) -> tuple[Result | None, 
     """A request as its session's holder takes it. For one command of a named shell: that command's
     kept result once it has one (the shell and whatever it runs now are never touched), else the
     request marked as about that command."""
-    if session.shell_id is None or isinstance(request, (wire.Close, wire.Run)):
+    if session.shell_id is None or isinstance(request, (wire.Close, wire.Run, wire.Attach)):
         return None, request
     kept = session.load_result()
     if kept is not None:
@@ -317,9 +317,10 @@ def listing(now: float, report: Report | None = None) -> list[dict[str, object]]
             "idle_s": None,
             "expires_in_s": None,
             "recording": _recording_of(session),
+            "attached": 0,
         }
         if isinstance(status, Standing):
-            row["idle_s"], row["expires_in_s"] = status.idle_s, status.expires_in_s
+            row["idle_s"], row["expires_in_s"], row["attached"] = status.idle_s, status.expires_in_s, status.attached
         if isinstance(meta.get("shell_name"), str):
             row.update(_shell_row(session, meta, status))
         rows.append(row)
@@ -357,6 +358,7 @@ class Standing:
     result: Result
     idle_s: float | None = None
     expires_in_s: float | None = None
+    attached: int = 0  # people attached to its terminal (`attach`, `watch`)
 
 
 def _status(session: Session) -> Standing | str | None:
@@ -373,7 +375,11 @@ def _status(session: Session) -> Standing | str | None:
         if exc.status == ExitStatus.UNRESPONSIVE:
             return UNRESPONSIVE
         return None
-    return Standing(Result.from_dict(answer), _seconds(answer.get("idle_s")), _seconds(answer.get("expires_in_s")))
+    attached = answer.get("attached")
+    return Standing(
+        Result.from_dict(answer), _seconds(answer.get("idle_s")), _seconds(answer.get("expires_in_s")),
+        attached if isinstance(attached, int) and not isinstance(attached, bool) else 0,
+    )
 
 
 def _seconds(value: object) -> float | None:

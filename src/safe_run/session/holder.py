@@ -43,6 +43,7 @@ from ..workdir import private_workdir
 from . import NOT_TYPED, wire, with_note
 from .adoption import collect_adopted
 from .callers import Callers
+from .onlookers import Onlookers
 from .orphans import process
 from .store import SESSION_ID, Session, SessionStore
 from .typist import Look, Typist, look_from
@@ -105,6 +106,7 @@ class Holder:
         rows, columns = request.size
         # The terminal as it went, for people to play back (see `recording`): the shell's whole life.
         self.recording = Recording(session.path / RECORDING_FILE, columns, rows, RECORDING_PER_OUTPUT * request.max_output)
+        self.onlookers = Onlookers(self.recording)  # people attached (`attach`, `watch`), and the recording
 
     def serve(self, wakeup: Wakeup) -> None:
         """Serve until the command (or the persistent shell) ends; `wakeup` carries stop requests."""
@@ -271,7 +273,7 @@ class Holder:
 
     def _start(self, workdir: Path) -> Run | None:
         try:
-            return Run(self.request, workdir, self._clock, on_output=self.chunks.write, recording=self.recording)
+            return Run(self.request, workdir, self._clock, on_output=self.chunks.write, audience=self.onlookers)
         except CommandRefused as refused:
             self.final = refused.result
         except (ShellNotFound, TerminalError, RunFailed) as exc:
@@ -289,12 +291,36 @@ class Holder:
         assert self.typist is not None
         collect_adopted(run.terminal.pid)
         self.callers.serve(self._handler(run))
+        self._serve_onlookers(run)
         self.typist.tick()
         if not self._still_reachable():
             run.stop(UNREACHABLE)
         self._expire_unattended_wait(run)
         self._answer_due(run)
         self.callers.deliver()
+
+    def _serve_onlookers(self, run: Run) -> None:
+        """What the people attached typed goes to the command (none between a named shell's
+        commands: the shell's prompt is for safe-run's lines); their size becomes the terminal's,
+        and the terminal's own comes back once the last one who types has left."""
+        asked = self.onlookers.serve()
+        if asked.keys and run.finish is None:
+            run.answer(asked.keys)
+        if asked.size is not None:
+            run.resize(*asked.size)
+        elif asked.left and self.onlookers.typing == 0:
+            run.resize(*self.request.size)
+
+    def _attach(self, conn: socket.socket, request: wire.Attach, run: Run | None) -> None:
+        """A person joins: the screen as it is now, then everything the terminal prints. One who
+        types gives the terminal their size (the program redraws for it)."""
+        self.callers.release(conn)
+        if run is None:
+            conn.close()
+            return
+        self.onlookers.join(conn, request.watch, run.redraw(request.rows, request.columns))
+        if not request.watch:
+            run.resize(request.rows, request.columns)
 
     def _still_reachable(self) -> bool:
         """Checked once a second: a holder nobody can reach ends what it holds (see the module)."""
@@ -332,15 +358,18 @@ class Holder:
         limit = self._idle_limit
         if idle:
             ends = None if limit is None else self._idle_since + limit
-            return {"idle_s": now - self._idle_since, "expires_in_s": None if ends is None else max(0.0, ends - now)}
+            return {"idle_s": now - self._idle_since, "expires_in_s": None if ends is None else max(0.0, ends - now),
+                    "attached": self.onlookers.count}
         expiry = self._expiry(asked)
-        return {"idle_s": now - asked, "expires_in_s": None if expiry is None else max(0.0, expiry - now)}
+        return {"idle_s": now - asked, "expires_in_s": None if expiry is None else max(0.0, expiry - now),
+                "attached": self.onlookers.count}
 
     def _finish(self) -> None:
         """Save the result, answer everyone, and go; a session nobody was told of goes too."""
         assert self.final is not None
         # The recording stays with a session someone was told of; the others go, and it with them.
         final = replace(self.final, session_id=None, recording=str(self.recording.path) if self.handed_out else None)
+        self.onlookers.end(final.to_json().encode("utf-8"))
         _saved(lambda: self.session.save_result(final))  # nowhere to keep it once the directory is gone
         if self.current is not self.session and not self.current.result_path.exists():
             _saved(lambda: self.current.save_result(final))  # the shell never ran it (it did not start)
@@ -378,6 +407,9 @@ class Holder:
         asked, self._asked = self._asked, now
         deadline = now + wire.wait_of(request)
         first = isinstance(request, wire.Poll) and request.first
+        if isinstance(request, wire.Attach):
+            self._attach(conn, request, run)
+            return
         if self.plan is not None and self._handle_command_of_shell(conn, request, first):
             return
         if self.plan is not None and run is not None and self._handle_shell(conn, request, run, deadline, asked):
@@ -505,7 +537,7 @@ class _Turns:
         return self._holder.wait_time()
 
     def fds(self) -> list[int]:
-        return self._holder.callers.fds()
+        return [*self._holder.callers.fds(), *self._holder.onlookers.fds()]
 
     def turn(self) -> int | None:
         self._holder.turn(self._run)

@@ -88,9 +88,21 @@ class Run:
     env: dict[str, str] | None = None
 
 
-Request = Poll | Send | Stop | Interrupt | Status | Close | Run
+@dataclass(frozen=True)
+class Attach:
+    """A person joins the terminal, whose size becomes theirs (`rows`, `columns`); `watch`: only
+    to see it, keys not taken, size not changed. The connection then carries frames (see
+    `onlookers`), not one answer."""
+
+    watch: bool = False
+    rows: int = 24
+    columns: int = 80
+
+
+Request = Poll | Send | Stop | Interrupt | Status | Close | Run | Attach
 _BY_NAME: dict[str, type[Request]] = {
     "poll": Poll, "send": Send, "stop": Stop, "interrupt": Interrupt, "status": Status, "close": Close, "run": Run,
+    "attach": Attach,
 }
 _NAMES = {kind: name for name, kind in _BY_NAME.items()}
 
@@ -136,7 +148,9 @@ def _fits(name: str, value: object) -> bool:
     """Whether a field's value is of the type its name takes, in every message that has it."""
     if name in ("wait",):
         return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if name in ("first", "queue"):
+    if name in ("rows", "columns"):
+        return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1000
+    if name in ("first", "queue", "watch"):
         return isinstance(value, bool)
     if name in ("text", "keys", "signal", "command"):
         return isinstance(value, str)

@@ -1,0 +1,155 @@
+"""The person's side of `safe-run attach` and `safe-run watch`: their terminal joins a session's.
+
+The holder draws the screen as it is (a full-screen program appears as it is), then sends what
+the terminal prints; the person's keys go to the command (attach) or nowhere (watch), and their
+terminal's size goes with them. Ctrl-\\ then d leaves the command running (Ctrl-\\ twice types one
+Ctrl-\\; in a watch Ctrl-C leaves too). The command's end ends the attach with its result.
+
+The person's terminal is in raw mode while attached and is given back as it was, whatever ends it:
+its modes, the main screen, a visible cursor, the keyboard modes a program may have set, its title.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import termios
+import tty
+from dataclasses import dataclass
+from types import FrameType
+
+from .. import polling
+from ..result import Result
+from . import SessionError, wire
+from .onlookers import ENDED, KEYS, LEAVE, OUTPUT, SCREEN, SIZE, frame, frames
+from .store import Session
+
+LEAVE_PREFIX = 0x1C  # Ctrl-\
+LEAVE_KEY = ord("d")
+CTRL_C = 0x03
+CONNECT_S = 5.0
+# What a person's terminal gets back on leaving: the main screen, a visible cursor, no mouse
+# reports, bracketed paste and keypad modes off, and the window title it had.
+GIVE_BACK = b"\x1b[0m\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>\x1b[23;0t"
+
+
+@dataclass(frozen=True)
+class Left:
+    """The person left (or was let go); the command goes on."""
+
+    why: str
+
+
+def title(session_id: str, watch: bool) -> bytes:
+    """The window title while attached (the terminal's own is saved first and given back after)."""
+    what = "watching" if watch else "attached to"
+    return b"\x1b[22;0t\x1b]2;safe-run: %s %s - Ctrl-\\ d leaves it running\x07" % (what.encode(), session_id.encode())
+
+
+def join(session: Session, watch: bool, stdin: int = 0, stdout: int = 1) -> Result | Left:
+    """Join the session's terminal until the person leaves or the command ends."""
+    rows, columns = _size(stdout)
+    try:
+        conn = session.connect(CONNECT_S)
+    except TimeoutError:
+        raise SessionError(f"session {session.id}'s holder does not take callers (stopped, or stuck)") from None
+    if conn is None:
+        raise SessionError(f"session {session.id} has ended: nothing runs there to attach to")
+    with conn:
+        conn.sendall(wire.encode_request(wire.Attach(watch=watch, rows=rows, columns=columns)))
+        saved = termios.tcgetattr(stdin)
+        wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        previous_wakeup = signal.set_wakeup_fd(wake_w)
+        previous_winch = signal.signal(signal.SIGWINCH, _resized)
+        try:
+            tty.setraw(stdin)
+            _write(stdout, title(session.id, watch))
+            return _follow(conn, watch, stdin, stdout, wake_r)
+        finally:
+            termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
+            _write(stdout, GIVE_BACK)
+            signal.signal(signal.SIGWINCH, previous_winch)
+            signal.set_wakeup_fd(previous_wakeup)
+            os.close(wake_r)
+            os.close(wake_w)
+
+
+def _resized(signum: int, frame: FrameType | None) -> None:
+    """Nothing: the signal's byte on the wake-up descriptor is what tells the loop."""
+
+
+def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int) -> Result | Left:
+    received = bytearray()
+    keys = Keys(watch)
+    while True:
+        ready = polling.readable([conn.fileno(), stdin, wake], None)
+        if wake in ready:
+            _drain(wake)
+            if not watch:
+                rows, columns = _size(stdout)
+                conn.sendall(frame(SIZE, b"%d %d" % (rows, columns)))
+        if stdin in ready:
+            typed = os.read(stdin, 4096)
+            passed, leaving = keys.feed(typed)
+            if passed:
+                conn.sendall(frame(KEYS, passed))
+            if leaving or not typed:
+                conn.sendall(frame(LEAVE, b""))
+                return Left("left")
+        if conn.fileno() in ready:
+            data = conn.recv(1 << 16)
+            if not data:
+                return Left("the session's holder let go of this terminal (it fell too far behind)")
+            received += data
+            for kind, payload in frames(received):
+                if kind in (SCREEN, OUTPUT):
+                    _write(stdout, payload)
+                elif kind == ENDED:
+                    return Result.from_dict(json.loads(payload))
+
+
+class Keys:
+    """What the person types, with Ctrl-\\ d taken out as the way to leave."""
+
+    def __init__(self, watch: bool) -> None:
+        self._watch = watch
+        self._prefix = False
+
+    def feed(self, typed: bytes) -> tuple[bytes, bool]:
+        """The keys to pass on, and whether the person asked to leave."""
+        passed = bytearray()
+        for byte in typed:
+            if self._prefix:
+                self._prefix = False
+                if byte == LEAVE_KEY:
+                    return bytes(passed), True
+                passed += bytes([LEAVE_PREFIX]) if byte == LEAVE_PREFIX else bytes([LEAVE_PREFIX, byte])
+            elif byte == LEAVE_PREFIX:
+                self._prefix = True
+            elif self._watch and byte == CTRL_C:
+                return b"", True
+            else:
+                passed.append(byte)
+        return (b"" if self._watch else bytes(passed)), False
+
+
+def _size(fd: int) -> tuple[int, int]:
+    size = os.get_terminal_size(fd)
+    return size.lines, size.columns
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
+

@@ -1,0 +1,151 @@
+"""A person beside the agent: `attach` and `watch` from a real terminal (pexpect's pseudo-terminal,
+as a person's tmux pane would be), secret prompts, and the session's recording.
+
+An agent (the command line's JSON, as a script would call it) starts the session; the person
+joins it in another terminal. Each test bounds its waits; they are real, so these are slow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from conftest import SafeRun, shell_path
+
+pytestmark = pytest.mark.slow
+
+BOUND_S = 20
+LEAVE = "\x1c" + "d"  # Ctrl-\ then d
+GETPASS = "python3 -c 'import getpass; p = getpass.getpass(\"Password: \"); print(\"right\" if p == \"hunter2\" else \"wrong\")'"
+
+
+@pytest.fixture
+def agent(safe_run: SafeRun) -> Iterator[SafeRun]:
+    safe_run.shell = shell_path("bash")
+    yield safe_run
+    safe_run.shell = None
+    for row in safe_run("sessions", "--format", "json").json["sessions"]:
+        if row["status"] in ("running", "input_required"):
+            safe_run("stop", row["session_id"])
+        if row["shell_name"] and row["status"] != "closed":
+            safe_run("close", row["shell_name"])
+
+
+def call(safe_run: SafeRun, *args: str) -> dict[str, Any]:
+    return safe_run(*args, "--format", "json").json if args[0] in VERBS else safe_run(
+        "--format", "json", *args).json
+
+
+VERBS = ("poll", "send", "stop", "close", "sessions")
+
+
+def person(safe_run: SafeRun, *args: str, rows: int = 30, columns: int = 100) -> pexpect.spawn:
+    """The person's terminal, running `safe-run ARGS` in the agent's environment."""
+    env = {**safe_run.environment(), "TERM": "xterm-256color"}
+    return pexpect.spawn(sys.executable, ["-m", "safe_run", *args], env=env, dimensions=(rows, columns),
+                         timeout=BOUND_S, encoding="utf-8", codec_errors="replace")
+
+
+def test_a_secret_prompt_is_marked_and_the_person_answers_it(agent: SafeRun) -> None:
+    asked = call(agent, "--yield-after", str(BOUND_S), "--", GETPASS)
+    assert (asked["status"], asked["secret"], asked["prompt"]) == ("input_required", True, "Password:"), asked
+    assert f"safe-run attach {asked['session_id']}" in asked["message"]
+    agent.shell = None
+    joined = person(agent, "attach", asked["session_id"])
+    joined.expect("Password:")
+    joined.send("hunter2\r")
+    joined.expect("completed")
+    joined.expect(pexpect.EOF)
+    done = call(agent, "poll", asked["session_id"])
+    assert (done["status"], done["exit_code"], done["output"].strip()) == ("completed", 0, "Password: \nright"), done
+    recording = Path(done["recording"]).read_text()
+    assert "hunter2" not in recording and "hunter2" not in done["output"]
+    assert "hunter2" not in (joined.before or ""), "the terminal did not echo it either"
+
+
+def test_a_full_screen_program_is_drawn_on_attach_and_left_running(agent: SafeRun, tmp_path: Path) -> None:
+    if shutil.which("vim") is None:
+        pytest.skip("vim is not installed")
+    text = tmp_path / "notes.txt"
+    text.write_text("remember the milk\n")
+    started = call(agent, "--in", "V", "--yield-after", str(BOUND_S), "--", f"vim -u NONE {text}")
+    assert started["status"] == "input_required" and started["alternate_screen"], started
+    agent.shell = None
+    joined = person(agent, "attach", "V")
+    joined.expect("remember the milk")
+    joined.expect("~")
+    rows = {row["session_id"]: row for row in call(agent, "sessions")["sessions"]}
+    assert rows[started["shell_id"]]["attached"] == 1
+    joined.send(LEAVE)
+    joined.expect(pexpect.EOF)
+    assert "goes on" in (joined.before or "")
+    still = call(agent, "poll", started["session_id"], "--wait", "5")
+    assert still["status"] == "input_required", "leaving left vim running"
+
+
+def test_watching_passes_no_keys_and_two_people_see_the_same(agent: SafeRun) -> None:
+    command = 'for i in 1 2; do read -p "q$i: " a; echo "answer $i=[$a]"; done'
+    asked = call(agent, "--yield-after", str(BOUND_S), "--", command)
+    assert asked["status"] == "input_required", asked
+    agent.shell = None
+    watcher = person(agent, "watch", asked["session_id"])
+    typist = person(agent, "attach", asked["session_id"])
+    watcher.expect("q1:")
+    typist.expect("q1:")
+    watcher.send("from the watcher\r")
+    typist.send("typed\r")
+    for screen in (typist, watcher):
+        screen.expect(r"answer 1=\[typed\]")
+        screen.expect("q2:")
+    watcher.send("\x03")  # Ctrl-C leaves a watch
+    watcher.expect(pexpect.EOF)
+    typist.send(LEAVE)
+    typist.expect(pexpect.EOF)
+    waiting = call(agent, "poll", asked["session_id"])
+    assert waiting["status"] == "input_required" and "from the watcher" not in waiting["output"], waiting
+
+
+def test_another_users_session_cannot_be_joined(agent: SafeRun) -> None:
+    """The session's directory is its user's alone, and its holder takes callers of that user only."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can take another uid")
+    asked = call(agent, "--yield-after", str(BOUND_S), "--", "read -p 'x: ' v")
+    socket_path = agent.store / asked["session_id"] / "socket"
+    probe = ("import os, socket, sys\ns = socket.socket(socket.AF_UNIX)\ntry:\n    os.chdir(os.path.dirname(sys.argv[1]))\n"
+             "    s.connect('socket')\nexcept OSError as e:\n    print(type(e).__name__)\nelse:\n    print('connected')\n")
+    other = 23456 + os.getpid() % 1000
+    done = subprocess.run(["/usr/bin/python3", "-c", probe, str(socket_path)], capture_output=True, text=True,
+                          preexec_fn=lambda: (os.setgroups([]), os.setgid(other), os.setuid(other)), timeout=BOUND_S)
+    assert done.stdout.strip() == "PermissionError", done
+
+
+def test_attach_needs_a_terminal(agent: SafeRun) -> None:
+    asked = call(agent, "--yield-after", str(BOUND_S), "--", "read -p 'x: ' v")
+    agent.shell = None
+    refused = agent("attach", asked["session_id"])
+    assert refused.returncode == 2 and "needs a terminal" in refused.stderr
+
+
+def test_the_recording_plays_with_asciinema(agent: SafeRun) -> None:
+    pytest.importorskip("asciinema")
+    asked = call(agent, "--yield-after", str(BOUND_S), "--", "echo first line; read -p 'name: ' n; echo hello $n")
+    agent.shell = None
+    done = call(agent, "send", asked["session_id"], "bob", "--wait", str(BOUND_S))
+    assert done["status"] == "completed", done
+    header, *events = Path(done["recording"]).read_text().splitlines()
+    assert json.loads(header)["version"] == 2
+    assert ["i", "bob\r"] in [json.loads(event)[1:] for event in events], "what the agent typed, echoed, is input"
+    with tempfile.TemporaryDirectory() as home:
+        played = subprocess.run([sys.executable, "-m", "asciinema", "cat", done["recording"]], capture_output=True,
+                                text=True, timeout=BOUND_S, env={**os.environ, "HOME": home})
+    assert "first line" in played.stdout and "hello bob" in played.stdout, played.stderr
