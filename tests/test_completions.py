@@ -192,7 +192,7 @@ VERB_NAMES = set(cli.commands)
     ("words", "expected"),
     [
         (["safe-run", "--for"], {"--format"}),
-        (["safe-run", "--no-"], {"--no-rc", "--no-output-timeout", "--no-batch-env"}),
+        (["safe-run", "--no-"], {"--no-rc", "--no-output-timeout", "--no-batch-env", "--no-input"}),
         (["safe-run", "--format", ""], choices(run_command, "--format")),
         (["safe-run", "--strategy", "b"], {"basic"}),
         (["safe-run", "--yie"], {"--yield-after"}),

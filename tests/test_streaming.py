@@ -171,9 +171,12 @@ def test_no_color_wins_over_force_color(safe_run: SafeRun) -> None:
 
 
 def spawn(safe_run: SafeRun, command: str, env: dict[str, str] | None = None, stderr_to: str | None = None):
-    """safe-run --format pretty inside a terminal (its stderr too, unless sent elsewhere)."""
+    """safe-run --format pretty inside a terminal (its stderr too, unless sent elsewhere), with
+    --no-input: the display that follows a run for a person who does not type to it (the one a
+    person types to is tests/test_interactive.py's)."""
     environment = safe_run.environment({"TERM": "xterm-256color", **(env or {})})
-    argv = [sys.executable, "-m", "safe_run", "--shell", shell_path("bash"), "--format", "pretty", "--", command]
+    argv = [sys.executable, "-m", "safe_run", "--shell", shell_path("bash"), "--format", "pretty", "--no-input", "--",
+            command]
     if stderr_to is None:
         return pexpect.spawn(argv[0], argv[1:], env=environment, timeout=30)
     return pexpect.spawn("/bin/sh", ["-c", 'exec "$@" 2>"$0"', stderr_to, *argv], env=environment, timeout=30)
@@ -363,8 +366,10 @@ def tmux(safe_run: SafeRun, tmp_path: Path) -> Iterator[Tmux]:
     session.close()
 
 
-def run_line(command: str) -> str:
-    return f"{sys.executable} -m safe_run --shell {shell_path('bash')} --format pretty -- '{command}'"
+def run_line(command: str, interactive: bool = False) -> str:
+    """The line a person types to run `command`; --no-input for the display that only follows it."""
+    keys = "" if interactive else " --no-input"
+    return f"{sys.executable} -m safe_run --shell {shell_path('bash')} --format pretty{keys} -- '{command}'"
 
 
 @pytest.mark.slow

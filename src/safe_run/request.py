@@ -53,6 +53,7 @@ class RunRequest:
     size: tuple[int, int] = DEFAULT_SIZE
     log: BinaryIO | None = None
     hold_on_input: bool = False  # a session: report input waits and keep the command for answers
+    interactive: bool = False  # a person's own terminal runs it: their keys and screen (see display.interactive)
     # A session: a held input wait nobody asked about for this long is stopped (None: never); a
     # persistent shell also closes after this long without a command.
     idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S

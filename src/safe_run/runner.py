@@ -307,6 +307,13 @@ class Run:
         if self.finish is None:
             self.finish = self.tracker.interrupted(self.signal_name)
 
+    def command_reads_keys(self) -> bool:
+        """Whether what a person types reaches the command, not the shell: between the command's
+        start mark and its end (a shell without integration gives no start mark: once its line
+        is typed). Keys typed before wait; the shell's own prompt never gets them."""
+        phase = self.tracker.phase
+        return self.finish is None and (phase is Phase.RUNNING or (phase is Phase.TYPED and not self.tracker.integrated))
+
     def resize(self, rows: int, columns: int) -> None:
         """Give the terminal another size (a person attached with theirs); the kernel tells the
         foreground with SIGWINCH, and full-screen programs redraw."""
@@ -480,7 +487,7 @@ class Run:
                 self._audience.output(item)
             self._act(self.tracker.feed(item, now))
         asked = self._questions.find(chunk)
-        if asked and self._raw():
+        if asked and self._raw() and not self.request.interactive:  # a person's terminal answers for itself
             cursor = self.tracker.screen.cursor()
             self.terminal.write(b"".join(answer(kind, cursor) for kind in asked), timeout=0.0)
 
@@ -583,13 +590,16 @@ def execute(
 
 class Shown:
     """A display following the run: its timer, the downgrades as they happen, and SIGPIPE when
-    its reader went away."""
+    its reader went away. A person's own run (an interactive display) also types: their keys go
+    to the command, their terminal's size to its terminal, and the display hears when the
+    command waits for them."""
 
     def __init__(self, run: Run, display: Display, clock: Callable[[], float]) -> None:
         self._run = run
         self._display = display
         self._clock = clock
         self._reported = 0
+        self._keys = bytearray()  # typed, not yet taken by the command's terminal
         display.started(run.request.command, run.shell, run.tracker.strategy, run.started_at)
 
     def wait_time(self) -> float | None:
@@ -597,12 +607,20 @@ class Shown:
         return self._display.wait(self._clock())
 
     def fds(self) -> Sequence[int]:
-        return ()
+        return self._display.input_fds()
 
     def turn(self) -> int | None:
         self._report_downgrades()
         if self._display.broken:
             return signal.SIGPIPE
+        self._keys += self._display.typed()
+        if self._keys and self._run.command_reads_keys():
+            del self._keys[: self._run.answer(bytes(self._keys))]
+        size = self._display.resized()
+        if size is not None:
+            self._run.resize(*size)
+        waiting = self._run.waiting
+        self._display.waiting(None if waiting is None or waiting.reads_keyboard else waiting.prompt or "")
         self._display.tick(self._clock())
         return None
 

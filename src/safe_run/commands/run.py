@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +20,9 @@ from ..result import ExitStatus, Result, error_result, exit_status, not_started
 from ..request import DEFAULT_IDLE_EXPIRE_S, RunRequest, Scope, Timers
 from ..session import SessionError
 from .params import SECONDS, current_directory, open_log, read_command_file, stdin_is_open
+
+if TYPE_CHECKING:
+    from ..display import Display
 
 EXIT_STATUS_HELP = (
     "Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
@@ -157,6 +163,10 @@ def yield_after_for(
 @click.option("--wait", is_flag=True, help="Wait for the end however long it takes, even with JSON output.")
 @click.option("--keep-background", is_flag=True, help="Leave background jobs (cmd &) running when the run ends.")
 @click.option(
+    "--no-input", is_flag=True,
+    help="At a terminal, keep your keys from the command: an input wait is stopped and reported, as for an agent.",
+)
+@click.option(
     "--no-batch-env", is_flag=True,
     help="Keep the caller's PAGER, GIT_PAGER, GIT_EDITOR, ... instead of non-interactive defaults.",
 )
@@ -193,6 +203,7 @@ def run_command(
     yield_after: float | None,
     wait: bool,
     keep_background: bool,
+    no_input: bool,
     no_batch_env: bool,
     log: str | None,
     in_shell: str | None,
@@ -229,6 +240,12 @@ def run_command(
         idle_expire=idle_expire or None,
         log=None if log is None else open_log(log),  # last: nothing is created for a refused call
     )
+    if shown == "pretty" and bound is None and in_shell is None:
+        from ..display.interactive import interactive, terminal_size
+
+        if interactive(environment, no_input):
+            # The person's own run: their keys, their screen and its size (display.interactive).
+            request = replace(request, hold_on_input=True, interactive=True, size=terminal_size(environment))
     signals = _stop_signals()
     signals.keep()
     wakeup = signals.wakeup
@@ -265,10 +282,14 @@ def _run(request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, e
         result = _in_session(request, bound, wakeup, env)
         emit(result, shown, env)
         return result
-    display = None
+    display: Display | None = None
     if shown == "jsonl":
         utf8_stdout(env.stdout)  # JSON is UTF-8, whatever PYTHONIOENCODING says
-    if shown != "json":
+    if request.interactive:
+        from ..display.interactive import InteractiveDisplay
+
+        display = InteractiveDisplay(env, time.monotonic)
+    elif shown != "json":
         from ..display import make_display
 
         display = make_display(shown, request.max_output, env)

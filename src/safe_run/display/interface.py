@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..result import Downgrade, Result, ShellInfo, Strategy
 
@@ -29,6 +29,21 @@ class Display:
 
     def tick(self, now: float) -> None:
         """Write what is due."""
+
+    def input_fds(self) -> Sequence[int]:
+        """Descriptors on which the person types to the command (a run that is theirs)."""
+        return ()
+
+    def typed(self) -> bytes:
+        """What the person typed since the last call, for the command."""
+        return b""
+
+    def resized(self) -> tuple[int, int] | None:
+        """The person's terminal's new size (rows, columns), once, after it changed."""
+        return None
+
+    def waiting(self, prompt: str | None) -> None:
+        """The command waits for the person's input at `prompt`; None: it does not (any more)."""
 
     def stop(self) -> None:
         """The run is over (or failed): write what is held and leave the terminal as it was."""

@@ -1,0 +1,97 @@
+"""A person's own run at their terminal, side by side with script(1) doing the same.
+
+    .venv/bin/python bench/bench_interactive.py [--keys 100] [--lines 1000000] [--pairs 5]
+
+Prints, for the machine it runs on, all measured in this invocation:
+  key -> echo   a key typed into `cat` until its echo is back on the person's terminal (pexpect's
+                pseudo-terminal): under `safe-run` and under `script -qc`; medians, and the
+                difference (target: within 5 ms of script)
+  throughput    `seq 1 LINES` shown on the terminal to its end: safe-run / script wall time, as
+                the median of PAIRS alternating pairs (target: within 10%)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import pexpect
+
+BOUND_S = 120.0
+
+
+def environment(root: str) -> dict[str, str]:
+    runtime = os.path.join(root, "run")
+    os.makedirs(runtime, mode=0o700, exist_ok=True)
+    passed = {name: os.environ[name] for name in ("PATH", "PYTHONPATH") if name in os.environ}
+    return {**passed, "HOME": root, "XDG_RUNTIME_DIR": runtime, "TMPDIR": root, "SHELL": "/bin/bash",
+            "LANG": "C.UTF-8", "TERM": "xterm-256color", "SAFE_RUN_WARM": "0"}
+
+
+def safe_run(command: str) -> tuple[str, list[str]]:
+    return sys.executable, ["-m", "safe_run", "--shell", "/bin/bash", command]
+
+
+def script(command: str) -> tuple[str, list[str]]:
+    return "script", ["-qc", command, "/dev/null"]
+
+
+def echo_times(program: tuple[str, list[str]], env: dict[str, str], keys: int) -> list[float]:
+    terminal = pexpect.spawn(program[0], program[1], env=env, dimensions=(50, 200), timeout=BOUND_S)
+    terminal.delaybeforesend = None
+    terminal.send(b"ready\r")
+    terminal.expect(b"ready\r\n.*ready\r\n")  # cat is reading: its echo and its answer came back
+    times = []
+    for index in range(keys):
+        key = bytes([ord("a") + index % 26])
+        began = time.perf_counter()
+        terminal.send(key)
+        terminal.expect_exact(key)
+        times.append(time.perf_counter() - began)
+    terminal.sendcontrol("d")
+    terminal.sendcontrol("d")
+    terminal.expect(pexpect.EOF)
+    return times
+
+
+def shown_in(program: tuple[str, list[str]], env: dict[str, str]) -> float:
+    began = time.perf_counter()
+    terminal = pexpect.spawn(program[0], program[1], env=env, dimensions=(50, 200), timeout=BOUND_S, maxread=1 << 16)
+    terminal.expect(pexpect.EOF)
+    took = time.perf_counter() - began
+    terminal.close()
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--keys", type=int, default=100)
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--pairs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-interactive-") as root:
+        env = environment(root)
+        ours = echo_times(safe_run("cat"), env, args.keys)
+        theirs = echo_times(script("cat"), env, args.keys)
+        ratios, mine, reference = [], [], []
+        for _ in range(args.pairs):
+            a = shown_in(safe_run(f"seq 1 {args.lines}"), env)
+            b = shown_in(script(f"seq 1 {args.lines}"), env)
+            mine.append(a)
+            reference.append(b)
+            ratios.append(a / b)
+    ours_ms, theirs_ms = statistics.median(ours) * 1000, statistics.median(theirs) * 1000
+    print(f"{os.cpu_count()} CPUs")
+    print(f"key -> echo   safe-run {ours_ms:.2f} ms, script {theirs_ms:.2f} ms: {ours_ms - theirs_ms:+.2f} ms "
+          f"(target: within 5 ms); worst {max(ours) * 1000:.2f} / {max(theirs) * 1000:.2f} ms")
+    print(f"throughput    seq 1 {args.lines} on the terminal: safe-run {statistics.median(mine):.2f} s, script "
+          f"{statistics.median(reference):.2f} s; safe-run/script {statistics.median(ratios):.2f}x "
+          f"(target <= 1.10x; median of {args.pairs} pairs)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""A person at their own terminal: the keyboard and the screen belong to the command.
+
+When stdin and stdout are both the person's terminal, the run is theirs as it would be without
+safe-run: the terminal is in raw mode for the run, every key goes to the command as a terminal
+passes it (Ctrl-C is the command's own interrupt character, so a REPL goes on), the command's
+bytes go to the screen as they are (full-screen programs, the alternate screen, colours), the
+questions it asks the terminal reach the person's terminal and its answers come back, and the
+terminal's size follows the person's (SIGWINCH). Input waits are never stopped: the window title
+says the command waits for the person, and the summary says for how long.
+
+Ctrl-Z suspends safe-run itself (and gives the terminal back) as it would any job of the person's
+shell; `fg` takes it up again. The terminal is given back as it was however the run ends.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import termios
+import tty
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import Any
+
+from .. import escapes, polling
+from ..environment import Environment
+from ..result import Result, ShellInfo, Strategy
+from .interface import Display
+from .status_line import elapsed
+
+CTRL_Z = b"\x1a"
+# The window title is brought up to date this often while the run goes on.
+TITLE_INTERVAL = 1.0
+SAVE_TITLE, RESTORE_TITLE = b"\x1b[22;0t", b"\x1b[23;0t"
+# What a command killed in its full screen leaves behind, taken back: the main screen, a visible cursor.
+LEAVE_FULL_SCREEN = b"\x1b[?1049l"
+SANE = b"\x1b[0m\x1b[?25h"
+
+
+def interactive(env: Environment, no_input: bool) -> bool:
+    """Whether the run is the person's: both ends a terminal, and they did not ask for --no-input."""
+    return not no_input and env.stdin_isatty and env.stdout_isatty and env.presentation.passthrough
+
+
+def terminal_size(env: Environment) -> tuple[int, int]:
+    """The person's terminal's size, rows and columns, for the command's terminal."""
+    size = os.get_terminal_size(env.stdout.fileno())
+    return size.lines, size.columns
+
+
+class InteractiveDisplay(Display):
+    def __init__(self, env: Environment, clock: Callable[[], float]) -> None:
+        self._env = env
+        self._clock = clock
+        self._in = env.stdin.fileno()
+        self._out = env.stdout.fileno()
+        self._saved: list[Any] | None = None
+        self._resized = False
+        self._started_at: float | None = None
+        self._command = ""
+        self._titled = float("-inf")
+        self._prompt: str | None = None
+        self._waiting_since: float | None = None
+        self.waited = 0.0  # seconds the command waited for the person, all told
+        self._full_screen = False  # the command's bytes left the alternate screen on
+        self._stopped = False
+        self._handlers: dict[int, object] = {}
+        self.on_output = self._output
+
+    def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
+        self._started_at = started_at
+        self._command = command.strip().splitlines()[0] if command.strip() else ""
+        self._write(SAVE_TITLE)
+        self._raw()
+        for signum, handler in ((signal.SIGWINCH, self._on_resize), (signal.SIGCONT, self._on_continue)):
+            try:
+                self._handlers[signum] = signal.signal(signum, handler)
+            except ValueError:
+                pass  # not the main thread: the size stays as it was at the start
+        self._title(self._clock())
+
+    def input_fds(self) -> Sequence[int]:
+        return (self._in,)
+
+    def typed(self) -> bytes:
+        """What the person typed since the last look; Ctrl-Z suspends safe-run instead."""
+        if not polling.readable([self._in], 0):
+            return b""  # never a blocking read: the terminal's file is the person's shell's too
+        try:
+            data = os.read(self._in, 65536)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError:
+            return b""
+        if CTRL_Z in data:
+            before = data.partition(CTRL_Z)[0]
+            self._suspend()
+            return before
+        return data
+
+    def resized(self) -> tuple[int, int] | None:
+        if not self._resized:
+            return None
+        self._resized = False
+        try:
+            return terminal_size(self._env)
+        except OSError:
+            return None
+
+    def waiting(self, prompt: str | None) -> None:
+        """The command waits for the person at `prompt` (None: it does not wait now)."""
+        now = self._clock()
+        if prompt is None and self._waiting_since is not None:
+            self.waited += now - self._waiting_since
+            self._waiting_since = None
+        elif prompt is not None and self._waiting_since is None:
+            self._waiting_since = now
+        if prompt != self._prompt:
+            self._prompt = prompt
+            self._title(now)
+
+    def wait(self, now: float) -> float | None:
+        return max(0.0, self._titled + TITLE_INTERVAL - now)
+
+    def tick(self, now: float) -> None:
+        if now - self._titled >= TITLE_INTERVAL:
+            self._title(now)
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self.waiting(None)
+        for signum, handler in self._handlers.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+        self._cooked()
+        self._write((LEAVE_FULL_SCREEN if self._full_screen else b"") + SANE + RESTORE_TITLE)
+
+    def finished(self, result: Result) -> None:
+        self.stop()
+        from ..render import print_summary
+
+        notes = [f"waited {elapsed(self.waited)} for your input"] if self.waited >= 0.5 else []
+        print_summary(result, self._env, omitted=0, notes=notes)
+
+    def _output(self, data: bytes) -> None:
+        for match in escapes.ALTERNATE_SWITCH.finditer(data):
+            self._full_screen = match.group(1) == b"h"
+        self._write(data)
+
+    def _title(self, now: float) -> None:
+        self._titled = now
+        if self._started_at is None or self._stopped:
+            return
+        if self._waiting_since is not None:
+            shown = f" at {self._prompt.strip()!r}" if self._prompt and self._prompt.strip() else ""
+            what = f"waiting for your input{shown} ({elapsed(now - self._waiting_since)})"
+        else:
+            what = f"{self._command} ({elapsed(now - self._started_at)})"
+        title = f"safe-run: {what}".replace("\x1b", "").replace("\x07", "")
+        self._write(b"\x1b]2;" + title.encode("utf-8", "replace") + b"\x07")
+
+    def _raw(self) -> None:
+        try:
+            self._saved = termios.tcgetattr(self._in)
+            tty.setraw(self._in, termios.TCSANOW)
+        except (OSError, termios.error):
+            self._saved = None
+
+    def _cooked(self) -> None:
+        if self._saved is not None:
+            try:
+                termios.tcsetattr(self._in, termios.TCSADRAIN, self._saved)
+            except (OSError, termios.error):
+                pass
+
+    def _suspend(self) -> None:
+        """Ctrl-Z: the person's shell gets its terminal back, and safe-run stops until `fg`."""
+        self._cooked()
+        self._write(SANE)
+        previous = signal.getsignal(signal.SIGTSTP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(0, signal.SIGTSTP)  # the whole job, as the terminal would stop it
+        signal.signal(signal.SIGTSTP, previous)
+        self._on_continue(signal.SIGCONT, None)  # also without a SIGCONT handler of ours
+
+    def _on_continue(self, signum: int, frame: FrameType | None) -> None:
+        """Taken up again: raw mode back, and the command told the size, so a full screen redraws."""
+        if not self._stopped:
+            self._raw()
+            self._resized = True
+
+    def _on_resize(self, signum: int, frame: FrameType | None) -> None:
+        self._resized = True
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._out, view):]
+            except BlockingIOError:
+                continue
+            except OSError:
+                return

@@ -1,0 +1,249 @@
+"""A person at their own terminal: keys and screen belong to the command.
+
+The person's terminal is pexpect's pseudo-terminal (what a tmux pane is to the kernel), running
+`safe-run` directly or from a shell of the person's (for Ctrl-Z and `fg`, and to compare
+`stty -g` before and after). Real programs, real waits, each bounded; slow tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from conftest import SafeRun, shell_path
+
+pytestmark = pytest.mark.slow
+
+BOUND_S = 20
+GETPASS = "python3 -c 'import getpass; p = getpass.getpass(\"Password: \"); print(\"right\" if p == \"hunter2\" else \"wrong\")'"
+# Asks the terminal where the cursor is, and prints every answer that came within a second.
+ASKS = r'''
+import os, select, termios, tty
+saved = termios.tcgetattr(0)
+tty.setraw(0)
+os.write(1, b"\x1b[6n")
+got = b""
+while select.select([0], [], [], 1.0)[0]:
+    got += os.read(0, 64)
+termios.tcsetattr(0, termios.TCSADRAIN, saved)
+print("answers", got.count(b"R"), repr(got))
+'''
+
+
+def person(safe_run: SafeRun, *args: str, rows: int = 24, columns: int = 80) -> pexpect.spawn:
+    """`safe-run ARGS` in the person's terminal."""
+    safe_run.shell = safe_run.shell or shell_path("bash")
+    env = {**safe_run.environment(), "TERM": "xterm-256color"}
+    return pexpect.spawn(sys.executable, ["-m", "safe_run", "--shell", safe_run.shell, *args], env=env,
+                         dimensions=(rows, columns), timeout=BOUND_S, encoding="utf-8", codec_errors="replace")
+
+
+def ended(terminal: pexpect.spawn) -> int:
+    terminal.expect(pexpect.EOF)
+    terminal.close()
+    assert terminal.exitstatus is not None
+    return terminal.exitstatus
+
+
+def test_a_question_is_answered_by_the_person(safe_run: SafeRun) -> None:
+    terminal = person(safe_run, "read -p 'Delete all? [y/N] ' a; echo got=$a")
+    terminal.expect(r"(?<!')Delete all\? \[y/N\] ")  # the prompt, not the window title that names the command
+    terminal.send("y\r")
+    terminal.expect("got=y")
+    terminal.expect("completed")
+    assert ended(terminal) == 0
+
+
+def test_a_password_is_typed_unseen(safe_run: SafeRun) -> None:
+    terminal = person(safe_run, GETPASS)
+    terminal.expect(r'(?<!")Password: ')
+    terminal.send("hunter2\r")
+    terminal.expect("right")
+    terminal.expect("completed")
+    assert "hunter2" not in (terminal.before or "")
+    assert ended(terminal) == 0
+
+
+def test_less_is_shown_and_quit_and_follows_the_size(safe_run: SafeRun, tmp_path: Path) -> None:
+    if shutil.which("less") is None:
+        pytest.skip("less is not installed")
+    text = tmp_path / "text.txt"
+    text.write_text("".join(f"line {n}\n" for n in range(1, 200)))
+    terminal = person(safe_run, f"less {text}", rows=24)
+    terminal.expect("line 23")
+    terminal.setwinsize(40, 80)  # the pane grows: less redraws for its new size
+    terminal.expect("line 39")
+    terminal.send("q")
+    terminal.expect("completed")
+    assert ended(terminal) == 0
+
+
+def test_vim_edits_and_saves(safe_run: SafeRun, tmp_path: Path) -> None:
+    if shutil.which("vim") is None:
+        pytest.skip("vim is not installed")
+    notes = tmp_path / "notes.txt"
+    # A short name: a long path overflows vim's message line into a "Press ENTER" prompt.
+    terminal = person(safe_run, f"cd {tmp_path} && vim -u NONE -i NONE -n notes.txt")
+    terminal.expect_exact('[New')
+    time.sleep(1.0)  # vim asks this terminal questions at its start, which pexpect does not answer
+    terminal.send("ihello from a person\x1b")
+    time.sleep(0.5)  # an Escape with more keys right behind it reads as one key sequence
+    terminal.send(":wq\r")
+    index = terminal.expect(["completed", "Press ENTER"])
+    assert index == 0, terminal.before[-2000:]
+    assert ended(terminal) == 0
+    assert notes.read_text() == "hello from a person\n"
+
+
+def test_ctrl_c_is_the_commands_own(safe_run: SafeRun) -> None:
+    terminal = person(safe_run, "python3 -q")
+    terminal.expect(">>> ")
+    terminal.send("\x03")
+    terminal.expect("KeyboardInterrupt")
+    terminal.expect(">>> ")
+    terminal.send("print(6 * 7)\r")
+    terminal.expect("42")
+    terminal.send("exit()\r")
+    terminal.expect("completed")
+    assert ended(terminal) == 0
+
+
+def test_ctrl_c_ends_a_command_that_does_not_catch_it_and_the_summary_says_so(safe_run: SafeRun) -> None:
+    terminal = person(safe_run, "echo go; sleep 30")
+    terminal.expect("go")
+    time.sleep(0.5)
+    terminal.sendintr()
+    terminal.expect("exit 130")
+    assert ended(terminal) == 130
+
+
+def test_a_question_to_the_terminal_is_answered_once_by_the_persons_terminal(safe_run: SafeRun, tmp_path: Path) -> None:
+    script = tmp_path / "asks.py"
+    script.write_text(ASKS)
+    terminal = person(safe_run, f"python3 {script}")
+    terminal.expect_exact("\x1b[6n")
+    terminal.send("\x1b[7;9R")  # the person's terminal answers
+    terminal.expect(r"answers 1 b'\\x1b\[7;9R'")
+    assert ended(terminal) == 0
+
+
+def test_no_input_keeps_keys_away(safe_run: SafeRun) -> None:
+    terminal = person(safe_run, "--no-input", "read -p 'x? ' a")
+    terminal.expect("input_required")
+    assert ended(terminal) == 124
+
+
+def persons_shell(safe_run: SafeRun, tmp_path: Path) -> pexpect.spawn:
+    """The person's own bash, with safe-run on its PATH and a plain prompt."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "safe-run").write_text(f"#!/bin/sh\nexec {sys.executable} -m safe_run --shell {shell_path('bash')} \"$@\"\n")
+    (bindir / "safe-run").chmod(0o755)
+    env = {**safe_run.environment(), "TERM": "xterm-256color", "PS1": "$ ",
+           "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', os.defpath)}"}
+    shell = pexpect.spawn(shell_path("bash"), ["--norc", "--noprofile", "-i"], env=env, dimensions=(24, 80),
+                          timeout=BOUND_S, encoding="utf-8", codec_errors="replace")
+    shell.expect_exact("$ ")
+    return shell
+
+
+def settings(shell: pexpect.spawn) -> str:
+    shell.sendline("stty -g")
+    shell.expect(r"([0-9a-f]+(?::[0-9a-f]+){10,})\r\n")
+    value = shell.match.group(1)
+    shell.expect_exact("$ ")
+    return str(value)
+
+
+def test_ctrl_z_and_fg_and_the_terminal_given_back(safe_run: SafeRun, tmp_path: Path) -> None:
+    shell = persons_shell(safe_run, tmp_path)
+    before = settings(shell)
+    shell.sendline("safe-run 'read -p \"name? \" n; echo hello $n'")
+    shell.expect_exact("name? ")
+    shell.send("\x1a")  # Ctrl-Z: safe-run stops as a job of the person's shell
+    shell.expect("Stopped")
+    shell.expect_exact("$ ")
+    assert settings(shell) == before, "the terminal is given back while safe-run is stopped"
+    shell.sendline("fg")
+    time.sleep(0.5)
+    shell.send("bob\r")
+    shell.expect("hello bob")
+    shell.expect("completed")
+    shell.expect_exact("$ ")
+    assert settings(shell) == before
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
+def test_sigterm_to_safe_run_gives_the_terminal_back(safe_run: SafeRun, tmp_path: Path) -> None:
+    shell = persons_shell(safe_run, tmp_path)
+    before = settings(shell)
+    shell.sendline("safe-run 'read -p \"wait? \" n'; echo status=$?")
+    shell.expect_exact("wait? ")
+    runs = [pid for pid in os.listdir("/proc") if pid.isdigit() and _started_by(int(pid), shell.pid)]
+    for pid in runs:
+        os.kill(int(pid), signal.SIGTERM)
+    shell.expect("status=143")
+    shell.expect_exact("$ ")
+    assert settings(shell) == before
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
+def _started_by(pid: int, parent: int) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return int(fields[1]) == parent
+
+
+# ---- in tmux, as a person sees it ---------------------------------------------------------------
+
+
+@pytest.fixture
+def pane(safe_run: SafeRun, tmp_path: Path):  # type: ignore[no-untyped-def]
+    from test_streaming import Tmux
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    session = Tmux(safe_run, tmp_path)
+    session.wait_for("$")
+    yield session
+    session.close()
+
+
+def test_in_tmux_a_question_is_answered_and_the_terminal_is_as_before(pane, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from test_streaming import run_line
+
+    before, after = tmp_path / "before", tmp_path / "after"
+    pane.keys(f"stty -g > {before}", "Enter")
+    pane.keys(run_line("read -p \"Delete all? [y/N] \" a; echo got=$a", interactive=True), "Enter")
+    pane.wait_for("Delete all? [y/N]")
+    pane.keys("y", "Enter")
+    assert "got=y" in pane.wait_for("completed")
+    pane.keys(f"stty -g > {after}; cmp {before} {after} && echo SAME-SETTINGS", "Enter")
+    pane.wait_for("SAME-SETTINGS")
+
+
+def test_in_tmux_less_redraws_when_the_pane_is_resized(pane, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from test_streaming import run_line
+
+    if shutil.which("less") is None:
+        pytest.skip("less is not installed")
+    text = tmp_path / "text.txt"
+    text.write_text("".join(f"row {n}\n" for n in range(1, 300)))
+    pane.keys(run_line(f"less {text}", interactive=True), "Enter")
+    pane.wait_for("row 29")
+    assert "row 45" not in pane.screen()
+    pane.tmux("resize-window", "-y", "50")
+    pane.wait_for("row 45")
+    pane.keys("q")
+    pane.wait_for("completed")
