@@ -247,3 +247,17 @@ def test_in_tmux_less_redraws_when_the_pane_is_resized(pane, tmp_path: Path) -> 
     pane.wait_for("row 45")
     pane.keys("q")
     pane.wait_for("completed")
+
+
+def test_in_tmux_what_is_typed_while_the_command_works_is_the_persons_shells(pane) -> None:  # type: ignore[no-untyped-def]
+    """Type-ahead: keys typed while the command does not read stay in the person's terminal, and
+    their own shell reads them after the run, as it would without safe-run; the shell safe-run
+    holds never runs them."""
+    from test_streaming import run_line
+
+    pane.keys(run_line("sleep 2; echo done", interactive=True), "Enter")
+    time.sleep(0.8)
+    pane.keys("echo typed-ahead-$((6*7))", "Enter")
+    screen = pane.wait_for("completed")
+    assert "typed-ahead-42" not in screen.split("completed")[0], screen
+    pane.wait_for("typed-ahead-42\n")

@@ -21,7 +21,8 @@ class Followed(Protocol):
 
     def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Decision | None: ...
 
-    def interrupt(self, signum: int) -> None: ...
+    def interrupt(self, signum: int) -> bool:
+        """Stop as `signum` asks; True when the signal was the command's and went to it instead."""
 
 
 class Watcher(Protocol):
@@ -46,7 +47,8 @@ def follow(run: Followed, wakeup: Wakeup, watcher: Watcher | None = None) -> Dec
         if finish is not None:
             return finish
         if wakeup.pending:
-            run.interrupt(wakeup.pending[0])
+            if run.interrupt(wakeup.pending[0]):
+                wakeup.pending.pop(0)  # passed on to the command: not a stop
             continue
         wakeup.drain()  # a signal someone else handles (Ctrl-Z for a display) woke the loop
         stop = None if watcher is None else watcher.turn()

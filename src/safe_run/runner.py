@@ -109,6 +109,7 @@ class Run:
     ) -> None:
         self.request = request
         self._audience = audience
+        self.last_seen: Observation | None = None  # what the kernel showed at the last look
         self._clock = clock
         self._on_output = on_output
         # When the first command line was typed: what ran before is the shell's own, and at the
@@ -251,6 +252,7 @@ class Run:
         waits on the terminal, what runs in it now (a program or another shell `exec`ed there).
         """
         seen = self.kernel.observe(self._typed) if self.kernel.available else None
+        self.last_seen = seen
         self._take_written_before_the_look()
         if self.finish is not None:
             return seen
@@ -301,18 +303,34 @@ class Run:
         """The shell's working directory now."""
         return self.kernel.directory()
 
-    def interrupt(self, signum: int) -> None:
-        """safe-run itself was told to stop: stop the command and report what there is."""
+    def interrupt(self, signum: int) -> bool:
+        """safe-run itself was told to stop: stop the command and report what there is; False.
+
+        At a person's own run, their Ctrl-C (SIGINT to safe-run, which is in the foreground of their
+        terminal) is the command's: it goes to the command's terminal as its interrupt character,
+        and the command decides what it means (a REPL goes on); True: passed on."""
+        if signum == signal.SIGINT and self.request.interactive and self.finish is None \
+                and self.tracker.phase is Phase.RUNNING:
+            self.terminal.write(b"\x03", timeout=0.0)
+            return True
         self.signal_name = signal.Signals(signum).name
         if self.finish is None:
             self.finish = self.tracker.interrupted(self.signal_name)
+        return False
 
-    def command_reads_keys(self) -> bool:
-        """Whether what a person types reaches the command, not the shell: between the command's
-        start mark and its end (a shell without integration gives no start mark: once its line
-        is typed). Keys typed before wait; the shell's own prompt never gets them."""
+    def command_reads_keys(self, fresh: bool = True) -> bool:
+        """Whether what a person types should go to the command now: between its start mark and
+        its end (a shell without integration gives no start mark: once its line is typed), and
+        while it waits on its terminal (a fresh look, or the last one). Keys typed while it works
+        stay in the person's terminal: what the command never reads is read by the person's own
+        shell after the run, as type-ahead is, never by the shell safe-run holds."""
         phase = self.tracker.phase
-        return self.finish is None and (phase is Phase.RUNNING or (phase is Phase.TYPED and not self.tracker.integrated))
+        if self.finish is not None or not (phase is Phase.RUNNING or (phase is Phase.TYPED and not self.tracker.integrated)):
+            return False
+        if not self.kernel.available:
+            return True  # nothing tells whether it reads: as a terminal would, its keys go to it
+        seen = self.kernel.observe(self._typed) if fresh else self.last_seen
+        return seen is not None and (seen.waiting_for_terminal or seen.listening)
 
     def resize(self, rows: int, columns: int) -> None:
         """Give the terminal another size (a person attached with theirs); the kernel tells the
@@ -600,6 +618,7 @@ class Shown:
         self._clock = clock
         self._reported = 0
         self._keys = bytearray()  # typed, not yet taken by the command's terminal
+        self._holding = False  # the command works: what the person types stays in their terminal
         display.started(run.request.command, run.shell, run.tracker.strategy, run.started_at)
 
     def wait_time(self) -> float | None:
@@ -607,14 +626,21 @@ class Shown:
         return self._display.wait(self._clock())
 
     def fds(self) -> Sequence[int]:
-        return self._display.input_fds()
+        return () if self._holding else self._display.input_fds()
 
     def turn(self) -> int | None:
         self._report_downgrades()
         if self._display.broken:
             return signal.SIGPIPE
-        self._keys += self._display.typed()
-        if self._keys and self._run.command_reads_keys():
+        if self._holding and self._run.command_reads_keys(fresh=False):
+            self._holding = False  # the last look saw the command wait on its terminal again
+        if not self._holding and self._display.input_ready():
+            if self._run.command_reads_keys():
+                self._keys += self._display.typed()
+            else:
+                self._holding = True  # left in the person's terminal until the command reads
+        self._keys += self._display.control_keys()
+        if self._keys:
             del self._keys[: self._run.answer(bytes(self._keys))]
         size = self._display.resized()
         if size is not None:

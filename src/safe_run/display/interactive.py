@@ -2,7 +2,10 @@
 
 When stdin and stdout are both the person's terminal, the run is theirs as it would be without
 safe-run: the terminal is in raw mode for the run, every key goes to the command as a terminal
-passes it (Ctrl-C is the command's own interrupt character, so a REPL goes on), the command's
+passes it while the command waits on its terminal (what is typed while it works stays in the
+person's terminal, type-ahead for whoever reads next: the command, or their own shell after the
+run, never the shell safe-run holds), Ctrl-C and Ctrl-\\ are the command's own interrupt and
+quit characters (they come to safe-run as signals and go on to the command: a REPL goes on), the command's
 bytes go to the screen as they are (full-screen programs, the alternate screen, colours), the
 questions it asks the terminal reach the person's terminal and its answers come back, and the
 terminal's size follows the person's (SIGWINCH). Input waits are never stopped: the window title
@@ -28,7 +31,7 @@ from ..result import Result, ShellInfo, Strategy
 from .interface import Display
 from .status_line import elapsed
 
-CTRL_Z = b"\x1a"
+QUIT = b"\x1c"  # Ctrl-\, the command's quit character
 # The window title is brought up to date this often while the run goes on.
 TITLE_INTERVAL = 1.0
 SAVE_TITLE, RESTORE_TITLE = b"\x1b[22;0t", b"\x1b[23;0t"
@@ -65,6 +68,7 @@ class InteractiveDisplay(Display):
         self._full_screen = False  # the command's bytes left the alternate screen on
         self._stopped = False
         self._handlers: dict[int, object] = {}
+        self._quit = False  # Ctrl-\ came (as SIGQUIT), for the command
         self.on_output = self._output
 
     def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
@@ -72,7 +76,9 @@ class InteractiveDisplay(Display):
         self._command = command.strip().splitlines()[0] if command.strip() else ""
         self._write(SAVE_TITLE)
         self._raw()
-        for signum, handler in ((signal.SIGWINCH, self._on_resize), (signal.SIGCONT, self._on_continue)):
+        handlers = ((signal.SIGWINCH, self._on_resize), (signal.SIGCONT, self._on_continue),
+                    (signal.SIGTSTP, self._on_suspend), (signal.SIGQUIT, self._on_quit))
+        for signum, handler in handlers:
             try:
                 self._handlers[signum] = signal.signal(signum, handler)
             except ValueError:
@@ -82,21 +88,22 @@ class InteractiveDisplay(Display):
     def input_fds(self) -> Sequence[int]:
         return (self._in,)
 
+    def input_ready(self) -> bool:
+        return bool(polling.readable([self._in], 0))
+
     def typed(self) -> bytes:
-        """What the person typed since the last look; Ctrl-Z suspends safe-run instead."""
-        if not polling.readable([self._in], 0):
-            return b""  # never a blocking read: the terminal's file is the person's shell's too
-        try:
-            data = os.read(self._in, 65536)
-        except (BlockingIOError, InterruptedError):
+        """What the person typed since the last look (never a blocking read: the terminal's file
+        is the person's shell's too)."""
+        if not self.input_ready():
             return b""
+        try:
+            return os.read(self._in, 65536)
         except OSError:
             return b""
-        if CTRL_Z in data:
-            before = data.partition(CTRL_Z)[0]
-            self._suspend()
-            return before
-        return data
+
+    def control_keys(self) -> bytes:
+        pressed, self._quit = (QUIT if self._quit else b""), False
+        return pressed
 
     def resized(self) -> tuple[int, int] | None:
         if not self._resized:
@@ -161,11 +168,19 @@ class InteractiveDisplay(Display):
         self._write(b"\x1b]2;" + title.encode("utf-8", "replace") + b"\x07")
 
     def _raw(self) -> None:
+        """Raw, but for the signal keys: Ctrl-C, Ctrl-\\ and Ctrl-Z still come as signals to
+        safe-run, the job in the person's terminal, so that they work whether or not the command
+        reads its keys now (SIGINT and SIGQUIT go on to the command as its own keys)."""
         try:
-            self._saved = termios.tcgetattr(self._in)
+            saved = termios.tcgetattr(self._in)
             tty.setraw(self._in, termios.TCSANOW)
+            modes = termios.tcgetattr(self._in)
+            modes[3] |= termios.ISIG
+            termios.tcsetattr(self._in, termios.TCSANOW, modes)
+            if self._saved is None:
+                self._saved = saved
         except (OSError, termios.error):
-            self._saved = None
+            pass
 
     def _cooked(self) -> None:
         if self._saved is not None:
@@ -174,15 +189,17 @@ class InteractiveDisplay(Display):
             except (OSError, termios.error):
                 pass
 
-    def _suspend(self) -> None:
+    def _on_suspend(self, signum: int, frame: FrameType | None) -> None:
         """Ctrl-Z: the person's shell gets its terminal back, and safe-run stops until `fg`."""
         self._cooked()
         self._write(SANE)
-        previous = signal.getsignal(signal.SIGTSTP)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
-        os.kill(0, signal.SIGTSTP)  # the whole job, as the terminal would stop it
-        signal.signal(signal.SIGTSTP, previous)
-        self._on_continue(signal.SIGCONT, None)  # also without a SIGCONT handler of ours
+        os.kill(os.getpid(), signal.SIGTSTP)
+        signal.signal(signal.SIGTSTP, self._on_suspend)
+        self._on_continue(signal.SIGCONT, None)
+
+    def _on_quit(self, signum: int, frame: FrameType | None) -> None:
+        self._quit = True
 
     def _on_continue(self, signum: int, frame: FrameType | None) -> None:
         """Taken up again: raw mode back, and the command told the size, so a full screen redraws."""

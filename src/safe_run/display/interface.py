@@ -34,8 +34,16 @@ class Display:
         """Descriptors on which the person types to the command (a run that is theirs)."""
         return ()
 
+    def input_ready(self) -> bool:
+        """The person typed something not read yet (it stays theirs until `typed` takes it)."""
+        return False
+
     def typed(self) -> bytes:
         """What the person typed since the last call, for the command."""
+        return b""
+
+    def control_keys(self) -> bytes:
+        """Control keys the person pressed that came as signals (Ctrl-\\), as the command's bytes."""
         return b""
 
     def resized(self) -> tuple[int, int] | None:
