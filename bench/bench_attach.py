@@ -25,19 +25,13 @@ import time
 
 import pexpect
 
+from private import private_environment
+
 from safe_run.session import wire
 from safe_run.session.onlookers import SCREEN, frames
 from safe_run.session.store import SessionStore
 
 BOUND_S = 30.0
-
-
-def environment(root: str) -> dict[str, str]:
-    runtime = os.path.join(root, "run")
-    os.makedirs(runtime, mode=0o700, exist_ok=True)
-    passed = {name: os.environ[name] for name in ("PATH", "PYTHONPATH") if name in os.environ}
-    return {**passed, "HOME": root, "XDG_RUNTIME_DIR": runtime, "TMPDIR": root, "SHELL": "/bin/bash",
-            "LANG": "C.UTF-8", "TERM": "xterm-256color", "SAFE_RUN_WARM": "0"}
 
 
 def start(env: dict[str, str], command: str) -> str:
@@ -94,7 +88,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-attach-") as root:
-        env = environment(root)
+        env = private_environment(root)
         session_id = start(env, "echo type here; cat")
         try:
             holder = [holder_screen(env, session_id) for _ in range(args.runs)]

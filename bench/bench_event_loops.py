@@ -28,6 +28,8 @@ import time
 
 import pexpect
 
+from private import private_environment
+
 BOUND_S = 30.0
 ROUND_TRIPS = 50
 TOOLKIT = 'from prompt_toolkit import prompt; print(prompt("name? "))'
@@ -68,14 +70,6 @@ def programs() -> list[tuple[str, str, str]]:
     if shutil.which("top"):
         found.append(("top", "top", "load average"))
     return found
-
-
-def environment(root: str) -> dict[str, str]:
-    runtime = os.path.join(root, "run")
-    os.makedirs(runtime, mode=0o700, exist_ok=True)
-    passed = {name: os.environ[name] for name in ("PATH", "PYTHONPATH") if name in os.environ}
-    return {**passed, "HOME": root, "XDG_RUNTIME_DIR": runtime, "TMPDIR": root, "SHELL": "/bin/bash",
-            "LANG": "C.UTF-8", "TERM": "xterm-256color"}
 
 
 def drawn_alone(command: str, prompt: str, env: dict[str, str]) -> float:
@@ -141,7 +135,7 @@ def main() -> None:
         alone, inside, said = [], [], ""
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory(prefix="bench-loops-") as root:
-                env = environment(root)
+                env = private_environment(root)
                 alone.append(drawn_alone(command, prompt, env))
                 took, said = answered(command, env)
                 inside.append(took)
@@ -149,7 +143,7 @@ def main() -> None:
         print(f"prompt -> answer  {name:15} prompt drawn at {drawn:5.2f} s alone; safe-run answered {said} at "
               f"{answer:5.2f} s: prompt -> answer {answer - drawn:5.2f} s (target <= 2 s)")
     with tempfile.TemporaryDirectory(prefix="bench-loops-") as root:
-        env = environment(root)
+        env = private_environment(root)
         ours, reference = trips_inside(env, root), trips_pexpect(env, root)
     print(f"query -> answer   cursor position, {ROUND_TRIPS} round trips: safe-run median {statistics.median(ours):.2f} ms, "
           f"worst {max(ours):.2f} ms (target <= 10 ms); pexpect answering from Python median "

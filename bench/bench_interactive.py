@@ -21,15 +21,9 @@ import time
 
 import pexpect
 
+from private import private_environment
+
 BOUND_S = 120.0
-
-
-def environment(root: str) -> dict[str, str]:
-    runtime = os.path.join(root, "run")
-    os.makedirs(runtime, mode=0o700, exist_ok=True)
-    passed = {name: os.environ[name] for name in ("PATH", "PYTHONPATH") if name in os.environ}
-    return {**passed, "HOME": root, "XDG_RUNTIME_DIR": runtime, "TMPDIR": root, "SHELL": "/bin/bash",
-            "LANG": "C.UTF-8", "TERM": "xterm-256color", "SAFE_RUN_WARM": "0"}
 
 
 def safe_run(command: str) -> tuple[str, list[str]]:
@@ -74,7 +68,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-interactive-") as root:
-        env = environment(root)
+        env = private_environment(root)
         ours = echo_times(safe_run("cat"), env, args.keys)
         theirs = echo_times(script("cat"), env, args.keys)
         ratios, mine, reference = [], [], []

@@ -18,6 +18,7 @@ import pexpect
 import pytest
 
 from conftest import SafeRun, shell_path
+from test_streaming import Tmux, run_line, tmux  # noqa: F401 - the tmux fixture, a person's pane
 
 pytestmark = pytest.mark.slow
 
@@ -208,56 +209,38 @@ def _started_by(pid: int, parent: int) -> bool:
 # ---- in tmux, as a person sees it ---------------------------------------------------------------
 
 
-@pytest.fixture
-def pane(safe_run: SafeRun, tmp_path: Path):  # type: ignore[no-untyped-def]
-    from test_streaming import Tmux
-
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
-    session = Tmux(safe_run, tmp_path)
-    session.wait_for("$")
-    yield session
-    session.close()
-
-
-def test_in_tmux_a_question_is_answered_and_the_terminal_is_as_before(pane, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from test_streaming import run_line
-
+def test_in_tmux_a_question_is_answered_and_the_terminal_is_as_before(tmux: Tmux, tmp_path: Path) -> None:
     before, after = tmp_path / "before", tmp_path / "after"
-    pane.keys(f"stty -g > {before}", "Enter")
-    pane.keys(run_line("read -p \"Delete all? [y/N] \" a; echo got=$a", interactive=True), "Enter")
-    pane.wait_for("Delete all? [y/N]")
-    pane.keys("y", "Enter")
-    assert "got=y" in pane.wait_for("completed")
-    pane.keys(f"stty -g > {after}; cmp {before} {after} && echo SAME-SETTINGS", "Enter")
-    pane.wait_for("SAME-SETTINGS")
+    tmux.keys(f"stty -g > {before}", "Enter")
+    tmux.keys(run_line("read -p \"Delete all? [y/N] \" a; echo got=$a", interactive=True), "Enter")
+    tmux.wait_for("Delete all? [y/N]")
+    tmux.keys("y", "Enter")
+    assert "got=y" in tmux.wait_for("completed")
+    tmux.keys(f"stty -g > {after}; cmp {before} {after} && echo SAME-SETTINGS", "Enter")
+    tmux.wait_for("SAME-SETTINGS")
 
 
-def test_in_tmux_less_redraws_when_the_pane_is_resized(pane, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from test_streaming import run_line
-
+def test_in_tmux_less_redraws_when_the_pane_is_resized(tmux: Tmux, tmp_path: Path) -> None:
     if shutil.which("less") is None:
         pytest.skip("less is not installed")
     text = tmp_path / "text.txt"
     text.write_text("".join(f"row {n}\n" for n in range(1, 300)))
-    pane.keys(run_line(f"less {text}", interactive=True), "Enter")
-    pane.wait_for("row 29")
-    assert "row 45" not in pane.screen()
-    pane.tmux("resize-window", "-y", "50")
-    pane.wait_for("row 45")
-    pane.keys("q")
-    pane.wait_for("completed")
+    tmux.keys(run_line(f"less {text}", interactive=True), "Enter")
+    tmux.wait_for("row 29")
+    assert "row 45" not in tmux.screen()
+    tmux.tmux("resize-window", "-y", "50")
+    tmux.wait_for("row 45")
+    tmux.keys("q")
+    tmux.wait_for("completed")
 
 
-def test_in_tmux_what_is_typed_while_the_command_works_is_the_persons_shells(pane) -> None:  # type: ignore[no-untyped-def]
+def test_in_tmux_what_is_typed_while_the_command_works_is_the_persons_shells(tmux: Tmux) -> None:
     """Type-ahead: keys typed while the command does not read stay in the person's terminal, and
     their own shell reads them after the run, as it would without safe-run; the shell safe-run
     holds never runs them."""
-    from test_streaming import run_line
-
-    pane.keys(run_line("sleep 2; echo done", interactive=True), "Enter")
+    tmux.keys(run_line("sleep 2; echo done", interactive=True), "Enter")
     time.sleep(0.8)
-    pane.keys("echo typed-ahead-$((6*7))", "Enter")
-    screen = pane.wait_for("completed")
+    tmux.keys("echo typed-ahead-$((6*7))", "Enter")
+    screen = tmux.wait_for("completed")
     assert "typed-ahead-42" not in screen.split("completed")[0], screen
-    pane.wait_for("typed-ahead-42\n")
+    tmux.wait_for("typed-ahead-42\n")
