@@ -81,12 +81,15 @@ def private_directory(path: str) -> None:
     Used for the sessions and for the warm processes' sockets: what lives there runs commands
     for whoever can reach it.
     """
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        if not os.path.isdir(path):
-            raise
-    info = os.lstat(path)
+        info = os.lstat(path)  # there already, as on every call but the first: one look
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+        info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
         raise NotPrivate(path)

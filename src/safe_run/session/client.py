@@ -75,7 +75,7 @@ def run_in_shell(
     check_name(name)
     wait = wire.MAX_WAIT_S if bound is None else bound
     ask_run = wire.Run(
-        command=request.command, wait=wait, timers=asdict(request.timers), max_output=request.max_output,
+        command=request.command, wait=wait, timers=dict(vars(request.timers)), max_output=request.max_output,
         cwd=scope.cwd, env=scope.env,
     )
     # A warm shell is asked at once: no sweep of the store, no lock, one connection.

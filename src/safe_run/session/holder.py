@@ -90,6 +90,7 @@ class Holder:
         self._idle = False  # the shell ended while it waited for a command, not with one
         self._next: tuple[RunRequest, str] | None = None
         self._last: Result | None = None
+        self._listed: tuple[str | None, str | None] | None = None  # the shell's cwd and program, as last written
         self.chunks = Chunks(request.max_output)
         self.final: Result | None = None
         self.typist: Typist | None = None
@@ -132,6 +133,7 @@ class Holder:
                 self.final = self._last_words(run, result, wakeup.pending)
                 return
             self._command_ended(result)
+            run.clear_line_status()
             if not self._start_next_command(run, wakeup):
                 self._idle = True
                 self.final = self._last_words(run, self._last or result, wakeup.pending)
@@ -197,14 +199,18 @@ class Holder:
         """A named shell's command ended: its result is kept under its own id for later polls, and
         everyone waiting about it gets it."""
         final = replace(result, session_id=None, recording=str(self.recording.path))
-        _saved(lambda: self.current.save_result(final))
         self._last = final
         self.handed_out = True  # a persistent shell's record outlives it, to say how it ended
-        shell = result.shell.name if result.shell else None
-        _saved(lambda: self.session.write_meta(last_used=time.time(), cwd=result.cwd, shell=shell))
+        # Answered first, then kept: the files are for later callers, and no request is read before
+        # they are written; each file replaced costs a flush of its data on ext4.
         for waiter in list(self.callers.waiters):
             if not waiter.closing:
                 self.callers.answer(waiter, with_note(final, waiter.note))
+        _saved(lambda: self.current.save_result(final))
+        listed = (result.cwd, result.shell.name if result.shell else None)
+        if listed != self._listed:  # what `sessions` shows of the shell, written when it changes
+            self._listed = listed
+            _saved(lambda: self.session.write_meta(cwd=listed[0], shell=listed[1]))
 
     def _answer_refused(self, result: Result) -> None:
         """A next command that was never typed: its caller gets why, and the shell waits on."""

@@ -12,7 +12,7 @@ import json
 import math
 import socket
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # A request is a few words, or the text of a `send`; anything longer is not from safe-run.
@@ -112,7 +112,11 @@ def encode(message: dict[str, object]) -> bytes:
 
 
 def encode_request(request: Request) -> bytes:
-    return encode({"op": _NAMES[type(request)], **asdict(request)})
+    """Field by field: the values are plain (strings, numbers, flat dicts), and `asdict`'s deep copy
+    of them cost more than the rest of a warm call's request."""
+    message: dict[str, object] = {"op": _NAMES[type(request)]}
+    message.update(vars(request))
+    return encode(message)
 
 
 def decode(line: bytes) -> dict[str, object] | None:

@@ -10,7 +10,7 @@ from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import EXE_PROBE, arrival, header, line_end, lines, scoped, sourced_heal_line
 
-RUN = ' __sr_start; builtin eval -- "$(< "$__sr_command_file")";'
+RUN = ' __sr_start; builtin eval -- "$(<"$__sr_cmd")";'
 # Sourced into the live shell again: kept out of its history, then the hooks, then R.
 REINJECT_HEAD = "builtin set +o history\nbuiltin unset HISTFILE\n"
 # An interactive bash prints this on stderr when the exit builtin runs (the terminal turns \n into \r\n).

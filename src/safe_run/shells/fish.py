@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from glob import escape, glob
+from pathlib import Path
 
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import TO_TERMINAL, status_file
 
-RUN = " __sr_start; eval (string collect < $__sr_command_file);"
+RUN = " __sr_start; eval (string collect < $__sr_cmd);"
 
 
 def quote(value: str) -> str:
@@ -23,7 +24,8 @@ def header(setup: RunSetup) -> str:
     exports = "".join(f"    set -gx {name} {quote(value)}\n" for name, value in setup.env.items())
     return (
         f"set -g __sr_nonce {quote(setup.nonce)}\n"
-        f"set -g __sr_command_file {quote(str(setup.command_file))}\n"
+        f"set -g __sr_cmd {quote(str(setup.command_file))}\n"
+        f"set -g __sr_end {quote(str(line_end_script(setup)))}\n"
         f"set -g __sr_cwd {quote(setup.cwd)}\n"
         f"function __sr_apply_env\n{exports}end\n"
     )
@@ -79,7 +81,12 @@ def run_line(setup: RunSetup) -> bytes:
 
 
 def line_end(setup: RunSetup) -> str:
-    """fish's ` source FILE` at the end of each typed line: as `posix.line_end`, in fish's words."""
+    """fish's ` builtin source $__sr_end` at the end of each typed line: as `posix.line_end`, in fish's words."""
+    line_end_script(setup)
+    return " builtin source $__sr_end"
+
+
+def line_end_script(setup: RunSetup) -> Path:
     script = setup.workdir / "line-end.fish"
     if not script.exists():
         script.write_text(
@@ -88,7 +95,7 @@ def line_end(setup: RunSetup) -> str:
             "return $__sr_line_status\n",
             encoding="utf-8",
         )
-    return f" builtin source {quote(str(script))}"
+    return script
 
 
 def heal_line(setup: RunSetup) -> bytes:

@@ -1,6 +1,6 @@
 # safe-run integration for zsh: becomes $ZDOTDIR/.zshenv in a private directory.
 # The header written above this line by safe-run defines:
-#   __sr_nonce, __sr_command_file, __sr_cwd, __sr_load_rc, __sr_apply_env (see integration.zsh)
+#   __sr_nonce, __sr_cmd, __sr_cwd, __sr_load_rc, __sr_apply_env (see integration.zsh)
 #   __sr_user_zdotdir  the user's ZDOTDIR, when they had one
 #   __sr_had_zdotdir   1 when the user had ZDOTDIR set, so it is restored rather than removed
 # zsh reads each start-up file from $ZDOTDIR, so the user's .zshenv runs with ZDOTDIR as plain

@@ -2,7 +2,7 @@
 # again into a live shell whose hooks a command removed (so every step here may find its own
 # earlier self, and must leave one copy). The header written above it by safe-run defines:
 #   __sr_nonce         the per-run secret that every mark carries
-#   __sr_command_file  the file holding the command text
+#   __sr_cmd           the file holding the command text
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
 # neither loses them nor finds the nonce in its file.

@@ -2,7 +2,7 @@
 # startup.zsh, and sourced again into a live shell whose hooks a command removed (so every step
 # here may find its own earlier self, and must leave one copy). The header defines:
 #   __sr_nonce         the per-run secret that every mark carries
-#   __sr_command_file  the file holding the command text
+#   __sr_cmd           the file holding the command text
 # Everything here must work under `set -u` (NO_UNSET) and must not disturb `$?`.
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
@@ -33,14 +33,14 @@ __sr_start() {
 # for the reading of this line only: the option is put back before the command runs. Without
 # the hook (no ZLE, an old zsh, aliases off), `__sr_c` is this function, and it runs through eval.
 __sr_c() {
-    builtin eval "$(<$__sr_command_file)"
+    builtin eval "$(<$__sr_cmd)"
 }
 
 typeset -g __sr_comments=
 
 __sr_line_finish() {
     if [[ $BUFFER == ' __sr_start; __sr_c;'* ]]; then
-        builtin alias __sr_c="builtin unalias __sr_c; $(<$__sr_command_file)"$'\n'
+        builtin alias __sr_c="builtin unalias __sr_c; $(<$__sr_cmd)"$'\n'
         [[ -o INTERACTIVE_COMMENTS ]] && __sr_comments=INTERACTIVE_COMMENTS || __sr_comments=NO_INTERACTIVE_COMMENTS
         builtin setopt INTERACTIVE_COMMENTS
     fi

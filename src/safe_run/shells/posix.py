@@ -33,7 +33,8 @@ def header(setup: RunSetup) -> str:
     exports = "".join(f"    builtin export {name}={quote(value)}\n" for name, value in setup.env.items())
     return (
         f"__sr_nonce={quote(setup.nonce)}\n"
-        f"__sr_command_file={quote(str(setup.command_file))}\n"
+        f"__sr_cmd={quote(str(setup.command_file))}\n"
+        f"__sr_end={quote(str(line_end_script(setup)))}\n"
         f"__sr_cwd={quote(setup.cwd)}\n"
         f"__sr_load_rc={1 if setup.load_rc else 0}\n"
         f"__sr_apply_env() {{\n{exports}    builtin :\n}}\n"
@@ -41,15 +42,23 @@ def header(setup: RunSetup) -> str:
 
 
 def line_end(setup: RunSetup) -> str:
-    """` builtin . 'FILE'`: the end of every command line typed into bash or zsh.
+    """` builtin . "$__sr_end"`: the end of every command line typed into bash or zsh.
 
     The file leaves the command's exit status in the status file, then returns it, so that `$?`
     stays the command's for the prompt hooks and the user's prompt. It is the evidence that the
     typed line is over: a shell that reads its terminal without it is still inside the line (a
-    `read`, `select` or `vared` of the command), and nothing is typed into it. Builtins only, the
-    path spelled out and `>|` past noclobber: a command that changed PATH, the integration's
-    variables or the options still cannot stop it.
+    `read`, `select` or `vared` of the command), and nothing is typed into it. Builtins only and
+    `>|` past noclobber: a command that changed PATH or the options still cannot stop it. The path
+    is in a variable of the integration's header because the line editor reads what is typed one
+    byte at a time (a few microseconds each in bash, more in zsh): the path spelled out on every
+    line cost more than the rest of the line's work.
     """
+    line_end_script(setup)
+    return ' builtin . "$__sr_end"'
+
+
+def line_end_script(setup: RunSetup) -> Path:
+    """The file `line_end` sources, written once per shell."""
     script = setup.workdir / "line-end.sh"
     if not script.exists():
         script.write_text(
@@ -58,7 +67,7 @@ def line_end(setup: RunSetup) -> str:
             'builtin return "$__sr_line_status"\n',
             encoding="utf-8",
         )
-    return f" builtin . {quote(str(script))}"
+    return script
 
 
 def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
