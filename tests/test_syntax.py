@@ -7,6 +7,7 @@ import os
 import random
 import shutil
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -528,5 +529,21 @@ def test_anything_else_is_left_to_the_shell(command: str) -> None:
 
     facts = syntax_facts("bash")
     assert facts is not None and not plainly_parses(facts, command)
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+@pytest.mark.parametrize("command", [
+    "echo 5", "a=1 cmd --flag=x,y:z@h%1+2", "begin", "switch x", "break", "else", "end", "case x", "and echo",
+])
+def test_plain_words_pass_in_fish_only_where_fish_itself_parses_them(command: str, tmp_path: Path) -> None:
+    """fish has words of its own that open or close a block: those are left to fish."""
+    from safe_run.syntax.check import plainly_parses
+    from safe_run.syntax.family import syntax_facts
+
     fish = syntax_facts("fish")
-    assert fish is not None and not plainly_parses(fish, "echo 5"), "fish has a grammar of its own"
+    assert fish is not None
+    script = tmp_path / "command.fish"
+    script.write_text(command, encoding="utf-8")
+    parsed = subprocess.run(["fish", "--no-config", "--no-execute", str(script)], capture_output=True, timeout=30)
+    assert not plainly_parses(fish, command) or parsed.returncode == 0
+    assert plainly_parses(fish, command) or command.split()[0] in ("begin", "switch", "break", "else", "end", "case", "and")

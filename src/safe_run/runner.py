@@ -147,6 +147,7 @@ class Run:
         self._parser = SequenceParser()
         self._questions = Questions()
         self._status_file = posix.status_file(setup)
+        self._status_from = 0  # where the status of the line typed last begins in the file
         marker = os.urandom(8).hex()  # finds what the command started in other sessions
         shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
         self.terminal = start_terminal(launch.argv, shell_env, cwd, rows, cols)
@@ -469,10 +470,13 @@ class Run:
     def _status_in_file(self) -> int | None:
         """The exit status the typed line wrote, once it is there: the line is over."""
         try:
-            text = self._status_file.read_text(encoding="utf-8", errors="replace").strip()
+            with open(self._status_file, "rb") as written:
+                written.seek(self._status_from)
+                text = written.read(64).decode("ascii", "replace")
         except OSError:
             return None
-        return int(text) if text.isdigit() else None
+        line = text.partition("\n")[0].strip()
+        return int(line) if line.isdigit() else None
 
     def _note_the_shell(self) -> None:
         """What runs the first command line: the shell asked for, or the one its start-up files
@@ -487,23 +491,28 @@ class Run:
             del self._to_type[: self.terminal.write(bytes(self._to_type), timeout=0.0)]
 
     def clear_line_status(self) -> None:
-        """The last line's status is no evidence for the next: emptied (not removed, so that the file
-        keeps the mode it was made with, whatever umask a command set).
+        """The last line's status is no evidence for the next: each line appends its own, and only
+        what comes after the file's present end is read.
 
-        A persistent shell's holder calls this once it has answered, between commands, since
-        emptying a file that holds data costs a flush on ext4 (0.1 ms); the next line then finds
-        it empty already.
+        Appending rather than emptying the file: on ext4, emptying a file that holds data costs a
+        flush (0.1 ms a command). It is emptied only once it has grown to STATUS_FILE_MAX, and
+        never removed, so that it keeps the mode it was made with, whatever umask a command set.
         """
         try:
-            if os.stat(self._status_file, follow_symlinks=False).st_size == 0:
-                return
+            size = os.stat(self._status_file, follow_symlinks=False).st_size
+        except FileNotFoundError:
+            size = STATUS_FILE_MAX  # made now
         except OSError:
-            pass  # not there yet: made now
+            return
+        if size < STATUS_FILE_MAX:
+            self._status_from = size
+            return
         try:
             fd = os.open(self._status_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         except OSError:
             return  # the line still writes it, or nothing does and the line is judged without it
         os.close(fd)
+        self._status_from = 0
 
     def _consume(self, chunk: bytes) -> None:
         if not chunk:
@@ -715,6 +724,10 @@ def _earliest(a: float | None, b: float | None) -> float | None:
     if b is None:
         return a
     return min(a, b)
+
+
+# The status file is emptied when it has grown this big (a few bytes a command).
+STATUS_FILE_MAX = 64 * 1024
 
 
 def _overwrite(path: Path, data: bytes) -> None:

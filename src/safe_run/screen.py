@@ -131,6 +131,14 @@ class ScreenTail:
         """
         return self._render()[1]
 
+    def shot(self) -> Shot:
+        """The screen as it is now, to be read later if at all: a prompt that moves the cursor
+        (zsh's, fish's) needs the emulator, which takes milliseconds, and most commands end by
+        their marks without anyone asking what their prompt looked like."""
+        if self._rendered is not None and self._rendered[0] == self._end:
+            return Shot(b"", self._columns, self._rows, self._rendered[1][1])
+        return Shot(self._screen_bytes(), self._columns, self._rows)
+
     @property
     def _end(self) -> int:
         return self._base + len(self._buf)
@@ -209,6 +217,25 @@ class ScreenTail:
                 pos = end
         pieces.append(self._slice(pos, self._end))
         return b"".join(pieces)
+
+
+class Shot:
+    """The screen at one moment (`ScreenTail.shot`), emulated when first read."""
+
+    def __init__(self, data: bytes, columns: int, rows: int, before_cursor: str | None = None) -> None:
+        self._data = data
+        self._size = (columns, rows)
+        self._before_cursor = before_cursor
+
+    def before_cursor(self) -> str:
+        """As `ScreenTail.before_cursor` was when the shot was taken."""
+        if self._before_cursor is None:
+            self._before_cursor = _render_screen(self._data, *self._size)[1]
+            self._data = b""
+        return self._before_cursor
+
+
+NO_SHOT = Shot(b"", 80, 24, "")
 
 
 def _render_screen(data: bytes, columns: int, rows: int) -> Rendered:

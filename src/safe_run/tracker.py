@@ -44,7 +44,7 @@ from .evidence import Observation
 from .output import HeadTail
 from .request import Timers
 from .result import Downgrade, Reason, Status, Strategy
-from .screen import ScreenTail, continuation_prompt, input_prompt, looks_like_prompt, program_prompt
+from .screen import NO_SHOT, ScreenTail, Shot, continuation_prompt, input_prompt, looks_like_prompt, program_prompt
 from .sequences import Mark, Osc, decode_mark
 
 # Kept from the shell's start-up so that a shell that dies early can say why.
@@ -220,7 +220,7 @@ class Command:
     started_integrated: bool
     clocks: Clocks
     phase: Phase = Phase.STARTING
-    ready_prompt: str = ""  # the cursor line when the command line was typed
+    ready_prompt: Shot = NO_SHOT  # the screen when the command line was typed
     prompt_after: str = ""  # a prompt seen only on the screen, so it went into the capture
     status: int | None = None  # the exit status the typed line left in its file
     healing: str | None = None  # the reason given to the heal line typed for this command
@@ -652,7 +652,7 @@ class CommandTracker:
         `read` shows no prompt or its own: fish's is `read> `). Shells that never had
         integration have no such reference beyond the start, so a prompt shape counts there.
         """
-        ready = self.command.ready_prompt
+        ready = self.command.ready_prompt.before_cursor()
         if ready and line.rstrip() == ready.rstrip():
             return True
         return not self.command.started_integrated and looks_like_prompt(line) and not input_prompt(line)
@@ -723,7 +723,7 @@ class CommandTracker:
 
     def _type_command(self, now: float, line: bytes) -> list[Action]:
         command = self.command
-        command.ready_prompt = self.screen.before_cursor()
+        command.ready_prompt = self.screen.shot()
         self._enter(Phase.TYPED)
         self._prompt_ready = False
         command.clocks.typed = now

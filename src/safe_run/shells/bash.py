@@ -10,7 +10,8 @@ from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import EXE_PROBE, arrival, header, line_end, lines, scoped, sourced_heal_line
 
-RUN = ' __sr_start; builtin eval -- "$(<"$__sr_cmd")";'
+# An alias of the integration's: C, the command, and the line's own end (see integration.bash).
+RUN = " __sr_c"
 # Sourced into the live shell again: kept out of its history, then the hooks, then R.
 REINJECT_HEAD = "builtin set +o history\nbuiltin unset HISTFILE\n"
 # An interactive bash prints this on stderr when the exit builtin runs (the terminal turns \n into \r\n).
@@ -31,8 +32,9 @@ def live_lines(setup: RunSetup) -> Lines:
 
 
 def run_line(setup: RunSetup) -> bytes:
-    """C, the command, and the line's own end (see `posix.line_end`)."""
-    return (RUN + line_end(setup) + "\r").encode()
+    """C, the command, and the line's own end (see `posix.line_end`), all in the alias typed."""
+    line_end(setup)
+    return (RUN + "\r").encode()
 
 
 def heal_line(setup: RunSetup) -> bytes:

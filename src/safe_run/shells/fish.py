@@ -38,7 +38,7 @@ def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
     fallback = (
         f" printf '\\e]633;C;%s\\a' {nonce}; eval (string collect < {quote(str(setup.command_file))});"
         f" set -g __sr_status $status; printf '\\e]633;D;%s;%s\\a' $__sr_status {nonce} {TO_TERMINAL};"
-        f" echo $__sr_status >{quote(str(status_file(setup)))}\r"
+        f" echo $__sr_status >>{quote(str(status_file(setup)))}\r"
     )
     return Lines(integrated, fallback.encode(), query.encode(), heal)
 
@@ -91,7 +91,7 @@ def line_end_script(setup: RunSetup) -> Path:
     if not script.exists():
         script.write_text(
             "set -l __sr_line_status $status\n"
-            f"builtin echo $__sr_line_status > {quote(str(status_file(setup)))}\n"
+            f"builtin echo $__sr_line_status >> {quote(str(status_file(setup)))}\n"
             "return $__sr_line_status\n",
             encoding="utf-8",
         )

@@ -38,11 +38,26 @@ __sr_on_exit() {
 }
 builtin trap '__sr_on_exit; builtin eval -- "$__sr_exit_trap"' EXIT
 
-# Typed by safe-run right before the command: C marks where its output begins.
+# Run before the command: C marks where its output begins.
 __sr_start() {
     __sr_running=1
     __sr_mark C
 }
+
+# The line typed for each command is ` __sr_c`: the line editor reads what is typed one byte at
+# a time, so the line is kept short and bash expands it as it reads it into C, the command read
+# from its file, run at the top level as if typed at the prompt, and the line's own end (see
+# `posix.line_end`). Where aliases are off (`shopt -u expand_aliases`, `unalias -a`), `__sr_c` is
+# this function, which does the same with the command inside it (its `local` and `declare` are
+# then the function's), and makes the alias again for the next line.
+__sr_line='__sr_start; builtin eval -- "$(<"$__sr_cmd")"; builtin . "$__sr_end"'
+function __sr_c {
+    builtin alias __sr_c="$__sr_line"
+    __sr_start
+    builtin eval -- "$(<"$__sr_cmd")"
+    builtin . "$__sr_end"
+}
+builtin alias __sr_c="$__sr_line"
 
 # First in PROMPT_COMMAND, so `$?` is still the command's status.
 __sr_precmd() {

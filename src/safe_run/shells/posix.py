@@ -44,14 +44,14 @@ def header(setup: RunSetup) -> str:
 def line_end(setup: RunSetup) -> str:
     """` builtin . "$__sr_end"`: the end of every command line typed into bash or zsh.
 
-    The file leaves the command's exit status in the status file, then returns it, so that `$?`
+    The file appends the command's exit status to the status file, then returns it, so that `$?`
     stays the command's for the prompt hooks and the user's prompt. It is the evidence that the
     typed line is over: a shell that reads its terminal without it is still inside the line (a
-    `read`, `select` or `vared` of the command), and nothing is typed into it. Builtins only and
-    `>|` past noclobber: a command that changed PATH or the options still cannot stop it. The path
-    is in a variable of the integration's header because the line editor reads what is typed one
-    byte at a time (a few microseconds each in bash, more in zsh): the path spelled out on every
-    line cost more than the rest of the line's work.
+    `read`, `select` or `vared` of the command), and nothing is typed into it. Builtins only, and
+    `>>`, which noclobber lets through: a command that changed PATH or the options still cannot
+    stop it. The path is in a variable of the integration's header because the line editor reads
+    what is typed one byte at a time (a few microseconds each in bash, more in zsh): spelled out
+    on every line, it cost more than the rest of the line's work.
     """
     line_end_script(setup)
     return ' builtin . "$__sr_end"'
@@ -63,7 +63,7 @@ def line_end_script(setup: RunSetup) -> Path:
     if not script.exists():
         script.write_text(
             "__sr_line_status=$?\n"
-            f"builtin echo \"$__sr_line_status\" >| {quote(str(status_file(setup)))}\n"
+            f"builtin echo \"$__sr_line_status\" >> {quote(str(status_file(setup)))}\n"
             'builtin return "$__sr_line_status"\n',
             encoding="utf-8",
         )
@@ -84,7 +84,7 @@ def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
         f" command printf '\\033]633;C;%s\\007' {nonce};"
         f" . {quote(str(setup.command_file))};"
         f" __sr_status=$?; command printf '\\033]633;D;%s;%s\\007' \"$__sr_status\" {nonce} {TO_TERMINAL};"
-        f" command echo \"$__sr_status\" >|{quote(str(status_file(setup)))}\r"
+        f" command echo \"$__sr_status\" >>{quote(str(status_file(setup)))}\r"
     )
     return Lines(integrated, fallback.encode(), query.encode(), heal)
 
