@@ -1,0 +1,216 @@
+"""safe-run against the tools it replaces, each figure a ratio to its reference measured in pairs.
+
+    .venv/bin/python bench/bench_speed.py [--pairs 7] [--calls 50] [--only NAME ...]
+
+Each line runs the reference and safe-run in turn (A B A B ...), so that both meet the same moment
+of a shared machine, and prints the median of the pairs' ratios beside the target:
+  startup      `safe-run --format json -- true` with its warm process up / `python3 -c pass` of the
+               same interpreter (target <= 2.5)
+  warm run     median of CALLS `Shell.run("echo i")` in a started shell / the same through
+               `pexpect.replwrap.bash()` without its send delay (target <= 3)
+  100 calls    100 `Shell.run("echo i")` in a row / 100 through replwrap (target <= 3)
+  json         `seq 1 3000000` as JSON: script(1)'s time / safe-run's, i.e. how many times as fast
+               (target >= 1.2)
+  pretty       the same as pretty output to a pipe (target >= 1.2)
+  mcp          median of CALLS MCP `tools/call` of `run` in the connection's warm shell, from the
+               SDK's client over stdio / median of CALLS warm `Shell.run` (target <= 2); skipped
+               without the SDK
+Nothing here is asserted; these machines are shared, so compare ratios, not absolutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+from private import private_environment
+
+SEQ = "seq 1 3000000"
+Pair = Callable[[], tuple[float, float]]
+
+
+def whole_process(argv: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - started
+
+
+def startup(env: dict[str, str]) -> Pair:
+    safe_run = [os.path.join(os.path.dirname(sys.executable), "safe-run"), "--format", "json", "--", "true"]
+    reference = [sys.executable, "-c", "pass"]
+    for _ in range(3):  # the second call of a context starts the warm process
+        whole_process(safe_run, env)
+    time.sleep(0.5)
+    return lambda: (whole_process(safe_run, env), whole_process(reference, env))
+
+
+def throughput(env: dict[str, str], output_format: str) -> Pair:
+    safe_run = [sys.executable, "-m", "safe_run", "--format", output_format, "--", SEQ]
+    script = ["script", "-qc", SEQ, "/dev/null"]
+    whole_process(safe_run, env)
+    return lambda: (whole_process(script, env), whole_process(safe_run, env))
+
+
+class Calls:
+    """A started safe-run shell and a started replwrap bash, timed call by call."""
+
+    def __init__(self) -> None:
+        from pexpect import replwrap
+
+        from safe_run import Shell
+
+        self.shell = Shell()
+        self.shell.run("true")
+        self.repl = replwrap.bash()
+        self.repl.child.delaybeforesend = None
+        self._count = 0
+
+    def ours(self) -> float:
+        self._count += 1
+        started = time.perf_counter()
+        result = self.shell.run(f"echo {self._count}")
+        elapsed = time.perf_counter() - started
+        assert result.output == f"{self._count}\n", result
+        return elapsed
+
+    def theirs(self) -> float:
+        self._count += 1
+        started = time.perf_counter()
+        output = self.repl.run_command(f"echo {self._count}")
+        elapsed = time.perf_counter() - started
+        assert output.strip() == str(self._count), output
+        return elapsed
+
+    def close(self) -> None:
+        self.shell.close()
+        self.repl.child.close()
+
+
+def median_of(calls: int, one: Callable[[], float]) -> float:
+    return statistics.median(one() for _ in range(calls))
+
+
+def total_of(calls: int, one: Callable[[], float]) -> float:
+    started = time.perf_counter()
+    for _ in range(calls):
+        one()
+    return time.perf_counter() - started
+
+
+class Mcp:
+    """An MCP client over stdio with the connection's warm shell started; None without the SDK."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        import anyio
+        from anyio.from_thread import start_blocking_portal
+
+        self._portal_cm = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        self._env = env
+        self._ready = anyio.Event()
+        self._done = anyio.Event()
+        self._session = None
+        self._portal.start_task_soon(self._serve)
+        self._portal.call(self._ready.wait)
+
+    async def _serve(self) -> None:
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(command=sys.executable, args=["-m", "safe_run", "mcp"], env=self._env)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.call_tool("run", {"command": "true"})
+            self._session = session
+            self._ready.set()
+            await self._done.wait()
+
+    def call(self) -> float:
+        async def one() -> float:
+            assert self._session is not None
+            started = time.perf_counter()
+            result = await self._session.call_tool("run", {"command": "true"})
+            elapsed = time.perf_counter() - started
+            assert result.structured_content and result.structured_content["exit_code"] == 0, result
+            return elapsed
+
+        return self._portal.call(one)
+
+    def close(self) -> None:
+        self._portal.call(self._done.set)
+        self._portal_cm.__exit__(None, None, None)
+
+
+def paired(pairs: int, pair: Pair) -> tuple[float, float, float]:
+    """Medians of A and B, and the median of the pairs' A/B ratios."""
+    firsts, seconds, ratios = [], [], []
+    for _ in range(pairs):
+        a, b = pair()
+        firsts.append(a)
+        seconds.append(b)
+        ratios.append(a / b)
+    return statistics.median(firsts), statistics.median(seconds), statistics.median(ratios)
+
+
+def show(name: str, a_name: str, b_name: str, figures: tuple[float, float, float], target: str, unit: float = 1000.0) -> None:
+    a, b, ratio = figures
+    scale = "ms" if unit == 1000.0 else "s"
+    print(f"{name:10} {a_name} {a * unit:8.2f} {scale}   {b_name} {b * unit:8.2f} {scale}   ratio {ratio:5.2f}  ({target})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+    wanted = set(args.only or ("startup", "warm", "100", "json", "pretty", "mcp"))
+    with tempfile.TemporaryDirectory(prefix="bench-speed-") as root:
+        env = private_environment(root)
+        env.pop("SAFE_RUN_WARM")  # the warm process is part of what is measured
+        env["TERM"] = "dumb"  # as agents call it
+        os.environ.update(env)
+        os.environ.pop("CI", None)  # in CI no warm process is started
+        print(f"{os.cpu_count()} CPUs, python {sys.version.split()[0]}, {args.pairs} pairs")
+        if "startup" in wanted:
+            show("startup", "safe-run", "python3 -c pass", paired(args.pairs, startup(env)), "target <= 2.5")
+        if wanted & {"warm", "100", "mcp"}:
+            calls = Calls()
+            try:
+                if "warm" in wanted:
+                    figures = paired(args.pairs, lambda: (median_of(args.calls, calls.ours), median_of(args.calls, calls.theirs)))
+                    show("warm run", "Shell.run", "replwrap", figures, "target <= 3")
+                if "100" in wanted:
+                    figures = paired(args.pairs, lambda: (total_of(100, calls.ours), total_of(100, calls.theirs)))
+                    show("100 calls", "Shell.run", "replwrap", figures, "target <= 3", unit=1.0)
+                if "mcp" in wanted:
+                    mcp_calls(args, calls, env)
+            finally:
+                calls.close()
+        for name in ("json", "pretty"):
+            if name in wanted:
+                figures = paired(args.pairs, throughput(env, name))
+                show(name, "script(1)", "safe-run", figures, "as fast as script(1), target >= 1.2", unit=1.0)
+
+
+def mcp_calls(args: argparse.Namespace, calls: Calls, env: dict[str, str]) -> None:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        print("mcp        skipped: the MCP SDK is not installed (pip install 'safe-run[mcp]')")
+        return
+    server = Mcp(env)
+    try:
+        figures = paired(args.pairs, lambda: (median_of(args.calls, server.call), median_of(args.calls, calls.ours)))
+        show("mcp", "tools/call", "Shell.run", figures, "target <= 2")
+    finally:
+        server.close()
+
+
+if __name__ == "__main__":
+    main()
