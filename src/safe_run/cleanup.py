@@ -29,6 +29,8 @@ STOP_S = 4.0
 # that has not seen the interrupt yet starts its next program within this).
 SETTLE_FRONT_S = 0.05
 POLL_S = 0.01
+# The first pause while the shell goes back to its prompt; each next one twice as long, up to 2 POLL_S.
+FIRST_PAUSE_S = 0.0005
 CTRL_C = b"\x03"
 # How many times the sweep looks again for what it has not ended yet. A process that forks and
 # exits while /proc is read (setsid as a job: the parent forks its child and exits) is missing
@@ -155,13 +157,17 @@ class Reaper:
     def _prompt_hooks(self) -> set[int]:
         """Wait (bounded) for the shell to be back at its prompt; what holds the terminal instead is a hook's."""
         deadline = time.monotonic() + SETTLE_S
+        pause = FIRST_PAUSE_S
         while True:
             seen = self._kernel.observe() if self._kernel.available else None
             if seen is None or (seen.shell_in_foreground and seen.waiting_for_terminal):
                 return set()
             if time.monotonic() >= deadline:
                 break
-            time.sleep(POLL_S * 2)
+            # Short at first: a shell that just printed its end mark is drawing its prompt, which
+            # takes a millisecond or two, and a one-shot run answers only after this.
+            time.sleep(pause)
+            pause = min(pause * 2, POLL_S * 2)
         if seen.shell_in_foreground:
             return set()
         return {p.pid for p in self._kernel.session_processes() if p.pgrp == seen.foreground_pgrp}

@@ -530,11 +530,11 @@ def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
         async with anyio.create_task_group() as group:
             if wakeup is not None:
                 group.start_soon(_stop_on_request, wakeup, group.cancel_scope)
-            async with stdio_server(stdin=StdinLines()) as (read_stream, write_stream):  # type: ignore[arg-type]
+            async with stdio_server(stdin=StdinLines(), stdout=StdoutLines()) as (read_stream, write_stream):  # type: ignore[arg-type]
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()
 
-    blocking = os.get_blocking(0)
+    blocking = os.get_blocking(0), os.get_blocking(1)
     try:
         anyio.run(main)
     except BaseExceptionGroup as group:
@@ -542,7 +542,8 @@ def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
             raise
         _quiet_stdout()  # a client going away mid-answer is the normal end of a stdio server
     finally:
-        os.set_blocking(0, blocking)
+        os.set_blocking(0, blocking[0])
+        os.set_blocking(1, blocking[1])
         say(connection.close())
         launcher.close()
 
@@ -600,6 +601,28 @@ class StdinLines:
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line.decode("utf-8", "replace") + "\n"
+
+
+class StdoutLines:
+    """The answers, written to descriptor 1 from the event loop.
+
+    The SDK writes and flushes each answer in a worker thread (two hand-overs between threads per
+    answer, a good part of a warm call); a pipe that is full is waited on in the loop instead.
+    """
+
+    def __init__(self) -> None:
+        os.set_blocking(1, False)
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            try:
+                data = data[os.write(1, data):]
+            except BlockingIOError:
+                await anyio.wait_writable(1)
+
+    async def flush(self) -> None:
+        """Nothing is kept back: `write` returns once all of it is in the pipe."""
 
 
 async def stop_requested(wakeup: Wakeup) -> None:
