@@ -324,13 +324,32 @@ def test_bash_integration_broken_by_a_command_is_healed(shells: Shells, breaker:
     assert plain["output"] == "plain\n" and plain["exit_code"] == 0 and plain["reinjected"] == []
 
 
-@pytest.mark.parametrize("change", ["set -o posix", "trap - DEBUG"])
+@pytest.mark.parametrize("change", [
+    "set -o posix", "trap - DEBUG",
+    # The typed line is the alias __sr_c: without aliases it is a function that puts the alias back.
+    "unalias -a", "shopt -u expand_aliases",
+])
 def test_bash_settings_that_touch_the_integration_keep_results_right(shells: Shells, change: str) -> None:
     shells.result("p", "true")
     assert shells.result("p", change)["exit_code"] == 0
     for command, output, code in (("echo one; (exit 5)", "one\n", 5), ("echo two", "two\n", 0), ("false", "", 1)):
         result = shells.result("p", command)
         assert (result["output"], result["exit_code"], result["strategy"]) == (output, code, "rich"), result
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_each_line_appends_its_status_and_a_full_status_file_is_emptied(shells: Shells, shell: str) -> None:
+    """Each typed line appends its exit status to the private status file; only what follows the
+    file's end when the line was typed counts, and a file grown past its bound starts again."""
+    shells.result("s", "true", shell=shell)
+    [status] = shells.safe_run.store.glob("*/safe-run-*/status")
+    for code in (3, 0, 4):
+        assert shells.result("s", f"sh -c 'exit {code}'", shell=shell)["exit_code"] == code
+    assert status.read_text().split()[-4:] == ["0", "3", "0", "4"]
+    status.write_text("7\n" * 40000)  # past the bound, and a status no line of these commands left
+    for code in (5, 0):
+        assert shells.result("s", f"sh -c 'exit {code}'", shell=shell)["exit_code"] == code
+    assert status.read_text().split() == ["5", "0"]
 
 
 def test_zsh_precmd_functions_emptied_is_healed(shells: Shells) -> None:
