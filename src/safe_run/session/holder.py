@@ -375,7 +375,8 @@ class Holder:
         assert self.final is not None
         # The recording stays with a session someone was told of; the others go, and it with them.
         final = replace(self.final, session_id=None, recording=str(self.recording.path) if self.handed_out else None)
-        self.onlookers.end(final.to_json().encode("utf-8"))
+        if self.onlookers.count:  # a result of a megabyte of output takes milliseconds to encode
+            self.onlookers.end(final.to_json().encode("utf-8"))
         _saved(lambda: self.session.save_result(final))  # nowhere to keep it once the directory is gone
         if self.current is not self.session and not self.current.result_path.exists():
             _saved(lambda: self.current.save_result(final))  # the shell never ran it (it did not start)
