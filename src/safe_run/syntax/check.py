@@ -10,9 +10,10 @@ The check is a courtesy, never a gate that can fail on its own: an unknown shell
 cannot be started, an option it does not know, or a check slower than the timeout all mean
 "no verdict" (None), and the command runs as it would have without the check.
 
-A one-line command of plain words (letters, digits and `_./=:,+@%~-`, none of them a reserved
-word) cannot be a syntax error in a POSIX-family shell, bash or zsh: it is passed without starting
-the shell (a fork and an exec saved on every `ls -la` or `git status` an agent runs).
+A one-line command of simple commands joined by pipes and lists, of the plain pieces `simple`
+lists, cannot be a syntax error in a POSIX-family shell, bash or zsh: it is passed without starting
+the shell (a fork and an exec saved on every `ls -la` or `cd src && grep -rn x . | head` an agent
+runs). In fish, only plain words are.
 
 Some mistakes the shells accept at the end of the input: bash, zsh and dash treat a heredoc
 whose terminator never comes as ending at the end of the file (bash merely warns), and zsh runs
@@ -35,6 +36,7 @@ from .diagnosis import SyntaxProblem, bash_heredoc_warning, classify
 from ..shells.kind import SyntaxFacts
 from .family import syntax_facts
 from .posix_scan import dangling_operator, scan_posix
+from .simple import simple_list
 from .words import ShellWords, main_words, shell_words
 
 
@@ -46,18 +48,21 @@ RESERVED = frozenset({
 })
 
 
+# The test keywords of bash, zsh and ksh, reserved where a word can be.
+POSIX_RESERVED = RESERVED | {"[[", "]]"}
 # fish's own block and loop words (checked in fish 3.6 with --no-execute), and its joiners.
 FISH_RESERVED = RESERVED | {"begin", "switch", "break", "continue", "return", "and", "or", "not"}
-RESERVED_IN = {"posix": RESERVED, "fish": FISH_RESERVED}
 
 
 def plainly_parses(facts: SyntaxFacts, command: str) -> bool:
-    """Whether the text is plain words no shell of its grammar can fail to parse: most commands,
-    which then cost no start of the shell's parser (2-5 ms)."""
-    reserved = RESERVED_IN.get(facts.grammar)
-    if reserved is None or not PLAIN_WORDS.match(command):
+    """Whether no shell of the text's grammar can fail to parse it: most commands, which then cost
+    no start of the shell's parser (2-5 ms). For POSIX-family shells, simple commands joined by
+    pipes and lists (`simple`); for fish, plain words."""
+    if facts.grammar == "posix":
+        return simple_list(command, POSIX_RESERVED)
+    if facts.grammar != "fish" or not PLAIN_WORDS.match(command):
         return False
-    return not reserved.intersection(command.split())
+    return not FISH_RESERVED.intersection(command.split())
 
 
 def check_argv(facts: SyntaxFacts, shell_path: str, script: str) -> list[str]:
