@@ -280,6 +280,8 @@ def test_runs_that_wait_leave_no_zombie_of_what_they_detached(docker: Docker, co
     PID 1 here never would."""
     for options in (("--wait",), ("--timeout", "20")):
         result = docker.result("--format", "json", *options, "--", "(sleep 3 &); setsid sleep 3 & echo x")
-        assert (result["status"], result["output"].strip()) == ("completed", "x"), result
+        # dash (no integration here) may report the finished job ("[1] + Done  setsid sleep 3") inside
+        # the typed line, when it reaches the end of the sourced command file before the mark.
+        assert (result["status"], result["output"].splitlines()[0]) == ("completed", "x"), result
         assert any(k["command"] == "sleep" for k in result["killed"]), result
     assert container.settled(lambda seen: not seen) == []
