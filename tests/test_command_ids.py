@@ -72,6 +72,26 @@ def test_the_same_through_the_api(api_env: SafeRun) -> None:
     assert closed.status.value == "closed" and any(k.command == "sleep" for k in closed.killed)
 
 
+def test_commands_run_back_to_back_are_each_listed_once_the_shell_is_left_alone(api_env: SafeRun) -> None:
+    """Their records are written when nothing is asked of the shell's holder; a listing that asks
+    first finds every one, each with its own result."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from safe_run import Shell
+
+    with Shell(shell=shell_path("bash")) as shell:
+        for index in range(5):
+            assert shell.run(f"echo {index}").output == f"{index}\n"
+        time.sleep(0.3)
+        listed = subprocess.run([sys.executable, "-m", "safe_run", "sessions", "--format", "json"],
+                                capture_output=True, text=True, timeout=30, check=True)
+        commands = [row["command"] for row in json.loads(listed.stdout)["sessions"] if row["status"] == "completed"]
+        assert sorted(commands) == [f"echo {index}" for index in range(5)], commands
+
+
 def test_the_same_through_mcp(tmp_path: Path) -> None:
     pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'safe-run[mcp]')")
     from test_mcp import Server, call, drive

@@ -283,16 +283,24 @@ class SessionStore:
     def create(self, command: str, of_shell: Session | None = None, **meta: object) -> Session:
         """A new session; `of_shell`: one command of that named shell, reached through its holder
         (its socket is a link to the shell's), and kept with its own result after it ended."""
+        return self.make(self.reserve(), command, of_shell, **meta)
+
+    def reserve(self) -> Session:
+        """A new session's id and place, for `make` to make (a named shell's holder names each
+        command at once and makes its session when it is idle)."""
         session_id = os.urandom(12).hex()
+        return Session(session_id, self.root / session_id)
+
+    def make(self, session: Session, command: str, of_shell: Session | None = None, **meta: object) -> Session:
+        """Make the reserved session's directory and record (see `create`)."""
         # Made under another name and renamed: a sweep (another caller, another thread) never
         # sees a session without its record, which it would take for one whose holder died.
-        staging = Session(session_id, self.root / f".{session_id}.new")
+        staging = Session(session.id, self.root / f".{session.id}.new")
         staging.path.mkdir(mode=0o700)
         if of_shell is not None:
             meta = {**meta, "shell_id": of_shell.id}
             os.symlink(os.path.join("..", of_shell.id, "socket"), staging.socket_path)
         staging.write_meta(command=command, started=self._clock(), **meta)
-        session = Session(session_id, self.root / session_id)
         os.rename(staging.path, session.path)
         return session
 
