@@ -52,6 +52,8 @@ TERM = "xterm-256color"
 # Reads of what is already in the terminal before a decision on the kernel's look: bounded, since
 # a command that prints without pause always has more (and then no quiet-time decision comes).
 PENDING_READS = 16
+# The status file is emptied when it has grown this big (a few bytes a command).
+STATUS_FILE_MAX = 64 * 1024
 # Variables describing the caller's terminal, wrong inside ours.
 CALLER_TERMINAL_VARS = ("COLUMNS", "LINES", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TERM_SESSION_ID")
 # Nobody is there to page, edit or type a password: commands get non-interactive settings
@@ -490,7 +492,7 @@ class Run:
         if self._to_type:
             del self._to_type[: self.terminal.write(bytes(self._to_type), timeout=0.0)]
 
-    def clear_line_status(self) -> None:
+    def _clear_line_status(self) -> None:
         """The last line's status is no evidence for the next: each line appends its own, and only
         what comes after the file's present end is read.
 
@@ -562,7 +564,7 @@ class Run:
                     if self._first_typed is None:
                         self._first_typed = self._typed
                 if action.command_line:
-                    self.clear_line_status()
+                    self._clear_line_status()
                     if self._shell_argv is None:
                         self._note_the_shell()
                 self._to_type += action.data
@@ -724,10 +726,6 @@ def _earliest(a: float | None, b: float | None) -> float | None:
     if b is None:
         return a
     return min(a, b)
-
-
-# The status file is emptied when it has grown this big (a few bytes a command).
-STATUS_FILE_MAX = 64 * 1024
 
 
 def _overwrite(path: Path, data: bytes) -> None:

@@ -140,7 +140,6 @@ class Holder:
                 self.final = self._last_words(run, result, wakeup.pending)
                 return
             self._command_ended(result)
-            run.clear_line_status()
             if not self._start_next_command(run, wakeup):
                 self._idle = True
                 self.final = self._last_words(run, self._last or result, wakeup.pending)
