@@ -18,6 +18,8 @@ import os
 import signal
 from types import FrameType
 
+from . import polling
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -66,11 +68,7 @@ class Wakeup:
         return self._write_fd
 
     def drain(self) -> None:
-        try:
-            while os.read(self.fd, 512):
-                pass
-        except (BlockingIOError, InterruptedError):
-            pass
+        polling.drain(self.fd)
 
     def close(self) -> None:
         for fd in (self.fd, self._write_fd):

@@ -7,6 +7,7 @@ failed with "filedescriptor out of range in select()". Every wait of safe-run go
 
 from __future__ import annotations
 
+import os
 import select
 from collections.abc import Collection
 
@@ -39,3 +40,13 @@ def wait(
 def readable(fds: Collection[int], timeout: float | None) -> set[int]:
     """Those of `fds` that can be read, once one can or `timeout` seconds have passed."""
     return wait(fds, timeout)[0]
+
+
+def drain(fd: int) -> None:
+    """Read a non-blocking wake-up pipe empty (a signal's byte, a stop request), so that the next
+    wait sleeps until something new comes."""
+    try:
+        while os.read(fd, 4096):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass

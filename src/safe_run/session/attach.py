@@ -86,7 +86,7 @@ def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int
     while True:
         ready = polling.readable([conn.fileno(), stdin, wake], None)
         if wake in ready:
-            _drain(wake)
+            polling.drain(wake)
             if not watch:
                 rows, columns = _size(stdout)
                 conn.sendall(frame(SIZE, b"%d %d" % (rows, columns)))
@@ -144,12 +144,3 @@ def _write(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 512):
-            pass
-    except BlockingIOError:
-        pass
-

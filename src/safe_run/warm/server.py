@@ -133,7 +133,7 @@ class Server:
             timeout = max(0.0, min(CHECK_INTERVAL_S, self._idle - idle_for))
             ready = polling.readable(waited, timeout)
             if self._wake_r in ready:
-                _drain(self._wake_r)
+                polling.drain(self._wake_r)
             self._reap()
             for pid, conn in list(self._calls.items()):
                 if conn.fileno() in ready:
@@ -375,14 +375,6 @@ def _fresh_standard_streams() -> None:
         fresh = stream(fd, getattr(sys, name), mode)
         setattr(sys, name, fresh)
         setattr(sys, f"__{name}__", fresh)
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 4096):
-            pass
-    except BlockingIOError:
-        pass
 
 
 def _say(line: str) -> None:
