@@ -215,7 +215,7 @@ class InteractiveDisplay(Display):
         while view:
             try:
                 view = view[os.write(self._out, view):]
-            except BlockingIOError:
-                continue
+            except BlockingIOError:  # a terminal another program made non-blocking: wait, not spin
+                polling.wait((), 1.0, (self._out,))
             except OSError:
                 return
