@@ -93,6 +93,12 @@ def run(safe_run: SafeRun, command: str, *options: str) -> dict:
     return safe_run("--format", "json", *options, "--", command).json
 
 
+def send(safe_run: SafeRun, answer: dict, text: str) -> dict:
+    """Type `text` and Enter into the session, and its poll of up to 10 s."""
+    safe_run.shell = None
+    return safe_run("send", answer["session_id"], text, "--wait", "10", "--format", "json").json
+
+
 def stop(safe_run: SafeRun, answer: dict) -> None:
     if answer.get("session_id"):
         safe_run.shell = None
@@ -134,8 +140,7 @@ def test_the_asyncio_repl_listens_and_takes_what_is_sent(safe_run: SafeRun) -> N
     try:
         assert (answer["status"], answer["reads_keyboard"], answer["prompt"]) == ("running", True, ">>>"), answer
         assert answer["duration_s"] < 10 and "safe-run send" in answer["message"]
-        safe_run.shell = None
-        sent = safe_run("send", answer["session_id"], "print(6 * 7)", "--wait", "10", "--format", "json").json
+        sent = send(safe_run, answer, "print(6 * 7)")
         assert "42" in sent["output"] and sent["status"] == "running", sent
     finally:
         stop(safe_run, answer)
@@ -148,8 +153,7 @@ def test_a_prompt_toolkit_prompt_is_answered_and_answered_back(safe_run: SafeRun
     try:
         assert answer["status"] in ("running", "input_required") and answer["prompt"] == "name?", answer
         assert answer["duration_s"] < 10
-        safe_run.shell = None
-        sent = safe_run("send", answer["session_id"], "bob", "--wait", "10", "--format", "json").json
+        sent = send(safe_run, answer, "bob")
         assert sent["status"] == "completed" and "hello bob" in sent["output"], sent
         assert "CPR" not in sent["output"], "the cursor position request was answered"
     finally:
