@@ -141,6 +141,11 @@ def test_no_input_keeps_keys_away(safe_run: SafeRun) -> None:
     assert ended(terminal) == 124
 
 
+# The window title safe-run sets once the command waits for the person. Not the prompt itself: the
+# person's shell echoes the typed line, which holds the prompt's text too, before safe-run starts.
+ASKED = "safe-run: waiting for your input at"
+
+
 def persons_shell(safe_run: SafeRun, tmp_path: Path) -> pexpect.spawn:
     """The person's own bash, with safe-run on its PATH and a plain prompt."""
     bindir = tmp_path / "bin"
@@ -167,7 +172,7 @@ def test_ctrl_z_and_fg_and_the_terminal_given_back(safe_run: SafeRun, tmp_path: 
     shell = persons_shell(safe_run, tmp_path)
     before = settings(shell)
     shell.sendline("safe-run 'read -p \"name? \" n; echo hello $n'")
-    shell.expect_exact("name? ")
+    shell.expect_exact(ASKED)
     shell.send("\x1a")  # Ctrl-Z: safe-run stops as a job of the person's shell
     shell.expect("Stopped")
     shell.expect_exact("$ ")
@@ -187,7 +192,7 @@ def test_sigterm_to_safe_run_gives_the_terminal_back(safe_run: SafeRun, tmp_path
     shell = persons_shell(safe_run, tmp_path)
     before = settings(shell)
     shell.sendline("safe-run 'read -p \"wait? \" n'; echo status=$?")
-    shell.expect_exact("wait? ")
+    shell.expect_exact(ASKED)
     runs = [pid for pid in os.listdir("/proc") if pid.isdigit() and _started_by(int(pid), shell.pid)]
     for pid in runs:
         os.kill(int(pid), signal.SIGTERM)
