@@ -1,28 +1,33 @@
 """The caller's side of a warm call: hand this process's call to a warm process, or say it cannot.
 
-It imports little: `_socket` rather than `socket`, whose selectors and enums would cost more than
-the rest of the client (`signal` is cheap once the entry point has loaded `re`). When
-no warm process takes the call, nothing has happened yet and the caller runs it itself.
+It imports little, since Python's own start-up is most of what a warm call costs the caller:
+`_socket` rather than `socket` and `_signal` rather than `signal` (their enums alone would cost
+half as much as Python's start-up), and no zlib for naming the socket. When no warm process
+takes the call, nothing has happened yet and the caller runs it itself.
 """
 
 from __future__ import annotations
 
 import _socket
 import os
-import signal
 import sys
 import time
-import zlib
 
 from .. import places
 from . import IDLE_S, OFF, SEEN_S, VARIABLE
 from .context import NO_AUDIT_SESSION, fingerprint, read_proc, read_status, start_time
 from .wire import GO, Call, encode
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal as _signal  # the same functions, typed
+else:
+    import _signal
+
 # Stop signals the command line answers (interrupts.STOP_SIGNALS): passed on to the child, which
 # answers them as the caller's own process would have. Any other signal ends this process as it
 # would have ended the call, and the warm process then ends the child.
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 # The kernel passes at most this many descriptors in one message.
 MAX_DESCRIPTORS = 253
 # A path for the socket must fit in sockaddr_un.
@@ -30,6 +35,10 @@ SOCKET_PATH_MAX = 100
 SERVER_START = "from safe_run.warm.server import main; main()"
 NOT_FOR = ("mcp", "--version")
 CONNECT_TIMEOUT_S = 2.0
+# The socket is named by the context's remainder modulo this prime (the largest below 2**32): a
+# name that two contexts share only costs the second its warm process, since the context is
+# compared whole when a call is handed over.
+NAME_MODULUS = 4294967291
 
 
 def call(args: list[str]) -> int | None:
@@ -41,7 +50,7 @@ def call(args: list[str]) -> int | None:
         status = read_status()
         context = fingerprint(environ, status)
         directory = places.warm_directory(environ)
-        path = os.path.join(directory, "%08x" % zlib.crc32(context))
+        path = os.path.join(directory, _file_name(context))
         if len(os.fsencode(path)) > SOCKET_PATH_MAX:
             return None
         conn = _connect(path)
@@ -60,11 +69,15 @@ def call(args: list[str]) -> int | None:
         conn.close()
 
 
+def _file_name(context: bytes) -> str:
+    return "%08x" % (int.from_bytes(context, "big") % NAME_MODULUS)
+
+
 def exit_like(code: int) -> None:
     """End as the child ended: with its status, or by the signal that killed it."""
     if code < 0:
         try:
-            signal.signal(-code, signal.SIG_DFL)
+            _signal.signal(-code, _signal.SIG_DFL)
         except (OSError, ValueError):
             pass  # SIGKILL and SIGSTOP have no handler to reset
         os.kill(os.getpid(), -code)
@@ -158,7 +171,7 @@ def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int 
         except OSError:
             pass
 
-    previous = {signum: signal.signal(signum, pass_on) for signum in FORWARDED}
+    previous = {signum: _signal.signal(signum, pass_on) for signum in FORWARDED}
     replies = _Lines(conn)
     try:
         data = encode(call_)
@@ -183,10 +196,10 @@ def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int 
     return os.waitstatus_to_exitcode(int(last[5:]))
 
 
-def _deliver_again(previous: dict[signal.Signals, signal._HANDLER], arrived: list[int]) -> None:
+def _deliver_again(previous: dict[_signal.Signals, _signal._HANDLER], arrived: list[int]) -> None:
     """The call runs here after all: the signals that came meanwhile, as if none had been caught."""
     for signum, handler in previous.items():
-        signal.signal(signum, handler)
+        _signal.signal(signum, handler)
     for pending in arrived:
         os.kill(os.getpid(), pending)
 
