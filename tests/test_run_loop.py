@@ -187,6 +187,10 @@ class FakeObserver:
             return self._observations.popleft()
         return self._observations[0]
 
+    def shell_at_prompt(self) -> bool | None:
+        seen = self._observations[0]
+        return seen.shell_in_foreground and seen.waiting_for_terminal
+
     def session_processes(self) -> list[ProcessInfo]:
         return []
 

@@ -159,8 +159,8 @@ class Reaper:
         deadline = time.monotonic() + SETTLE_S
         pause = FIRST_PAUSE_S
         while True:
-            seen = self._kernel.observe() if self._kernel.available else None
-            if seen is None or (seen.shell_in_foreground and seen.waiting_for_terminal):
+            at_prompt = self._kernel.shell_at_prompt() if self._kernel.available else None
+            if at_prompt is None or at_prompt:
                 return set()
             if time.monotonic() >= deadline:
                 break
@@ -168,9 +168,10 @@ class Reaper:
             # takes a millisecond or two, and a one-shot run answers only after this.
             time.sleep(pause)
             pause = min(pause * 2, POLL_S * 2)
-        if seen.shell_in_foreground:
+        hook = self._foreground_pgrp()
+        if hook is None or hook == self._shell_pgrp:
             return set()
-        return {p.pid for p in self._kernel.session_processes() if p.pgrp == seen.foreground_pgrp}
+        return {p.pid for p in self._kernel.session_processes() if p.pgrp == hook}
 
     def _report(self, processes: list[ProcessInfo]) -> list[Killed]:
         """The command's processes among these, each reported once over the whole run."""

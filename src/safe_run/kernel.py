@@ -52,6 +52,8 @@ class ObserverLike(Protocol):
 
     def observe(self, since: int | None = None) -> Observation | None: ...
 
+    def shell_at_prompt(self) -> bool | None: ...
+
     def session_processes(self) -> list[ProcessInfo]: ...
 
     def run_processes(self) -> list[ProcessInfo]: ...
@@ -132,6 +134,24 @@ class KernelObserver:
             answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden, seen.listening)
         self._confirmed = answer
         return replace(seen, echo=bool(lflag & termios.ECHO))
+
+    def shell_at_prompt(self) -> bool | None:
+        """Whether the shell is in front and its own main thread waits for a key: its prompt is up.
+
+        A look at the shell alone, for a caller that knows the command is over and waits for the
+        prompt hooks to finish: `observe` would confirm the changed answer with a scan of every
+        process. None when no look can be had (the shell is gone).
+        """
+        if not self._available:
+            return None
+        shell = _read_stat(f"/proc/{self._shell_pid}/stat")
+        lflag = self._local_modes()
+        if shell is None or shell.state in GONE_STATES or lflag is None:
+            return None
+        if self._foreground_pgrp() != shell.pgrp:
+            return False
+        waits = self._process_waits(shell.pid, bool(lflag & termios.ICANON), main_only=True)
+        return judge(waits)[0] is Verdict.INPUT
 
     def session_processes(self) -> list[ProcessInfo]:
         """Every live process of the shell's session but the shell, background jobs included.
