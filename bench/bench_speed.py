@@ -14,7 +14,9 @@ of a shared machine, and prints the median of the pairs' ratios beside the targe
   pretty       the same as pretty output to a pipe (target >= 1.2)
   mcp          median of CALLS MCP `tools/call` of `run` in the connection's warm shell, from the
                SDK's client over stdio / median of CALLS warm `Shell.run` (target <= 2); skipped
-               without the SDK
+               without the SDK. Beside it, the SDK's own share: the same client calling a tool
+               that does nothing on the SDK's own server, with safe-run's tool list and an
+               answer of the same shape / the same Shell.run
 Nothing here is asserted; these machines are shared, so compare ratios, not absolutes.
 """
 
@@ -103,16 +105,44 @@ def total_of(calls: int, one: Callable[[], float]) -> float:
     return time.perf_counter() - started
 
 
+# A stdio MCP server whose `run` does nothing and answers a completed result: what a call costs
+# the SDK alone, client and server.
+NOTHING_SERVER = """
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from safe_run.mcp_server import TOOLS, StdinLines, StdoutLines, _answer
+from safe_run.result import Reason, Result, ShellInfo, Status, Strategy
+
+DONE = _answer(Result(Status.COMPLETED, 0, Strategy.RICH, Reason.SHELL_INTEGRATION, "true", ShellInfo("bash", "/bin/bash")))
+
+async def listed(ctx, params):
+    return types.ListToolsResult(tools=TOOLS)
+
+async def called(ctx, params):
+    return DONE
+
+async def main():
+    server = Server("nothing", on_list_tools=listed, on_call_tool=called)
+    async with stdio_server(stdin=StdinLines(), stdout=StdoutLines()) as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+anyio.run(main)
+"""
+
+
 class Mcp:
     """An MCP client over stdio with the connection's warm shell started; None without the SDK."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], server: list[str] | None = None) -> None:
         import anyio
         from anyio.from_thread import start_blocking_portal
 
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
         self._env = env
+        self._server = server or ["-m", "safe_run", "mcp"]
         self._ready = anyio.Event()
         self._done = anyio.Event()
         self._session = None
@@ -122,7 +152,7 @@ class Mcp:
     async def _serve(self) -> None:
         from mcp import ClientSession, StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(command=sys.executable, args=["-m", "safe_run", "mcp"], env=self._env)
+        params = StdioServerParameters(command=sys.executable, args=self._server, env=self._env)
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             await session.call_tool("run", {"command": "true"})
@@ -205,10 +235,14 @@ def mcp_calls(args: argparse.Namespace, calls: Calls, env: dict[str, str]) -> No
         print("mcp        skipped: the MCP SDK is not installed (pip install 'safe-run[mcp]')")
         return
     server = Mcp(env)
+    nothing = Mcp(env, ["-c", NOTHING_SERVER])
     try:
         figures = paired(args.pairs, lambda: (median_of(args.calls, server.call), median_of(args.calls, calls.ours)))
         show("mcp", "tools/call", "Shell.run", figures, "target <= 2")
+        figures = paired(args.pairs, lambda: (median_of(args.calls, nothing.call), median_of(args.calls, calls.ours)))
+        show("mcp floor", "no-op call", "Shell.run", figures, "the SDK's own share of the ratio above")
     finally:
+        nothing.close()
         server.close()
 
 
