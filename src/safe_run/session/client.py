@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from .. import polling
 from ..interrupts import Wakeup
 from ..request import RunRequest, Scope
-from ..result import ExitStatus, Result
+from ..result import ExitStatus, Result, Status
 from . import NOT_TYPED, SessionError, wire, with_note
 from ..recording import FILE_NAME as RECORDING_FILE
 from .store import SHELL_NAME, Session, SessionStore
@@ -81,26 +81,37 @@ def run_in_shell(
     # A warm shell is asked at once: no sweep of the store, no lock, one connection.
     warm = SessionStore.open(report=report, sweep=False).named(name)
     if warm is not None and not warm.result_path.exists():
-        answer = _ask_held(warm, ask_run, wakeup)
-        if answer is not None:
-            return answer
+        held = _ask_held(warm, ask_run, wakeup)
+        if held is not None and not _gone_first(held):
+            return held
     store = SessionStore.open(report=report)
-    # The names are held only while one is looked up and its holder started (which listens before
-    # it exists): shells of different names start side by side, and a second call for the same
-    # new name finds its holder and is answered busy, as for any shell running a command.
-    with store.naming():
-        session = store.named(name)
-        started = session is None or not _live(session)
-        if started:
-            from .holder import ShellPlan
-            from .launch import detach
+    for _ in range(2):  # a second time only after the shell went just before the command's turn
+        # The names are held only while one is looked up and its holder started (which listens
+        # before it exists): shells of different names start side by side, and a second call for
+        # the same new name finds its holder and is answered busy, as for any shell running a command.
+        with store.naming():
+            session = store.named(name)
+            started = session is None or not _live(session)
+            if started:
+                from .holder import ShellPlan
+                from .launch import detach
 
-            note = _fresh_note(name, session)
-            session = store.create(request.command, shell_name=name)
-            store.give_name(name, session)
-            detach(session, replace(request, hold_on_input=True), ShellPlan(name, note), launcher)
-    assert session is not None
-    return _ask_interruptibly(session, wire.Poll(wait=wait, first=True) if started else ask_run, wakeup)
+                note = _fresh_note(name, session)
+                session = store.create(request.command, shell_name=name)
+                store.give_name(name, session)
+                detach(session, replace(request, hold_on_input=True), ShellPlan(name, note), launcher)
+        assert session is not None
+        answer = _ask_interruptibly(session, wire.Poll(wait=wait, first=True) if started else ask_run, wakeup)
+        if started or not _gone_first(answer):
+            break
+    return answer
+
+
+def _gone_first(answer: Result) -> bool:
+    """Whether a shell's holder answered a command with the shell's end: the shell went (its
+    `exit`, its idle limit, a close) after the caller found it and before the command was typed,
+    so the command never ran and the next shell of the name is the one to run it."""
+    return answer.status is Status.CLOSED
 
 
 def close_shell(name: str, report: Report | None = None) -> Result:
