@@ -77,9 +77,9 @@ def _file_name(context: bytes) -> str:
 def exit_like(code: int) -> NoReturn:
     """End as the child ended: with its status, or by the signal that killed it.
 
-    Without Python's own finalization, which costs a tenth of a warm call: this process wrote
-    nothing of the call's (the child wrote to the descriptors it was given) and holds nothing
-    that needs it.
+    Without Python's own finalization, which costs milliseconds (3 of a 48 ms warm call): this
+    process wrote nothing of the call's (the child wrote to the descriptors it was given) and
+    holds nothing that needs it.
     """
     if code < 0:
         try:
