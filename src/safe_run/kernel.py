@@ -114,12 +114,10 @@ class KernelObserver:
         "working" is checked against a fresh scan, so a process started since cannot be missed by
         it, while an answer that stays (a held input wait) costs no more than the cached scan.
         """
-        if not self._available:
+        found = self._shell_and_modes()
+        if found is None:
             return None
-        shell = _read_stat(f"/proc/{self._shell_pid}/stat")
-        lflag = self._local_modes()
-        if shell is None or shell.state in GONE_STATES or lflag is None:
-            return None
+        shell, lflag = found
         canonical = bool(lflag & termios.ICANON)
         pgrp = self._foreground_pgrp()
         cached = self._scanned_at
@@ -142,16 +140,24 @@ class KernelObserver:
         prompt hooks to finish: `observe` would confirm the changed answer with a scan of every
         process. None when no look can be had (the shell is gone).
         """
+        found = self._shell_and_modes()
+        if found is None:
+            return None
+        shell, lflag = found
+        if self._foreground_pgrp() != shell.pgrp:
+            return False
+        waits = self._process_waits(shell.pid, bool(lflag & termios.ICANON), main_only=True)
+        return judge(waits)[0] is Verdict.INPUT
+
+    def _shell_and_modes(self) -> tuple[ProcessInfo, int] | None:
+        """The shell's stat line and the terminal's lflag; None when no look can be had or the shell is gone."""
         if not self._available:
             return None
         shell = _read_stat(f"/proc/{self._shell_pid}/stat")
         lflag = self._local_modes()
         if shell is None or shell.state in GONE_STATES or lflag is None:
             return None
-        if self._foreground_pgrp() != shell.pgrp:
-            return False
-        waits = self._process_waits(shell.pid, bool(lflag & termios.ICANON), main_only=True)
-        return judge(waits)[0] is Verdict.INPUT
+        return shell, lflag
 
     def session_processes(self) -> list[ProcessInfo]:
         """Every live process of the shell's session but the shell, background jobs included.
