@@ -112,10 +112,13 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from safe_run.mcp_server import TOOLS, StdinLines, StdoutLines, _answer
+from safe_run.mcp_server import TOOLS, StdinLines, StdoutLines
 from safe_run.result import Reason, Result, ShellInfo, Status, Strategy
 
-DONE = _answer(Result(Status.COMPLETED, 0, Strategy.RICH, Reason.SHELL_INTEGRATION, "true", ShellInfo("bash", "/bin/bash")))
+RESULT = Result(Status.COMPLETED, 0, Strategy.RICH, Reason.SHELL_INTEGRATION, "true", ShellInfo("bash", "/bin/bash"))
+DONE = types.CallToolResult(
+    content=[types.TextContent(type="text", text="completed, exit code 0")], structured_content=RESULT.to_dict()
+)
 
 async def listed(ctx, params):
     return types.ListToolsResult(tools=TOOLS)
