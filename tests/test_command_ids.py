@@ -4,6 +4,10 @@ library and MCP. The yields are real waits, so these are slow tests."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -75,11 +79,6 @@ def test_the_same_through_the_api(api_env: SafeRun) -> None:
 def test_commands_run_back_to_back_are_each_listed_once_the_shell_is_left_alone(api_env: SafeRun) -> None:
     """Their records are written when nothing is asked of the shell's holder; a listing that asks
     first finds every one, each with its own result."""
-    import json
-    import subprocess
-    import sys
-    import time
-
     from safe_run import Shell
 
     with Shell(shell=shell_path("bash")) as shell:
