@@ -163,11 +163,18 @@ def test_progress_notifications_come_before_the_result(server: Server, tmp_path:
     assert events[0] == "progress:first\n" and events[-1] == "result"
 
 
-def test_a_cancelled_run_stops_its_command_and_the_shell_takes_the_next(server: Server, tmp_path: Path) -> None:
+@pytest.mark.parametrize("warm", [False, True], ids=["first-command", "warm-shell"])
+def test_a_cancelled_run_stops_its_command_and_the_shell_takes_the_next(
+    server: Server, tmp_path: Path, warm: bool
+) -> None:
+    """Both ways a run is asked: the shell's first command (started in a worker thread) and a warm
+    shell's (asked from the event loop)."""
     pidfile = tmp_path / "pid"
 
     async def test() -> None:
         async with server.client() as session:
+            if warm:
+                assert (await call(session, "run", {"command": "true"}))["status"] == "completed"
             async with anyio.create_task_group() as group:
                 group.start_soon(session.call_tool, "run", {"command": f"sh -c 'echo $$ > {pidfile}; exec sleep 300'"})
                 await wait_for(lambda: pid_in(pidfile) is not None, "the command to start")
@@ -343,9 +350,12 @@ def _rpc(method: str, params: dict[str, Any], ident: int | None = None) -> bytes
 
 
 @pytest.mark.slow
-def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(server: Server, tmp_path: Path) -> None:
-    """The client is gone 1 s into a call on a named shell: the command finishes all the same, and
-    the server ends quietly, after its clean-up."""
+@pytest.mark.parametrize("warm", [False, True], ids=["first-command", "warm-shell"])
+def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(
+    server: Server, tmp_path: Path, warm: bool
+) -> None:
+    """The client is gone 1 s into a call on a named shell (its first command, or one after it):
+    the command finishes all the same, and the server ends quietly, after its clean-up."""
     import subprocess
 
     marker = tmp_path / "M"
@@ -360,6 +370,10 @@ def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(s
     proc.stdin.flush()
     proc.stdout.readline()
     proc.stdin.write(_rpc("notifications/initialized", {}))
+    if warm:
+        proc.stdin.write(_rpc("tools/call", {"name": "run", "arguments": {"command": "true", "shell_name": "KN"}}, 3))
+        proc.stdin.flush()
+        assert b'"completed"' in proc.stdout.readline()
     proc.stdin.write(_rpc("tools/call", {"name": "run", "arguments": {
         "command": f"sleep 2; echo finished > {marker}", "shell_name": "KN", "yield_after": 20}}, 2))
     proc.stdin.flush()

@@ -25,7 +25,10 @@ from .session import SessionError
 if TYPE_CHECKING:
     from .interrupts import Wakeup
     from .session.launch import Launcher
-    from .session.wire import Request
+    from .session.store import Session
+    from .session.wire import Request, Run
+
+    WarmRun = tuple[Session, Run]
 
 STRATEGIES = STRATEGY_CHOICES
 DEFAULT_MAX_OUTPUT = 1024 * 1024
@@ -185,6 +188,19 @@ def run_in_shell(
         warm_up = replace(run_request, command=WARM_UP, timers=replace(run_request.timers, timeout=None))
         in_shell(name, warm_up, None, Scope(), wakeup=wakeup, launcher=launcher)
     return in_shell(name, run_request, bound, command_scope, wakeup=wakeup, launcher=launcher)
+
+
+def warm_shell_run(
+    name: str, run_request: RunRequest, bound: float | None, command_scope: Scope, last: Session | None = None,
+) -> WarmRun | None:
+    """The named shell's session and what to ask it, when it can be asked at once: for a front end
+    that waits for the answer in its own event loop (see `run_in_shell` for the rest). None: ask
+    through `run_in_shell`, which looks the shell up, or starts it, the careful way. `last`: the
+    session this caller's last call found for the name."""
+    from .session.client import run_message, warm_shell
+
+    session = warm_shell(name, last=last)
+    return None if session is None else (session, run_message(run_request, bound, command_scope))
 
 
 def close_shell(name: str) -> Result:

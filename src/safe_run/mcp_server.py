@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import socket
 import sys
 import threading
 import time
@@ -40,10 +41,10 @@ from .calls import DEFAULT_YIELD_AFTER_S
 from .interrupts import Wakeup
 from .result import SCHEMA_VERSION, ExitStatus, Reason, Result, Status, Strategy
 from .request import RunRequest, Scope
-from .session import SessionError
+from .session import SessionError, client, wire
 from .session.forkserver import ForkServer
 from .session.launch import Launcher
-from .session.store import SHELL_NAME
+from .session.store import SHELL_NAME, Session
 from .session.wire import MAX_WAIT_S
 
 # With a progress token, output is reported at least this often while a command runs.
@@ -200,6 +201,8 @@ class Connection:
     shell_name: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(8)}")
     sessions: set[str] = field(default_factory=set)
     shells_used: set[str] = field(default_factory=set)
+    # The session each shell name had at this connection's last call to it, asked again at once.
+    warm: dict[str, Session] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def saw(self, result: Result) -> Result:
@@ -328,6 +331,46 @@ class Call:
         self.session_id = answer.session_id
         return answer
 
+    async def in_warm_shell(self, shell: str, request: RunRequest, bound: float | None, scope: Scope) -> Result | None:
+        """The command run in the warm shell `shell`, its holder asked from the event loop itself,
+        without a worker thread, whose two hand-overs were a good part of a warm call. None when
+        the shell is not warm, or its holder takes no caller at this moment (many at once, or it
+        is ending): `step` then does what that calls for."""
+        warm = calls.warm_shell_run(shell, request, bound, scope, self.connection.warm.pop(shell, None))
+        if warm is None:
+            return None
+        result = await self._ask_warm(*warm)
+        if result is not None:
+            self.connection.warm[shell] = warm[0]
+        return result
+
+    async def _ask_warm(self, session: Session, request: wire.Run) -> Result | None:
+        conn = session.connect(0.0)  # a full queue of callers refuses at once, never blocking the loop
+        if conn is None:
+            return None
+        with conn:
+            try:
+                with anyio.fail_after(client.answer_bound(request)):
+                    if not await _sent(conn, wire.encode_request(request)):
+                        return None  # the holder is closing: `step` finds what it left
+                    line = await _received(conn)
+            except TimeoutError:
+                raise client.unresponsive(session, request) from None
+            except anyio.get_cancelled_exc_class():
+                if self.owned:
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(_interrupt, session)
+                raise
+        message = None if line is None else wire.decode(line)
+        if message is None:  # it hung up after taking the command: what it left says how it ended
+            result = await anyio.to_thread.run_sync(client.answered, session, request, None)
+        else:
+            result = client.answered(session, request, message)
+        if client.gone_first(result):
+            return None  # the shell ended before the command's turn: `step` starts the next one
+        self.session_id = result.session_id
+        return self.connection.saw(result)
+
     async def _stop(self, done: threading.Event, box: list[Result | BaseException]) -> None:
         if not self.owned:
             self.wakeup.release()
@@ -345,6 +388,47 @@ class Call:
 
     def close(self) -> None:
         self.wakeup.close()
+
+
+async def _sent(conn: socket.socket, data: bytes) -> bool:
+    """Whether all of `data` went out on the non-blocking `conn` (False: the other end closed)."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[conn.send(view):]
+        except BlockingIOError:
+            await anyio.wait_writable(conn)
+        except OSError:
+            return False
+    return True
+
+
+async def _received(conn: socket.socket) -> bytes | None:
+    """The one line the other end answers on `conn`, or None if it hung up first."""
+    buffer = bytearray()
+    while b"\n" not in buffer and len(buffer) < wire.MAX_MESSAGE:
+        await anyio.wait_readable(conn)
+        try:
+            chunk = conn.recv(1 << 16)
+        except BlockingIOError:
+            continue
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        buffer += chunk
+    return bytes(buffer).partition(b"\n")[0]
+
+
+def _interrupt(session: Session) -> None:
+    """A cancelled call's command in its own shell: stopped as Ctrl-C would, then for good if it
+    goes on (each bounded); as `step` does through its wakeup."""
+    try:
+        result = client.interrupt(session)
+        if result.session_id is not None and result.status is Status.RUNNING:
+            calls.stop(result.session_id)
+    except (SessionError, OSError):
+        pass  # ended already, or its holder is gone: nothing of it runs
 
 
 ConnectionOf = Callable[[ServerRequestContext[Any, Any]], Connection]
@@ -421,7 +505,8 @@ class Tools:
             else:
                 started = shell in call.connection.shells_used
                 call.connection.shells_used.add(shell)
-                result = await call.step(
+                answer = await call.in_warm_shell(shell, request, step, scope) if started else None
+                result = answer if answer is not None else await call.step(
                     lambda: calls.run_in_shell(
                         shell, request, step, scope, started=started, wakeup=call.wakeup, launcher=self.launcher,
                     )

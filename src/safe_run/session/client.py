@@ -73,16 +73,11 @@ def run_in_shell(
     `bound` seconds with the session that holds it (None: at the end).
     """
     check_name(name)
-    wait = wire.MAX_WAIT_S if bound is None else bound
-    ask_run = wire.Run(
-        command=request.command, wait=wait, timers=dict(vars(request.timers)), max_output=request.max_output,
-        cwd=scope.cwd, env=scope.env,
-    )
-    # A warm shell is asked at once: no sweep of the store, no lock, one connection.
-    warm = SessionStore.open(report=report, sweep=False).named(name)
-    if warm is not None and not warm.result_path.exists():
+    ask_run = run_message(request, bound, scope)
+    warm = warm_shell(name, report)
+    if warm is not None:
         held = _ask_held(warm, ask_run, wakeup)
-        if held is not None and not _gone_first(held):
+        if held is not None and not gone_first(held):
             return held
     store = SessionStore.open(report=report)
     for _ in range(2):  # a second time only after the shell went just before the command's turn
@@ -101,13 +96,33 @@ def run_in_shell(
                 store.give_name(name, session)
                 detach(session, replace(request, hold_on_input=True), ShellPlan(name, note), launcher)
         assert session is not None
-        answer = _ask_interruptibly(session, wire.Poll(wait=wait, first=True) if started else ask_run, wakeup)
-        if started or not _gone_first(answer):
+        answer = _ask_interruptibly(session, wire.Poll(wait=ask_run.wait, first=True) if started else ask_run, wakeup)
+        if started or not gone_first(answer):
             break
     return answer
 
 
-def _gone_first(answer: Result) -> bool:
+def run_message(request: RunRequest, bound: float | None, scope: Scope = Scope()) -> wire.Run:
+    """What a named shell's holder is asked: the command with its own timers, output bound and
+    scope, answered at its end or after `bound` seconds (None: at the end)."""
+    return wire.Run(
+        command=request.command, wait=wire.MAX_WAIT_S if bound is None else bound,
+        timers=dict(vars(request.timers)), max_output=request.max_output, cwd=scope.cwd, env=scope.env,
+    )
+
+
+def warm_shell(name: str, report: Report | None = None, last: Session | None = None) -> Session | None:
+    """The named shell's session when its holder can be asked at once (no sweep of the store, no
+    lock, one connection); None when it must be looked up, or started, the careful way.
+
+    `last`, the session the name had at the caller's last call, is taken without looking the name
+    up while it has no result: a name passes to another shell only once its shell has ended."""
+    warm = last if last is not None and not last.result_path.exists() else None
+    warm = warm or SessionStore.open(report=report, sweep=False).named(name)
+    return warm if warm is not None and not warm.result_path.exists() else None
+
+
+def gone_first(answer: Result) -> bool:
     """Whether a shell's holder answered a command with the shell's end: the shell went (its
     `exit`, its idle limit, a close) after the caller found it and before the command was typed,
     so the command never ran and the next shell of the name is the one to run it."""
@@ -176,8 +191,7 @@ def _addressed(session: Session, request: wire.Request) -> tuple[Result | None, 
 
 
 def _request(session: Session, request: wire.Request) -> Result:
-    answer = _exchange(session, request)
-    return Result.from_dict(answer) if answer is not None else _unanswered(session, request)
+    return answered(session, request, _exchange(session, request))
 
 
 def _exchange(session: Session, request: wire.Request) -> dict[str, object] | None:
@@ -190,16 +204,16 @@ def _exchange(session: Session, request: wire.Request) -> dict[str, object] | No
         try:
             return wire.receive(conn, deadline)
         except TimeoutError:
-            raise _unresponsive(session, request) from None
+            raise unresponsive(session, request) from None
 
 
-def _bound(request: wire.Request) -> float:
+def answer_bound(request: wire.Request) -> float:
     """How long one call may take in all: the wait it asks for and the margin."""
     return wire.wait_of(request) + ANSWER_MARGIN_S
 
 
 def _deadline(request: wire.Request) -> float:
-    return time.monotonic() + _bound(request)
+    return time.monotonic() + answer_bound(request)
 
 
 def _send(session: Session, request: wire.Request, deadline: float) -> socket.socket | None:
@@ -207,7 +221,7 @@ def _send(session: Session, request: wire.Request, deadline: float) -> socket.so
     try:
         conn = session.connect(max(0.001, deadline - time.monotonic()))
     except TimeoutError:
-        raise _unresponsive(session, request) from None
+        raise unresponsive(session, request) from None
     if conn is None:
         return None
     try:
@@ -215,15 +229,15 @@ def _send(session: Session, request: wire.Request, deadline: float) -> socket.so
         conn.sendall(wire.encode_request(request))
     except TimeoutError:
         conn.close()
-        raise _unresponsive(session, request) from None
+        raise unresponsive(session, request) from None
     except OSError:
         conn.close()  # the holder is closing: what it left says how the command ended
         return None
     return conn
 
 
-def _answer(session: Session, conn: socket.socket, request: wire.Request, deadline: float) -> Result:
-    answer = wire.receive(conn, deadline)
+def answered(session: Session, request: wire.Request, answer: dict[str, object] | None) -> Result:
+    """The holder's answer as a result; with none (it hung up first), what it left."""
     return Result.from_dict(answer) if answer is not None else _unanswered(session, request)
 
 
@@ -251,8 +265,8 @@ def _left_result(session: Session) -> Result:
     return result
 
 
-def _unresponsive(session: Session, request: wire.Request) -> SessionError:
-    return SessionError(_unresponsive_message(session, _bound(request)), ExitStatus.UNRESPONSIVE)
+def unresponsive(session: Session, request: wire.Request) -> SessionError:
+    return SessionError(_unresponsive_message(session, answer_bound(request)), ExitStatus.UNRESPONSIVE)
 
 
 def _unresponsive_message(session: Session, bound: float) -> str:
@@ -282,20 +296,25 @@ def _ask_held(session: Session, request: wire.Request, wakeup: Wakeup | None) ->
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _unresponsive(session, request)
+                raise unresponsive(session, request)
             ready = polling.readable(watched, remaining)
             if conn.fileno() in ready:
                 try:
-                    return _answer(session, conn, request, deadline)
+                    return answered(session, request, wire.receive(conn, deadline))
                 except TimeoutError:
-                    raise _unresponsive(session, request) from None
+                    raise unresponsive(session, request) from None
             if wakeup is not None and wakeup.released:
                 raise SessionError(f"the caller stopped waiting; session {session.id} goes on")
             if wakeup is not None and wakeup.pending:
                 signal_name = signal.Signals(wakeup.pending[0]).name
-                return _request(session, wire.Interrupt(signal=signal_name, about=getattr(request, "about", None)))
+                return interrupt(session, signal_name, getattr(request, "about", None))
             if wakeup is not None:
                 wakeup.drain()
+
+
+def interrupt(session: Session, signal_name: str = "SIGINT", about: str | None = None) -> Result:
+    """Stop the command as `signal_name` to its caller would (Ctrl-C); its result after that."""
+    return _request(session, wire.Interrupt(signal=signal_name, about=about))
 
 
 def listing(now: float, report: Report | None = None) -> list[dict[str, object]]:
