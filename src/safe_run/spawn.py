@@ -6,11 +6,12 @@ signal mask, and any descriptor someone forgot to mark close-on-exec. A terminal
 its shell with every signal at its default, nothing blocked and only descriptors 0-2; the command
 must run exactly as it would there.
 
-Between fork and exec the child runs only system calls on values prepared before the fork. A
-failure there (the directory cannot be entered, the shell cannot be executed) is written to a
-close-on-exec pipe as the failed step and its errno, and the child leaves with `os._exit`: none
-of safe-run's own error handling or clean-up runs in it. Exec closes the pipe, which tells the
-parent that the shell started.
+Where the C library allows it, the shell is started by its posix_spawn (`libc_spawn`), to the
+same state without forking this process. Otherwise, between fork and exec the child runs only
+system calls on values prepared before the fork. A failure there (the directory cannot be
+entered, the shell cannot be executed) is written to a close-on-exec pipe as the failed step and
+its errno, and the child leaves with `os._exit`: none of safe-run's own error handling or clean-up
+runs in it. Exec closes the pipe, which tells the parent that the shell started.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import NoReturn
 
-from . import polling
+from . import libc_spawn, polling
 
 # How long the child gets to reach exec before it is taken for wedged (a hung file system).
 EXEC_TIMEOUT_S = 10.0
@@ -62,15 +63,41 @@ def spawn(argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int) 
     program = _find_program(argv[0], env)
     plan = _plan(program, argv, env, cwd)
     master, slave = (_above_stdio(fd) for fd in os.openpty())
-    report_read, report_write = (_above_stdio(fd) for fd in os.pipe())
     try:
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        pid = _fork(plan, slave, report_write)
+        pid = _spawned(plan, slave) if libc_spawn.available() else _forked(plan, slave)
     except OSError as exc:
         os.close(master)
         raise SpawnError(f"cannot start {program}: {_reason(exc.errno)}") from exc
+    except SpawnError:
+        os.close(master)
+        raise
     finally:
         os.close(slave)
+    return Spawned(pid=pid, master_fd=master)
+
+
+def _spawned(plan: _Plan, slave: int) -> int:
+    """Through the C library's posix_spawn (see `libc_spawn`): no fork of this process."""
+    try:
+        return libc_spawn.spawn_session(plan.program, plan.argv, plan.env, plan.cwd, os.fsencode(os.ttyname(slave)))
+    except OSError as exc:
+        report = f"{_failed_step(plan)} {exc.errno or 0}".encode("ascii")
+        raise SpawnError(describe_failure(report, os.fsdecode(plan.program), os.fsdecode(plan.cwd))) from exc
+
+
+def _failed_step(plan: _Plan) -> str:
+    """Which step of a spawn failed, which posix_spawn's one error number does not say: the
+    directory when it cannot be entered, else the exec (the terminal it opens is already open here)."""
+    return EXEC if os.path.isdir(plan.cwd) and os.access(plan.cwd, os.X_OK) else CHDIR
+
+
+def _forked(plan: _Plan, slave: int) -> int:
+    """By fork and exec, where the C library has no posix_spawn that can set the shell up."""
+    report_read, report_write = (_above_stdio(fd) for fd in os.pipe())
+    try:
+        pid = _fork(plan, slave, report_write)
+    finally:
         os.close(report_write)
     try:
         report = _read_report(report_read, EXEC_TIMEOUT_S)
@@ -78,13 +105,13 @@ def spawn(argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int) 
         os.close(report_read)
     if report is None or report:
         _reap(pid, kill=report is None)
-        os.close(master)
+        program, cwd = os.fsdecode(plan.program), os.fsdecode(plan.cwd)
         raise SpawnError(
             f"cannot start {program}: it did not start within {EXEC_TIMEOUT_S:g} s"
             if report is None
             else describe_failure(report, program, cwd)
         )
-    return Spawned(pid=pid, master_fd=master)
+    return pid
 
 
 def describe_failure(report: bytes, program: str, cwd: str) -> str:
