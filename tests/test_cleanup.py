@@ -23,7 +23,7 @@ class SeenBefore:
     def __init__(self, processes: list[ProcessInfo]) -> None:
         self._processes = processes
 
-    def run_processes(self) -> list[ProcessInfo]:
+    def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
         return self._processes
 
 
@@ -63,7 +63,7 @@ class ForkedDuringTheLook:
     def __init__(self, child: ProcessInfo) -> None:
         self._scans = [[], [child]]
 
-    def run_processes(self) -> list[ProcessInfo]:
+    def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
         return self._scans.pop(0) if self._scans else []
 
 

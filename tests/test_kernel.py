@@ -431,3 +431,34 @@ def test_an_empty_environment_read_is_asked_again(bash: Session, monkeypatch: py
     monkeypatch.setattr(kernel, "_read_bytes", lambda path, limit: next(answers))
     assert not observer._is_marked(detached)  # mid-exec: nothing to tell yet
     assert observer._is_marked(detached)
+
+
+@linux_only
+def test_a_look_at_what_is_new_reads_only_what_the_last_look_did_not_list(bash: Session) -> None:
+    bash.at_prompt()
+    bash.type("sleep 30 &")
+    bash.until(lambda: _in_session_as(bash.child.pid, "sleep"), lambda found: found)
+    assert [p.comm for p in bash.observer.run_processes()] == ["sleep"]
+    assert bash.observer.run_processes(new_only=True) == []  # listed last time: not read again
+    bash.type("cat &")
+    bash.until(lambda: _in_session_as(bash.child.pid, "cat"), lambda found: found)
+    assert [p.comm for p in bash.observer.run_processes(new_only=True)] == ["cat"]
+    assert sorted(p.comm for p in bash.observer.run_processes()) == ["cat", "sleep"]
+
+
+def _in_session_as(session: int, comm: str) -> bool:
+    """Whether a process of that name runs in the session (read apart from the observer's looks)."""
+    for name in os.listdir("/proc"):
+        stat = _text_of(f"/proc/{name}/stat") if name.isdigit() else None
+        if stat is not None:
+            info = parse_stat(stat)
+            if info.session == session and info.comm == comm:
+                return True
+    return False
+
+
+def _text_of(path: str) -> str | None:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return None

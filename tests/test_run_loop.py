@@ -194,7 +194,7 @@ class FakeObserver:
     def session_processes(self) -> list[ProcessInfo]:
         return []
 
-    def run_processes(self) -> list[ProcessInfo]:
+    def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
         return []
 
 

@@ -119,7 +119,7 @@ class Reaper:
         ended: list[ProcessInfo] = []
         seen: set[int] = {self._terminal.pid}
         for round_ in range(SWEEP_ROUNDS):
-            leftovers = [p for p in self._kernel.run_processes() if p.pid not in seen]
+            leftovers = [p for p in self._kernel.run_processes(new_only=round_ > 0) if p.pid not in seen]
             if not leftovers and round_ > 0:
                 break  # two scans in a row found nothing new: nothing slipped between them
             seen.update(p.pid for p in leftovers)

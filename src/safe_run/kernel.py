@@ -56,7 +56,7 @@ class ObserverLike(Protocol):
 
     def session_processes(self) -> list[ProcessInfo]: ...
 
-    def run_processes(self) -> list[ProcessInfo]: ...
+    def run_processes(self, new_only: bool = False) -> list[ProcessInfo]: ...
 
 
 class KernelObserver:
@@ -78,6 +78,7 @@ class KernelObserver:
         self._arch = os.uname().machine  # what platform.machine() says, without importing platform
         self._terminal: str | None = None
         self._processes: list[ProcessInfo] = []
+        self._listed: frozenset[str] = frozenset()  # the pids of the last `run_processes`
         self._elsewhere: list[int] = []
         self._scanned_at: float | None = None
         self._marked: dict[tuple[int, int], bool] = {}
@@ -170,11 +171,20 @@ class KernelObserver:
             return []
         return session_members(_scan_proc(), self._shell_pid, excluded={self._shell_pid, os.getpid()})
 
-    def run_processes(self) -> list[ProcessInfo]:
-        """Every live process the run started but the shell: its session, and what left it."""
+    def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
+        """Every live process the run started but the shell: its session, and what left it.
+
+        `new_only`: only those not listed at the previous call, for a look again after ending what
+        that one found. A process listed then and not the run's cannot have become the run's since
+        (a session is left, never joined), nor its pid have gone to a new process (that takes the
+        pid counter round all of pid_max): it is not read again, which halves a run's last sweep.
+        """
         if not self._proc or self._shell is None:
             return []
-        return run_members(_scan_proc(), self._shell, {self._shell_pid, os.getpid()}, self._is_marked)
+        pids = _pids()
+        earlier, self._listed = (self._listed if new_only else frozenset()), frozenset(pids)
+        found = _scan_proc([pid for pid in pids if pid not in earlier])
+        return run_members(found, self._shell, {self._shell_pid, os.getpid()}, self._is_marked)
 
     # ---- one look -----------------------------------------------------------------------------
 
@@ -441,15 +451,18 @@ def _asleep(task: str) -> bool:
     return info is not None and info.state == "S"
 
 
-def _scan_proc() -> list[ProcessInfo]:
-    """Every process's stat line: the costliest read here (three system calls per process), so
-    it is kept to bare reads, and callers share one scan where they can."""
+def _pids() -> list[str]:
+    return [name for name in _listdir("/proc") if name.isdigit()]
+
+
+def _scan_proc(pids: list[str] | None = None) -> list[ProcessInfo]:
+    """Every process's stat line (or those of `pids`): the costliest read here (three system calls
+    per process), so it is kept to bare reads, and callers share one scan where they can."""
     found = []
-    for name in _listdir("/proc"):
-        if name.isdigit():
-            info = _read_stat(f"/proc/{name}/stat")
-            if info is not None:
-                found.append(info)
+    for pid in _pids() if pids is None else pids:
+        info = _read_stat(f"/proc/{pid}/stat")
+        if info is not None:
+            found.append(info)
     return found
 
 
