@@ -43,6 +43,7 @@ setproctitle.setproctitle("safe-run test zygote")  # takes over the argv area be
 
 import ctypes
 ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone with the test process
+ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: holders outliving their call end here, as with a warm process
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 listener.bind(sys.argv[1] + ".new")
 listener.listen(64)
@@ -126,7 +127,7 @@ while True:
             os.close(fd)
         conn.sendall((json.dumps({"pid": pid}) + "\n").encode())
         waiting[pid] = conn
-    while waiting:
+    while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:

@@ -88,6 +88,15 @@ def collect_adopted(shell: int | None) -> list[int]:
         collected.append(seen.si_pid)
 
 
+def collect_at_exit(pid: int, timeout: float) -> None:
+    """Collect the child `pid` as this process ends (waiting at most `timeout` seconds), not now,
+    so that the answer goes out first. A process that ends without its exit handlers (a warm
+    process's child, by os._exit) leaves it to the subreaper above it: the warm process is one."""
+    import atexit
+
+    atexit.register(collect_child, pid, timeout)
+
+
 def collect_child(pid: int, timeout: float) -> bool:
     """Wait at most `timeout` seconds for the child `pid` to end, and collect it; whether it did.
 

@@ -56,9 +56,9 @@ def start_session(
     holder = detach(session, replace(request, hold_on_input=True), launcher=launcher)
     result = _ask_interruptibly(session, wire.Poll(wait=yield_after, first=True), wakeup)
     if holder is not None and result.session_id is None:
-        from .adoption import collect_child
+        from .adoption import collect_at_exit
 
-        collect_child(holder, HOLDER_EXIT_S)  # it ends once it has answered; a container's PID 1 may never collect it
+        collect_at_exit(holder, HOLDER_EXIT_S)  # it ends once it has answered; a container's PID 1 may never collect it
     return result
 
 

@@ -201,7 +201,8 @@ def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int 
     if not taken or (first is not None and first.startswith(b"no ")):  # nothing ran there
         _deliver_again(previous, arrived)
         return None
-    last = replies.next(wait=True) if first is not None and first.startswith(b"run ") else None
+    # "exit" comes from the child once its output is out, or from the warm process once it ended.
+    last = replies.next(wait=True) if first is not None and first.startswith(b"run ") else first
     if last is None or not last.startswith(b"exit "):
         _say("the warm process running this call was killed, and the call with it; its answer is lost")
         return 125

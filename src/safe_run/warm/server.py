@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 
 from .. import polling
+from ..session.adoption import adopt_orphans
 from .context import start_time
 from .client import within_reach
 from .wire import GO, MAX_REQUEST, Call, decode, request_length
@@ -96,6 +97,9 @@ class Server:
         self._wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        # A call's holder, once the call has ended, and whatever a holder leaves, come here to be
+        # collected (`_reap`), rather than to a PID 1 that may never collect them.
+        adopt_orphans()
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, self._stop)
         self._listener = self._listen()
@@ -175,7 +179,7 @@ class Server:
             early = _committed(conn, early)
             pid = os.fork()
             if pid == 0:
-                self._become(call, fds)
+                self._become(call, fds, conn)
             conn.sendall(b"run %d\n" % pid)
             self._calls[pid] = conn
             _pass_signals(pid, early)
@@ -224,16 +228,21 @@ class Server:
                     pass
                 conn.close()
 
-    def _become(self, call: Call, fds: list[int]) -> None:
-        """In the child: be the client's process, run the call, and exit as the command line would."""
+    def _become(self, call: Call, fds: list[int], conn: socket.socket) -> None:
+        """In the child: be the client's process, run the call, and exit as the command line would.
+
+        Its status goes to the client (`conn`) as soon as its output is out and the client's
+        descriptors are let go: the end of a process this size takes a millisecond or two, which
+        neither the client nor a reader of its output then waits for. This process's end is still
+        reported as well, for a call that ends otherwise (killed)."""
         code = 125
         try:
             signal.set_wakeup_fd(-1)
             _die_with(self._pid)
             os.setpgid(0, 0)  # a group of its own, as the client's process has its caller's
-            for conn in [self._listener, *self._calls.values()]:
-                conn.detach()
-            _take_descriptors(fds[0], fds[1:], call.targets)
+            for other in [self._listener, *self._calls.values()]:
+                other.detach()
+            conn = socket.socket(fileno=_take_descriptors(fds[0], fds[1:], call.targets, conn.detach()))
             _take_environment(call.environ)
             _take_signals(call.ignored, call.blocked)
             sys.argv = [os.fsdecode(word) for word in call.argv]
@@ -253,7 +262,20 @@ class Server:
                     stream.flush()
                 except (OSError, ValueError):
                     pass
+            _report_early(conn, code)
             os._exit(code)
+
+
+def _report_early(conn: socket.socket, code: int) -> None:
+    """The exit status, as the warm process reports it (a wait status), once the client's standard
+    descriptors are given back: a reader of the output sees its end when the client exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        conn.sendall(b"exit %d\n" % ((code & 0xFF) << 8))
+    except OSError:
+        pass  # the warm process reports it when this process has ended
 
 
 def _die_with(parent: int) -> None:
@@ -320,16 +342,18 @@ def _committed(conn: socket.socket, early: bytes) -> bytes:
     return before + after
 
 
-def _take_descriptors(directory: int, passed: list[int], targets: list[int]) -> None:
-    """The client's descriptors at the client's numbers, and nothing else open."""
+def _take_descriptors(directory: int, passed: list[int], targets: list[int], call: int) -> int:
+    """The client's descriptors at the client's numbers, and nothing else open but the call's
+    connection, whose new number (close-on-exec) is returned."""
     os.fchdir(directory)
     top = max([directory, *passed, *targets, *(int(name) for name in os.listdir("/proc/self/fd"))]) + 1
-    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, top) for fd in passed]
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, top) for fd in [*passed, call]]
     os.closerange(0, top)
     for fd, target in zip(moved, targets):
         os.dup2(fd, target, inheritable=True)
-    for fd in moved:
+    for fd in moved[:-1]:
         os.close(fd)
+    return moved[-1]
 
 
 def _take_environment(environ: list[bytes]) -> None:
