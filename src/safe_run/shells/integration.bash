@@ -22,7 +22,14 @@ __sr_running=
 # runs, after ours; one the command sets replaces ours, and then the word stays.
 __sr_exit_trap=${__sr_exit_trap-}
 __sr_read_exit_trap() {
-    builtin eval "builtin set -- $(builtin trap -p EXIT)"
+    # Through a file of the private directory: a command substitution would fork the shell.
+    builtin local __sr_text= __sr_file="${__sr_cmd%/*}/exit-trap"
+    if { builtin trap -p EXIT >|"$__sr_file"; } 2>/dev/null; then
+        builtin read -r -d '' __sr_text <"$__sr_file"
+    else
+        __sr_text=$(builtin trap -p EXIT)
+    fi
+    builtin eval "builtin set -- $__sr_text"
     case ${3-} in
         __sr_on_exit*) ;;  # ours, from an earlier load: the user's own is kept already
         *) __sr_exit_trap=${3-} ;;
