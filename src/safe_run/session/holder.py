@@ -117,7 +117,10 @@ class Holder:
         self.onlookers = Onlookers(self.recording)  # people attached (`attach`, `watch`), and the recording
 
     def serve(self, wakeup: Wakeup) -> None:
-        """Serve until the command (or the persistent shell) ends; `wakeup` carries stop requests."""
+        """Serve until the command (or the persistent shell) ends; `wakeup` carries stop requests.
+
+        The private directory goes after the answers: with a session nobody was told of, as part
+        of the session's own directory (removing its files first cost a millisecond before them)."""
         with private_workdir(self.session.path) as workdir:
             run = self._start(workdir)
             if run is not None:
@@ -129,8 +132,8 @@ class Holder:
                     swept = run.close(idle=self._idle)
                 if self.final is not None and swept:
                     self.final = replace(self.final, killed=(*self.final.killed, *swept))
-        self.recording.close()
-        self._finish()
+            self.recording.close()
+            self._finish()
 
     def _serve_commands(self, run: Run, wakeup: Wakeup) -> None:
         """Each command to its end; a persistent shell then waits for the next one."""
@@ -390,21 +393,28 @@ class Holder:
                 "attached": self.onlookers.count}
 
     def _finish(self) -> None:
-        """Save the result, answer everyone, and go; a session nobody was told of goes too."""
+        """Answer everyone, keep the result for whoever may still ask, and go; a session nobody was
+        told of goes too."""
         assert self.final is not None
         self._unkept.keep()
         # The recording stays with a session someone was told of; the others go, and it with them.
         final = replace(self.final, session_id=None, recording=str(self.recording.path) if self.handed_out else None)
         if self.onlookers.count:  # a result of a megabyte of output takes milliseconds to encode
             self.onlookers.end(final.to_json().encode("utf-8"))
-        _saved(lambda: self.session.save_result(final))  # nowhere to keep it once the directory is gone
+        callers = self.callers
+        # A session someone was told of keeps its result before anyone hears of its end: a caller
+        # told of it looks for that result to know the shell is gone. One nobody was told of
+        # keeps it only for a first caller yet to come (a flushed file is a good part of the end).
+        if self.handed_out:
+            _saved(lambda: self.session.save_result(final))  # nowhere to keep it once the directory is gone
         if self.current is not self.session and not self.current.result_path.exists():
             _saved(lambda: self.current.save_result(final))  # the shell never ran it (it did not start)
+        self._answer_all(final)
+        if not self.handed_out and not callers.first_answered:
+            _saved(lambda: self.session.save_result(final))
         give_up = self._clock() + FIRST_CALLER_WAIT_S
-        callers = self.callers
         while True:
-            for waiter in list(callers.waiters):
-                callers.answer(waiter, with_note(final, waiter.note))
+            self._answer_all(final)
             callers.deliver()
             expecting = not (callers.first_answered or self.handed_out) and self._clock() < give_up
             if not expecting and not callers.sending:
@@ -415,6 +425,15 @@ class Holder:
         self.session.socket_path.unlink(missing_ok=True)
         if not self.handed_out:
             self.session.remove()
+
+    def _answer_all(self, final: Result) -> None:
+        """Answer everyone waiting. A session nobody else can name is gone before the caller that
+        started it hears how it ended, so that whatever that caller does next (`sessions`) finds
+        nothing of it."""
+        if not self.handed_out and any(waiter.first for waiter in self.callers.waiters):
+            self.session.remove()
+        for waiter in list(self.callers.waiters):
+            self.callers.answer(waiter, with_note(final, waiter.note))
 
     # ---- callers ------------------------------------------------------------------------------
 
