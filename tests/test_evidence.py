@@ -10,6 +10,7 @@ import pytest
 
 from safe_run.evidence import (
     SYSCALL_TABLES,
+    PidCounters,
     ProcessInfo,
     TaskWait,
     Verdict,
@@ -20,6 +21,7 @@ from safe_run.evidence import (
     has_marker,
     is_terminal,
     judge,
+    made_since,
     parse_epoll_targets,
     parse_stat,
     parse_syscall,
@@ -280,3 +282,14 @@ def test_has_marker() -> None:
 def test_parse_epoll_targets() -> None:
     fdinfo = "pos:\t0\nflags:\t02\ntfd:       20 events:       19 data: 14\ntfd:  16 events: 19 data: 10\n"
     assert parse_epoll_targets(fdinfo) == [20, 16]
+
+
+def test_only_pids_above_the_shells_are_read_while_the_pid_counter_cannot_have_come_round() -> None:
+    listing = ["1", "300", "4999", "5000", "5001", "5200"]
+    then = PidCounters(made=10_000, alive=80, pid_max=32768)
+    assert made_since(listing, 5000, then, PidCounters(made=10_050, alive=90, pid_max=32768)) == ["5001", "5200"]
+    # the counter may have come round: a child of the shell may have a pid below the shell's
+    assert made_since(listing, 5000, then, PidCounters(made=24_000, alive=90, pid_max=32768)) == listing
+    assert made_since(listing, 32_000, then, PidCounters(made=10_001, alive=80, pid_max=32768)) == listing
+    assert made_since(listing, 5000, None, PidCounters(made=10_001, alive=80, pid_max=32768)) == listing
+    assert made_since(listing, 5000, then, None) == listing

@@ -333,6 +333,35 @@ def session_members(processes: list[ProcessInfo], session: int, excluded: set[in
     )
 
 
+@dataclass(frozen=True)
+class PidCounters:
+    """How far the kernel's pid counter can have moved: the tasks made since boot (/proc/stat's
+    `processes`), the tasks there are (/proc/loadavg), and the pid it comes round at (pid_max)."""
+
+    made: int
+    alive: int
+    pid_max: int
+
+
+# Tasks that may be made between a shell's fork and the first reading of the counters after it.
+COUNTER_MARGIN = 1000
+
+
+def made_since(pids: list[str], shell_pid: int, then: PidCounters | None, now: PidCounters | None) -> list[str]:
+    """Of a listing of /proc, the pids that can name a task made after the shell: those above its
+    pid, while the pid counter cannot have come round to the start since (`then`, read just after
+    the shell was made; `now`, read after the listing); otherwise all of them. Each task made moves
+    the counter on by one, and past at most each task that was there, so it has moved at most
+    twice the tasks made since, plus the tasks there were then (a few pids here, against tens of
+    processes to read: pid_max 32768 comes round about every half hour on a busy machine)."""
+    if then is None or now is None:
+        return pids
+    moved = 2 * (now.made - then.made) + then.alive + COUNTER_MARGIN
+    if shell_pid + moved >= now.pid_max:
+        return pids
+    return [pid for pid in pids if int(pid) > shell_pid]
+
+
 def run_members(
     processes: list[ProcessInfo], shell: ProcessInfo, excluded: set[int], marked: Callable[[ProcessInfo], bool]
 ) -> list[ProcessInfo]:

@@ -24,8 +24,8 @@ from typing import Protocol
 
 from .evidence import (
     GONE_STATES, MAX_POLL_FDS, POLL_CALLS, READ_CALLS, STOPPED_STATES, SYSCALL_TABLES, Observation,
-    ProcessInfo, Syscall, TaskWait, Verdict, Wait, classify_call, descendants, has_marker, is_terminal, judge,
-    parse_epoll_targets, parse_stat, parse_syscall, parse_tty_index, run_members, session_members,
+    PidCounters, ProcessInfo, Syscall, TaskWait, Verdict, Wait, classify_call, descendants, has_marker, is_terminal,
+    judge, made_since, parse_epoll_targets, parse_stat, parse_syscall, parse_tty_index, run_members, session_members,
 )
 
 # Finding the processes of the command means reading every /proc/<pid>/stat; the list is reused for
@@ -79,6 +79,7 @@ class KernelObserver:
         self._terminal: str | None = None
         self._processes: list[ProcessInfo] = []
         self._listed: frozenset[str] = frozenset()  # the pids of the last `run_processes`
+        self._counters = pid_counters()  # just after the shell was made: see `made_since`
         self._elsewhere: list[int] = []
         self._scanned_at: float | None = None
         self._marked: dict[tuple[int, int], bool] = {}
@@ -183,7 +184,8 @@ class KernelObserver:
             return []
         pids = _pids()
         earlier, self._listed = (self._listed if new_only else frozenset()), frozenset(pids)
-        found = _scan_proc([pid for pid in pids if pid not in earlier])
+        younger = made_since(pids, self._shell_pid, self._counters, pid_counters())
+        found = _scan_proc([pid for pid in younger if pid not in earlier])
         return run_members(found, self._shell, {self._shell_pid, os.getpid()}, self._is_marked)
 
     # ---- one look -----------------------------------------------------------------------------
@@ -449,6 +451,18 @@ def _tasks(pid: int) -> list[str]:
 def _asleep(task: str) -> bool:
     info = _read_stat(f"{task}/stat")
     return info is not None and info.state == "S"
+
+
+def pid_counters() -> PidCounters | None:
+    """The kernel's pid counters now; None when /proc does not say."""
+    stat = _read_bytes("/proc/stat", 1 << 16) or b""
+    load = _read_bytes("/proc/loadavg", 256) or b""
+    pid_max = _read_bytes("/proc/sys/kernel/pid_max", 64) or b""
+    try:
+        made = stat[stat.index(b"\nprocesses ") + 11:].split(b"\n", 1)[0]
+        return PidCounters(int(made), int(load.split()[3].split(b"/")[1]), int(pid_max))
+    except (ValueError, IndexError):
+        return None
 
 
 def _pids() -> list[str]:
