@@ -402,3 +402,52 @@ def test_a_warm_process_of_a_login_session_ends_with_that_session(caller: Caller
     subprocess.run(["sh", "-c", script], preexec_fn=_login, env=caller.env(), cwd=caller.home, timeout=60, check=True)
     pid = int(pid_file.read_text())
     assert gone(lambda: alive(pid) and not zombie(pid)), "the warm process outlived its login session"
+
+
+def children_of(pid: int) -> list[int]:
+    """The live children of `pid`, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] == str(pid) and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_spare_child_waits_for_the_next_call_and_one_that_dies_is_not_made_again(caller: Caller) -> None:
+    """Between calls the warm process keeps one child forked ahead of the next call, which that
+    call becomes; a spare that dies unasked is not replaced, and calls are forked as they come."""
+    warm = caller.warmed()
+    deadline = time.monotonic() + WAIT_S
+    while not children_of(warm):
+        assert time.monotonic() < deadline, "no spare child was made between calls"
+        time.sleep(0.02)
+    [spare] = children_of(warm)
+    assert grandparent_of_the_shell(caller) == warm
+    assert gone(lambda: alive(spare) and not zombie(spare))  # the call was the spare, and it ended
+    while len(children_of(warm)) != 1:
+        assert time.monotonic() < deadline, "no spare child was made after the call"
+        time.sleep(0.02)
+    [spare] = children_of(warm)
+    os.kill(spare, signal.SIGKILL)
+    assert gone(lambda: children_of(warm))
+    assert grandparent_of_the_shell(caller) == warm  # forked as it came
+    time.sleep(0.2)
+    assert children_of(warm) == []
+
+
+def test_a_holder_forked_ahead_takes_the_callers_place_and_outlives_the_call(caller: Caller) -> None:
+    """The spare child forks its session's holder ahead too; handed the session, the holder runs
+    the command with the caller's directory and variables, and goes on after the call answered."""
+    caller.warmed()
+    place = caller.home / "place"
+    place.mkdir()
+    env = caller.env(ONLY_HERE="yes", SAFE_RUN_YIELD_AFTER="30")
+    started = caller("--yield-after", "0.5", "--", "pwd; echo $ONLY_HERE; sleep 1; echo later", env=env, cwd=place)
+    answer = json.loads(started.stdout)
+    assert (answer["status"], answer["output"]) == ("running", f"{place}\nyes\n"), answer
+    polled = json.loads(caller("poll", answer["session_id"], "--wait", "10", env=env).stdout)
+    assert (polled["status"], polled["output"]) == ("completed", f"{place}\nyes\nlater\n"), polled  # all of it, at the end

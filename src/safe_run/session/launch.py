@@ -9,6 +9,7 @@ costs nothing and spares each session a second start-up of Python; and a fork se
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import signal
@@ -19,9 +20,10 @@ import threading
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..interrupts import STOP_SIGNALS, StopSignals
+from ..memory import take_own_pages
 from ..process_title import name_holder
 from ..request import RunRequest, request_from_dict, request_to_dict
 from .adoption import adopt_orphans, collect_adopted
@@ -30,6 +32,7 @@ from .store import Session
 
 # What the caller wants run, handed to a new holder process (read and removed at its start).
 REQUEST_FILE = "request.json"
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class Launcher(Protocol):
@@ -77,23 +80,142 @@ class Spawn:
 class Fork:
     """The caller forks the holder: for safe-run's own single-threaded command line, where a fork
     costs nothing and spares each session a second start-up of Python. The forked holder's pid is
-    returned, for the caller to collect it if it ends while the caller still runs."""
+    returned, for the caller to collect it if it ends while the caller still runs.
+
+    A warm process's spare child (`warm.server`) forks its holder ahead with `prepare`, before
+    its call comes: that child then waits, and `start` hands it what to serve, with this
+    process's variables and directory as they are by then (a fork and the child's first steps
+    cost about 2 ms of a warm call here). Unused, it ends with this process."""
+
+    def __init__(self) -> None:
+        self._ready: tuple[int, socket.socket] | None = None
+
+    def prepare(self) -> None:
+        if self._ready is not None:
+            return
+        parent = os.getpid()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid = os.fork()
+        except OSError:
+            ours.close()
+            theirs.close()
+            return
+        if pid == 0:
+            ours.close()
+            _wait_to_hold(theirs, parent)
+        theirs.close()
+        self._ready = pid, ours
+
+    def carried(self) -> list[int]:
+        """The descriptor of a holder forked ahead: one that a process taking over another's
+        descriptors must keep (see `renumbered`)."""
+        return [] if self._ready is None else [self._ready[1].fileno()]
+
+    def renumbered(self, fds: list[int]) -> None:
+        """The new numbers of `carried`'s descriptors, moved by the process that kept them."""
+        if self._ready is not None and fds:
+            pid, channel = self._ready
+            channel.detach()  # its old number is closed, and may be another descriptor's by now
+            self._ready = pid, socket.socket(fileno=fds[0])
 
     def start(self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
-        pid = os.fork()
+        pid = self._hand_over(session, listener, request, plan) or os.fork()
         if pid != 0:
             session.write_meta(holder_pid=pid)
             return pid
         status = 1
         try:
-            for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
-                signal.signal(signum, signal.SIG_DFL)
-            os.setsid()
-            detach_descriptors(session, listener.fileno(), request)
-            status = serve_here(session, listener, request, plan)
+            status = _become_holder(session, listener, request, plan)
         finally:
             sys.stderr.flush()
             os._exit(status)
+
+    def _hand_over(self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int | None:
+        """The holder forked ahead, once it has what to serve; None when there is none (or it is gone)."""
+        if self._ready is None:
+            return None
+        (pid, channel), self._ready = self._ready, None
+        variables = [os.fsdecode(name + b"=" + value) for name, value in os.environb.items()]
+        job = json.dumps({"path": str(session.path), "environ": variables, "spec": _spec(request, plan)}).encode()
+        message = b"%d\n%s" % (len(job), job)
+        try:
+            here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                passed = [here, listener.fileno()] + ([request.log.fileno()] if request.log is not None else [])
+                sent = channel.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", passed))])
+                channel.sendall(message[sent:])
+            finally:
+                os.close(here)
+        except OSError:
+            _signal(pid, signal.SIGKILL)
+            return None
+        finally:
+            channel.close()
+        return pid
+
+
+def _become_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
+    """In a forked child: the holder, in a session of its own with only its own descriptors."""
+    for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
+        signal.signal(signum, signal.SIG_DFL)
+    os.setsid()
+    detach_descriptors(session, listener.fileno(), request)
+    return serve_here(session, listener, request, plan)
+
+
+def _wait_to_hold(channel: socket.socket, parent: int) -> None:
+    """A holder forked ahead: until its caller hands it a session, or ends (and it with it)."""
+    status = 0
+    try:
+        _set_parent_death_signal(signal.SIGKILL)
+        if os.getppid() != parent:
+            return  # the caller was gone before the signal was set
+        take_own_pages()
+        data, received, _, _ = socket.recv_fds(channel, 1 << 20, 3)
+        head, _, message = data.partition(b"\n")
+        while data and head.isdigit() and len(message) < int(head):
+            data = channel.recv(1 << 20)
+            message += data
+        if len(received) < 2 or not head.isdigit() or len(message) != int(head):
+            return  # the caller ended without handing anything over
+        job = json.loads(message)
+        here, listen_fd, *log = received
+        os.fchdir(here)
+        os.close(here)
+        _take_environment(dict(os.fsencode(entry).partition(b"=")[::2] for entry in job["environ"]))
+        _set_parent_death_signal(0)  # from here on it outlives its caller, as a holder does
+        status = 1
+        session, request, plan = _from_spec(Path(job["path"]), job["spec"], log[0] if log else -1)
+        status = _become_holder(session, socket.socket(fileno=listen_fd), request, plan)
+    except BaseException:  # nothing may return into the caller's code
+        traceback.print_exc()
+    finally:
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _take_environment(wanted: dict[bytes, bytes]) -> None:
+    """The caller's variables, changing only what differs: mostly nothing, as this process is a
+    fork of a warm process, which has the variables of the call that started it."""
+    for name in [name for name in os.environb if name not in wanted]:
+        del os.environb[name]
+    for name, value in wanted.items():
+        if os.environb.get(name) != value:
+            os.environb[name] = value
+
+
+def _set_parent_death_signal(signum: int) -> None:
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
 
 
 SPAWN = Spawn()
@@ -102,14 +224,21 @@ FORK = Fork()
 
 def write_request(session: Session, request: RunRequest, plan: ShellPlan | None) -> None:
     """What the holder is to run, for a holder that starts without its caller's memory."""
-    spec = {"request": request_to_dict(request), "plan": None if plan is None else asdict(plan)}
-    _write_private(session.path / REQUEST_FILE, json.dumps(spec))
+    _write_private(session.path / REQUEST_FILE, json.dumps(_spec(request, plan)))
 
 
 def read_request(path: Path, log_fd: int) -> tuple[Session, RunRequest, ShellPlan | None]:
     """The session at `path` and what its caller wrote for it to run; the file is removed."""
     spec = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
     (path / REQUEST_FILE).unlink()
+    return _from_spec(path, spec, log_fd)
+
+
+def _spec(request: RunRequest, plan: ShellPlan | None) -> dict[str, object]:
+    return {"request": request_to_dict(request), "plan": None if plan is None else asdict(plan)}
+
+
+def _from_spec(path: Path, spec: dict[str, Any], log_fd: int) -> tuple[Session, RunRequest, ShellPlan | None]:
     log = None if log_fd < 0 else os.fdopen(log_fd, "ab", buffering=0)
     plan = None if spec["plan"] is None else ShellPlan(**spec["plan"])
     return Session(path.name, path), request_from_dict(spec["request"], log), plan

@@ -1,4 +1,4 @@
-"""The warm process: everything imported once, one forked child per call.
+"""The warm process: everything imported once, one forked child per call, forked ahead of it.
 
 Started detached by a client (`client._spawn`), in /, with the client's context and module path on
 its stdin. It holds a lock beside its socket for its whole life, so that two first calls start
@@ -19,10 +19,12 @@ import time
 from collections.abc import Callable
 
 from .. import polling
+from ..memory import take_own_pages
 from ..session.adoption import adopt_orphans
+from ..session.launch import FORK
 from .context import start_time
 from .client import within_reach
-from .wire import GO, MAX_REQUEST, Call, decode, request_length
+from .wire import GO, MAX_REQUEST, Call, decode, encode, request_length
 
 # How long a client may take to send its request once connected.
 REQUEST_TIMEOUT_S = 2.0
@@ -94,6 +96,10 @@ class Server:
         self._last_call = clock()
         self._pid = os.getpid()
         self._stopping = False
+        # A child forked ahead of the next call, waiting for it (see `_fork_spare`); none once one
+        # failed, so that a spare that cannot live is not made again and again.
+        self._spare: tuple[int, socket.socket] | None = None
+        self._spares_work = True
         self._wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
@@ -132,6 +138,8 @@ class Server:
                 self._close()
             if not listening and not self._calls:
                 return
+            if listening and self._spare is None and self._spares_work and not self._calls:
+                self._spare = self._fork_spare()  # while no call runs: it takes no time from one
             waited = [self._wake_r, *(conn.fileno() for conn in self._calls.values())]
             waited += [self._listener.fileno()] if listening else []
             timeout = max(0.0, min(CHECK_INTERVAL_S, self._idle - idle_for))
@@ -160,6 +168,71 @@ class Server:
         if self._still_ours():
             os.unlink(self._path)
         self._listener.close()
+        self._drop_spare()
+
+    def _fork_spare(self) -> tuple[int, socket.socket] | None:
+        """A child that gets ready for a call before it comes, forked while no call runs: it forks
+        the holder a session will need ahead too (`launch.FORK.prepare`), parses a typical
+        command line, and takes its memory as its own (`memory`), so that neither its call nor
+        that holder meets a page it still shares with this process: about a third of a warm call
+        here went to those page copies. Each of the two then holds some 15 MB of its own."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid = os.fork()
+        except OSError:
+            ours.close()
+            theirs.close()
+            return None
+        if pid == 0:
+            ours.close()
+            self._wait_for_a_call(theirs)
+        theirs.close()
+        return pid, ours
+
+    def _drop_spare(self) -> None:
+        if self._spare is not None:
+            pid, channel = self._spare
+            self._spare = None
+            channel.close()
+            _pass_signals(pid, bytes([signal.SIGKILL]))
+
+    def _handed_to_spare(self, call: Call, fds: list[int], conn: socket.socket) -> int | None:
+        """The spare child's pid once it has the call (its descriptors and the client's
+        connection), or None: there is none, or it could not take it."""
+        if self._spare is None:
+            return None
+        pid, channel = self._spare
+        self._spare = None
+        try:
+            channel.settimeout(REQUEST_TIMEOUT_S)  # it reads once it is ready: bounded all the same
+            data = encode(call)
+            passed = struct.pack(f"{len(fds) + 1}i", *fds, conn.fileno())
+            sent = channel.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, passed)])
+            channel.sendall(data[sent:])
+        except OSError:
+            _pass_signals(pid, bytes([signal.SIGKILL]))
+            return None
+        finally:
+            channel.close()
+        return pid
+
+    def _wait_for_a_call(self, channel: socket.socket) -> None:
+        """In a spare child: get ready, wait for the call the warm process hands over, and be it."""
+        try:
+            signal.set_wakeup_fd(-1)
+            _die_with(self._pid)
+            for other in [self._listener, *self._calls.values()]:
+                other.detach()
+            # The holder a session will need is forked ahead too, before the rehearsal: a fork
+            # shares again every page written before it.
+            FORK.prepare()
+            _rehearse()
+            take_own_pages()
+            call, fds, _ = _receive(channel, timeout=None)
+            channel.close()
+        except BaseException:  # noqa: BLE001 - no call came (the warm process went), or it was garbled
+            os._exit(0)
+        self._become(call, fds[:-1], socket.socket(fileno=fds[-1]))
 
     def _accept(self) -> None:
         try:
@@ -177,7 +250,7 @@ class Server:
                 return
             conn.sendall(b"ok\n")
             early = _committed(conn, early)
-            pid = os.fork()
+            pid = self._handed_to_spare(call, fds, conn) or os.fork()
             if pid == 0:
                 self._become(call, fds, conn)
             conn.sendall(b"run %d\n" % pid)
@@ -219,6 +292,10 @@ class Server:
                 return
             if pid == 0:
                 return
+            if self._spare is not None and pid == self._spare[0]:  # it ended unasked
+                self._spare[1].close()
+                self._spare, self._spares_work = None, False
+                continue
             self._last_call = self._clock()
             conn = self._calls.pop(pid, None)
             if conn is not None:
@@ -242,7 +319,9 @@ class Server:
             os.setpgid(0, 0)  # a group of its own, as the client's process has its caller's
             for other in [self._listener, *self._calls.values()]:
                 other.detach()
-            conn = socket.socket(fileno=_take_descriptors(fds[0], fds[1:], call.targets, conn.detach()))
+            call_fd, *ahead = _take_descriptors(fds[0], fds[1:], call.targets, [conn.detach(), *FORK.carried()])
+            conn = socket.socket(fileno=call_fd)
+            FORK.renumbered(ahead)
             _take_environment(call.environ)
             _take_signals(call.ignored, call.blocked)
             sys.argv = [os.fsdecode(word) for word in call.argv]
@@ -278,6 +357,27 @@ def _report_early(conn: socket.socket, code: int) -> None:
         pass  # the warm process reports it when this process has ended
 
 
+def _rehearse() -> None:
+    """Parse a typical call's command line, and make what a call makes first, without running
+    anything: a spare child's pages that this writes are its own before its call needs them."""
+    from ..commands import cli
+    from ..environment import Environment
+    from ..report import json_line
+    from ..request import RunRequest
+    from ..result import Reason, Result, ShellInfo, Status, Strategy
+
+    try:
+        with cli.make_context("safe-run", ["--format", "json", "--", "true"], resilient_parsing=True) as ctx:
+            name, command, rest = cli.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
+            if command is not None and name is not None:
+                command.make_context(name, rest, parent=ctx, resilient_parsing=True).close()
+        Environment.current()
+        RunRequest("true")
+        json_line(Result(Status.COMPLETED, 0, Strategy.RICH, Reason.SHELL_INTEGRATION, "true", ShellInfo("bash", "bash")), "json")
+    except Exception:  # noqa: BLE001 - a rehearsal that fails costs the call only the time it would have saved
+        pass
+
+
 def _die_with(parent: int) -> None:
     """End with the warm process: killed, it cannot report how the call ended, and the caller says
     so; a call going on unseen would write its answer after its caller had given up. (Its session
@@ -297,9 +397,9 @@ def _pass_signals(pid: int, signums: bytes) -> None:
             pass
 
 
-def _receive(conn: socket.socket) -> tuple[Call, list[int], bytes]:
+def _receive(conn: socket.socket, timeout: float | None = REQUEST_TIMEOUT_S) -> tuple[Call, list[int], bytes]:
     """The call, its descriptors, and the stop signals the client already sent after it."""
-    conn.settimeout(REQUEST_TIMEOUT_S)
+    conn.settimeout(timeout)
     data, ancillary, _, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(MAX_DESCRIPTORS * 4))
     fds: list[int] = []
     for level, kind, payload in ancillary:
@@ -342,18 +442,18 @@ def _committed(conn: socket.socket, early: bytes) -> bytes:
     return before + after
 
 
-def _take_descriptors(directory: int, passed: list[int], targets: list[int], call: int) -> int:
-    """The client's descriptors at the client's numbers, and nothing else open but the call's
-    connection, whose new number (close-on-exec) is returned."""
+def _take_descriptors(directory: int, passed: list[int], targets: list[int], kept: list[int]) -> list[int]:
+    """The client's descriptors at the client's numbers, and nothing else open but `kept` (the
+    call's connection, a holder forked ahead), whose new numbers (close-on-exec) are returned."""
     os.fchdir(directory)
     top = max([directory, *passed, *targets, *(int(name) for name in os.listdir("/proc/self/fd"))]) + 1
-    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, top) for fd in [*passed, call]]
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, top) for fd in [*passed, *kept]]
     os.closerange(0, top)
     for fd, target in zip(moved, targets):
         os.dup2(fd, target, inheritable=True)
-    for fd in moved[:-1]:
+    for fd in moved[:len(passed)]:
         os.close(fd)
-    return moved[-1]
+    return moved[len(passed):]
 
 
 def _take_environment(environ: list[bytes]) -> None:
