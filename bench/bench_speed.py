@@ -12,6 +12,9 @@ of a shared machine, and prints the median of the pairs' ratios beside the targe
   json         `seq 1 3000000` as JSON: script(1)'s time / safe-run's, i.e. how many times as fast
                (target >= 1.2)
   pretty       the same as pretty output to a pipe (target >= 1.2)
+  pty floor    with json or pretty: the same seq read to its end by a bare poll-and-read loop in
+               this process, no safe-run at all / script(1): the most any reader of a
+               pseudo-terminal gets here (the writer blocks once the terminal's buffer is full)
   mcp          median of CALLS MCP `tools/call` of `run` in the connection's warm shell, from the
                SDK's client over stdio / median of CALLS warm `Shell.run` (target <= 2); skipped
                without the SDK. Beside it, the SDK's own share: the same client calling a tool
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import statistics
 import subprocess
 import sys
@@ -50,6 +54,32 @@ def startup(env: dict[str, str]) -> Pair:
         whole_process(safe_run, env)
     time.sleep(0.5)
     return lambda: (whole_process(safe_run, env), whole_process(reference, env))
+
+
+def drained(env: dict[str, str]) -> float:
+    """SEQ on a new terminal, read to its end by a bare loop of poll and read (no safe-run at
+    all): what any reader of a pseudo-terminal can reach here."""
+    master, slave = os.openpty()
+    started = time.perf_counter()
+    child = subprocess.Popen(["sh", "-c", SEQ], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    poller = select.poll()
+    poller.register(master, select.POLLIN)
+    try:
+        while True:
+            poller.poll()
+            if not os.read(master, 1 << 16):
+                break
+    except OSError:  # EIO: the last writer is gone
+        pass
+    child.wait()
+    os.close(master)
+    return time.perf_counter() - started
+
+
+def floor(env: dict[str, str]) -> Pair:
+    script = ["script", "-qc", SEQ, "/dev/null"]
+    return lambda: (whole_process(script, env), drained(env))
 
 
 def throughput(env: dict[str, str], output_format: str) -> Pair:
@@ -229,6 +259,9 @@ def main() -> None:
             if name in wanted:
                 figures = paired(args.pairs, throughput(env, name))
                 show(name, "script(1)", "safe-run", figures, "as fast as script(1), target >= 1.2", unit=1.0)
+        if wanted & {"json", "pretty"}:
+            figures = paired(args.pairs, floor(env))
+            show("pty floor", "script(1)", "bare read", figures, "a loop that only reads the terminal, as fast as script(1)", unit=1.0)
 
 
 def mcp_calls(args: argparse.Namespace, calls: Calls, env: dict[str, str]) -> None:
