@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
@@ -91,21 +92,9 @@ class Fork:
         self._ready: tuple[int, socket.socket] | None = None
 
     def prepare(self) -> None:
-        if self._ready is not None:
-            return
-        parent = os.getpid()
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            pid = os.fork()
-        except OSError:
-            ours.close()
-            theirs.close()
-            return
-        if pid == 0:
-            ours.close()
-            _wait_to_hold(theirs, parent)
-        theirs.close()
-        self._ready = pid, ours
+        if self._ready is None:
+            parent = os.getpid()
+            self._ready = fork_with_channel(lambda channel: _wait_to_hold(channel, parent))
 
     def carried(self) -> list[int]:
         """The descriptor of a holder forked ahead: one that a process taking over another's
@@ -153,6 +142,26 @@ class Fork:
         finally:
             channel.close()
         return pid
+
+
+def fork_with_channel(child: Callable[[socket.socket], None]) -> tuple[int, socket.socket] | None:
+    """A child running `child` with its end of a socket pair (it never returns into the caller's
+    code), and the caller's end; None when no process can be made."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        pid = os.fork()
+    except OSError:
+        ours.close()
+        theirs.close()
+        return None
+    if pid == 0:
+        ours.close()
+        try:
+            child(theirs)
+        finally:
+            os._exit(1)
+    theirs.close()
+    return pid, ours
 
 
 def _become_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from .. import polling
 from ..memory import take_own_pages
 from ..session.adoption import adopt_orphans
-from ..session.launch import FORK
+from ..session.launch import FORK, fork_with_channel
 from .context import start_time
 from .client import within_reach
 from .wire import GO, MAX_REQUEST, Call, decode, encode, request_length
@@ -176,18 +176,7 @@ class Server:
         command line, and takes its memory as its own (`memory`), so that neither its call nor
         that holder meets a page it still shares with this process: about a third of a warm call
         here went to those page copies. Each of the two then holds some 15 MB of its own."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            pid = os.fork()
-        except OSError:
-            ours.close()
-            theirs.close()
-            return None
-        if pid == 0:
-            ours.close()
-            self._wait_for_a_call(theirs)
-        theirs.close()
-        return pid, ours
+        return fork_with_channel(self._wait_for_a_call)
 
     def _drop_spare(self) -> None:
         if self._spare is not None:
