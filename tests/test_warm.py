@@ -451,3 +451,18 @@ def test_a_holder_forked_ahead_takes_the_callers_place_and_outlives_the_call(cal
     assert (answer["status"], answer["output"]) == ("running", f"{place}\nyes\n"), answer
     polled = json.loads(caller("poll", answer["session_id"], "--wait", "10", env=env).stdout)
     assert (polled["status"], polled["output"]) == ("completed", f"{place}\nyes\nlater\n"), polled  # all of it, at the end
+
+
+def test_a_stopped_warm_process_collects_its_spare_and_the_holder_forked_ahead(caller: Caller) -> None:
+    """Nothing is left for a PID 1 to collect (a container's may never): the spare and its holder
+    forked ahead end with the warm process, and are collected, not left as zombies."""
+    warm = caller.warmed()
+    deadline = time.monotonic() + WAIT_S
+    while not (children_of(warm) and children_of(children_of(warm)[0])):
+        assert time.monotonic() < deadline, "no spare with a holder forked ahead was made"
+        time.sleep(0.02)
+    [spare] = children_of(warm)
+    [ahead] = children_of(spare)
+    caller.stop()  # returns once the warm process has ended
+    left = [pid for pid in (spare, ahead) if Path(f"/proc/{pid}").exists()]
+    assert left == [], "left for PID 1 to collect"

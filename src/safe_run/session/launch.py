@@ -27,13 +27,15 @@ from ..interrupts import STOP_SIGNALS, StopSignals
 from ..memory import take_own_pages
 from ..process_title import name_holder
 from ..request import RunRequest, request_from_dict, request_to_dict
-from .adoption import adopt_orphans, collect_adopted
+from .adoption import adopt_orphans, collect_adopted, collect_child
 from .holder import Holder, ShellPlan
 from .store import Session
 
 # What the caller wants run, handed to a new holder process (read and removed at its start).
 REQUEST_FILE = "request.json"
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# How long a process forked ahead and let go gets to end before it is killed.
+ABANDON_S = 1.0
 
 
 class Launcher(Protocol):
@@ -95,6 +97,16 @@ class Fork:
         if self._ready is None:
             parent = os.getpid()
             self._ready = fork_with_channel(lambda channel: _wait_to_hold(channel, parent))
+
+    def abandon(self) -> None:
+        """Let a holder forked ahead go unused: it ends once its end of the channel closes, and is
+        collected here (killed if it has not ended within ABANDON_S), so no zombie is left."""
+        if self._ready is not None:
+            (pid, channel), self._ready = self._ready, None
+            channel.close()
+            if not collect_child(pid, ABANDON_S):
+                _signal(pid, signal.SIGKILL)
+                collect_child(pid, ABANDON_S)
 
     def carried(self) -> list[int]:
         """The descriptor of a holder forked ahead: one that a process taking over another's

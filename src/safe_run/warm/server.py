@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 from .. import polling
 from ..memory import take_own_pages
-from ..session.adoption import adopt_orphans
-from ..session.launch import FORK, fork_with_channel
+from ..session.adoption import adopt_orphans, collect_child
+from ..session.launch import ABANDON_S, FORK, fork_with_channel
 from .context import start_time
 from .client import within_reach
 from .wire import GO, MAX_REQUEST, Call, decode, encode, request_length
@@ -179,11 +179,14 @@ class Server:
         return fork_with_channel(self._wait_for_a_call)
 
     def _drop_spare(self) -> None:
+        """Let the spare go: it ends once its channel closes, after its holder forked ahead, and is
+        collected here (killed if it has not ended in time), so that no zombie outlives this process."""
         if self._spare is not None:
-            pid, channel = self._spare
-            self._spare = None
+            (pid, channel), self._spare = self._spare, None
             channel.close()
-            _pass_signals(pid, bytes([signal.SIGKILL]))
+            if not collect_child(pid, ABANDON_S):
+                _pass_signals(pid, bytes([signal.SIGKILL]))
+                collect_child(pid, ABANDON_S)
 
     def _handed_to_spare(self, call: Call, fds: list[int], conn: socket.socket) -> int | None:
         """The spare child's pid once it has the call (its descriptors and the client's
@@ -219,7 +222,8 @@ class Server:
             take_own_pages()
             call, fds, _ = _receive(channel, timeout=None)
             channel.close()
-        except BaseException:  # noqa: BLE001 - no call came (the warm process went), or it was garbled
+        except BaseException:  # noqa: BLE001 - no call came (the warm process let it go), or it was garbled
+            FORK.abandon()
             os._exit(0)
         self._become(call, fds[:-1], socket.socket(fileno=fds[-1]))
 
