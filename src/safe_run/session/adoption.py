@@ -25,7 +25,11 @@ from types import FrameType
 
 from .. import polling
 
-PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PR_SET_CHILD_SUBREAPER = 36
+# How long a killed child gets to be collected (SIGKILL ends a process at once, unless it is
+# stuck in the kernel).
+KILLED_EXIT_S = 1.0
 
 
 def adopt_orphans() -> bool:
@@ -95,6 +99,23 @@ def collect_at_exit(pid: int, timeout: float) -> None:
     import atexit
 
     atexit.register(collect_child, pid, timeout)
+
+
+def end_child(pid: int, grace: float) -> None:
+    """Collect the child `pid` once it ends, killing it if it has not within `grace` seconds: a
+    child told to go (its channel closed) or found unreachable, never left as a zombie."""
+    if not collect_child(pid, grace):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        collect_child(pid, KILLED_EXIT_S)
+
+
+def set_parent_death_signal(signum: int) -> None:
+    """The signal this process gets when its parent ends (0: none): what a child forked to serve
+    its parent alone must not outlive, and what it clears once it is to outlive it."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
 
 
 def collect_child(pid: int, timeout: float) -> bool:

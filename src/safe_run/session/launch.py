@@ -27,13 +27,12 @@ from ..interrupts import STOP_SIGNALS, StopSignals
 from ..memory import take_own_pages
 from ..process_title import name_holder
 from ..request import RunRequest, request_from_dict, request_to_dict
-from .adoption import adopt_orphans, collect_adopted, collect_child
+from .adoption import adopt_orphans, collect_adopted, end_child, set_parent_death_signal
 from .holder import Holder, ShellPlan
 from .store import Session
 
 # What the caller wants run, handed to a new holder process (read and removed at its start).
 REQUEST_FILE = "request.json"
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 # How long a process forked ahead and let go gets to end before it is killed.
 ABANDON_S = 1.0
 
@@ -104,9 +103,7 @@ class Fork:
         if self._ready is not None:
             (pid, channel), self._ready = self._ready, None
             channel.close()
-            if not collect_child(pid, ABANDON_S):
-                _signal(pid, signal.SIGKILL)
-                collect_child(pid, ABANDON_S)
+            end_child(pid, ABANDON_S)
 
     def carried(self) -> list[int]:
         """The descriptor of a holder forked ahead: one that a process taking over another's
@@ -149,7 +146,7 @@ class Fork:
             finally:
                 os.close(here)
         except OSError:
-            _signal(pid, signal.SIGKILL)
+            end_child(pid, 0.0)
             return None
         finally:
             channel.close()
@@ -189,7 +186,7 @@ def _wait_to_hold(channel: socket.socket, parent: int) -> None:
     """A holder forked ahead: until its caller hands it a session, or ends (and it with it)."""
     status = 0
     try:
-        _set_parent_death_signal(signal.SIGKILL)
+        set_parent_death_signal(signal.SIGKILL)
         if os.getppid() != parent:
             return  # the caller was gone before the signal was set
         take_own_pages()
@@ -205,7 +202,7 @@ def _wait_to_hold(channel: socket.socket, parent: int) -> None:
         os.fchdir(here)
         os.close(here)
         _take_environment(dict(os.fsencode(entry).partition(b"=")[::2] for entry in job["environ"]))
-        _set_parent_death_signal(0)  # from here on it outlives its caller, as a holder does
+        set_parent_death_signal(0)  # from here on it outlives its caller, as a holder does
         status = 1
         session, request, plan = _from_spec(Path(job["path"]), job["spec"], log[0] if log else -1)
         status = _become_holder(session, socket.socket(fileno=listen_fd), request, plan)
@@ -226,17 +223,6 @@ def _take_environment(wanted: dict[bytes, bytes]) -> None:
             os.environb[name] = value
 
 
-def _set_parent_death_signal(signum: int) -> None:
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
-
-
-def _signal(pid: int, signum: int) -> None:
-    try:
-        os.kill(pid, signum)
-    except ProcessLookupError:
-        pass
 
 
 SPAWN = Spawn()

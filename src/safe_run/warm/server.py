@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from .. import polling
 from ..memory import take_own_pages
-from ..session.adoption import adopt_orphans, collect_child
+from ..session.adoption import adopt_orphans, end_child, set_parent_death_signal
 from ..session.launch import ABANDON_S, FORK, fork_with_channel
 from .context import start_time
 from .client import within_reach
@@ -33,7 +33,6 @@ REQUEST_TIMEOUT_S = 2.0
 CHECK_INTERVAL_S = 1.0
 MAX_DESCRIPTORS = 253
 PEER_CREDENTIALS = struct.Struct("3i")
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def main() -> None:
@@ -184,9 +183,7 @@ class Server:
         if self._spare is not None:
             (pid, channel), self._spare = self._spare, None
             channel.close()
-            if not collect_child(pid, ABANDON_S):
-                _pass_signals(pid, bytes([signal.SIGKILL]))
-                collect_child(pid, ABANDON_S)
+            end_child(pid, ABANDON_S)
 
     def _handed_to_spare(self, call: Call, fds: list[int], conn: socket.socket) -> int | None:
         """The spare child's pid once it has the call (its descriptors and the client's
@@ -375,9 +372,7 @@ def _die_with(parent: int) -> None:
     """End with the warm process: killed, it cannot report how the call ended, and the caller says
     so; a call going on unseen would write its answer after its caller had given up. (Its session
     holder, forked later, does not inherit this and goes on, as when a caller's own process dies.)"""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    set_parent_death_signal(signal.SIGKILL)
     if os.getppid() != parent:  # it was gone before the request was made
         os._exit(125)
 
