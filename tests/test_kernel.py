@@ -101,11 +101,15 @@ def bash(tmp_path: Path) -> Iterator[Session]:
     yield from _spawn(["bash", "--norc", "--noprofile", "-i"], tmp_path)
 
 
-def _syscall_of(pid: int) -> str | None:
+def _text_of(path: str) -> str | None:
     try:
-        return Path(f"/proc/{pid}/syscall").read_text()
+        return Path(path).read_text()
     except OSError:
         return None
+
+
+def _syscall_of(pid: int) -> str | None:
+    return _text_of(f"/proc/{pid}/syscall")
 
 
 def _in_call(pid: int, names: set[str]) -> Callable[[str | None], bool]:
@@ -455,10 +459,3 @@ def _in_session_as(session: int, comm: str) -> bool:
             if info.session == session and info.comm == comm:
                 return True
     return False
-
-
-def _text_of(path: str) -> str | None:
-    try:
-        return Path(path).read_text()
-    except OSError:
-        return None

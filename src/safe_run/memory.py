@@ -18,8 +18,8 @@ MADV_POPULATE_WRITE = 23  # <linux/mman.h>
 SKIPPED = ("[stack]", "[vvar]", "[vvar_vclock]", "[vsyscall]", "[vdso]")
 
 
-def take_own_pages() -> int:
-    """Copy this process's shared writable pages now; the bytes done (0 where the kernel cannot)."""
+def take_own_pages() -> None:
+    """Copy this process's shared writable pages now (nothing where the kernel cannot)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         madvise = libc.madvise
@@ -27,12 +27,10 @@ def take_own_pages() -> int:
         with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
             ranges = [_writable_range(line) for line in maps]
     except (OSError, AttributeError):
-        return 0
-    done = 0
+        return
     for found in ranges:
-        if found is not None and madvise(found[0], found[1] - found[0], MADV_POPULATE_WRITE) == 0:
-            done += found[1] - found[0]
-    return done
+        if found is not None:
+            madvise(found[0], found[1] - found[0], MADV_POPULATE_WRITE)  # refused before 5.14: nothing done
 
 
 def _writable_range(line: str) -> tuple[int, int] | None:
