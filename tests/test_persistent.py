@@ -249,6 +249,30 @@ def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_p
     assert result.status.value == "completed" and result.exit_code == 0
 
 
+def test_a_shell_that_ended_with_its_first_command_still_answers_that_command_to_its_starter(tmp_path: Path) -> None:
+    """The caller that started a named shell connects after starting its holder; a command that
+    ends the shell at once may be over before then. That caller is owed the command's result, not
+    the record of the shell's end."""
+    from safe_run.request import RunRequest
+    from safe_run.session import wire
+    from safe_run.session.client import _request
+    from safe_run.session.holder import ShellPlan
+    from safe_run.session.launch import detach
+    from safe_run.session.store import SessionStore
+
+    store = SessionStore(tmp_path / "store")
+    session = store.create("echo hi; exit 4", shell_name="quick")
+    request = RunRequest(command="echo hi; exit 4", shell=shell_path("bash"), cwd=str(tmp_path), hold_on_input=True)
+    detach(session, request, ShellPlan("quick"))
+    deadline = time.monotonic() + 20
+    while not session.result_path.exists():  # the shell has gone and its holder is at its end
+        assert time.monotonic() < deadline, "the shell never ended"
+        time.sleep(0.01)
+    result = _request(session, wire.Poll(wait=30, first=True))
+    assert (result.status.value, result.exit_code, result.output) == ("completed", 4, "hi\n"), result
+    assert "exited" in (result.message or "")
+
+
 def test_close_names_a_job_started_by_an_earlier_command(shells: Shells) -> None:
     started = shells.result("job", "sleep 300 >/dev/null 2>&1 & echo $!")
     job = int(started["output"].split()[-1])

@@ -125,8 +125,10 @@ class Callers:
         self._outboxes[conn] = _Outbox(data, self._clock() + CALLER_TIMEOUT_S)
         self.deliver()
 
-    def answer_now(self, conn: socket.socket, result: Result, extra: dict[str, object] | None = None) -> None:
-        self.answer(Waiter(conn, self._clock()), result, extra)
+    def answer_now(
+        self, conn: socket.socket, result: Result, extra: dict[str, object] | None = None, first: bool = False,
+    ) -> None:
+        self.answer(Waiter(conn, self._clock(), first=first), result, extra)
 
     def deliver(self) -> None:
         now = self._clock()

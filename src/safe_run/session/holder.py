@@ -416,7 +416,9 @@ class Holder:
         while True:
             self._answer_all(final)
             callers.deliver()
-            expecting = not (callers.first_answered or self.handed_out) and self._clock() < give_up
+            # The caller that started the session may connect after the end; a named shell's is
+            # still owed its first command's result (what the shell left is the shell's own end).
+            expecting = not callers.first_answered and self._clock() < give_up
             if not expecting and not callers.sending:
                 break
             deadlines = ([give_up] if expecting else []) + callers.sending_deadlines()
@@ -495,7 +497,8 @@ class Holder:
             kept = Session(about, self.session.path.parent / about).load_result() if SESSION_ID.match(about) else None
             if kept is None:
                 kept = error_result(None, f"no command {about} in the shell {self.plan.name}")
-            self.callers.answer_now(conn, with_note(kept, NOT_TYPED) if isinstance(request, wire.Send) else kept)
+            answer = with_note(kept, NOT_TYPED) if isinstance(request, wire.Send) else kept
+            self.callers.answer_now(conn, answer, first=first)
             return True
         if about is None and isinstance(request, (wire.Poll, wire.Send, wire.Stop)):
             self.callers.answer_now(conn, error_result(None, self._not_a_command()))
