@@ -147,6 +147,28 @@ def test_dash_exit_ends_the_shell(safe_run: SafeRun) -> None:
     assert (result["exit_code"], result["completion_reason"]) == (9, "shell_exited")
 
 
+@pytest.mark.parametrize("command", [': "${API_KEY:?must be set}"; echo deploying', ". /nonexistent", "exit -1"])
+def test_dash_abandoning_the_line_on_an_error_is_the_commands_end_not_an_input_wait(
+    safe_run: SafeRun, command: str,
+) -> None:
+    """dash drops the rest of a line on these errors and is back at its prompt, reading its
+    terminal as its own `read` would: its marked prompt, not a guess, says the command ended."""
+    result = with_shell(safe_run, "dash")("--", command).json
+    assert (result["status"], result["exit_code"], result["completion_reason"]) == ("completed", 2, "sentinel"), result
+    assert "deploying" not in result["output"] and "marked prompt" in result["message"]
+
+
+def test_dash_in_a_named_shell_goes_on_after_a_line_it_abandoned(safe_run: SafeRun) -> None:
+    dash = with_shell(safe_run, "dash")
+    try:
+        assert dash("--in", "d", "--", "V=kept; cd /tmp").json["exit_code"] == 0
+        assert dash("--in", "d", "--", 'echo "${NOPE:?unset}"').json["exit_code"] == 2
+        after = dash("--in", "d", "--", 'echo "$V $PWD"').json
+        assert (after["status"], after["output"]) == ("completed", "kept /tmp\n"), after
+    finally:
+        safe_run("close", "d")
+
+
 # ---- syntax errors ---------------------------------------------------------------------------------
 
 

@@ -112,6 +112,21 @@ def test_read_is_answered_with_send(sessions: SafeRun) -> None:
     assert result["status"] == "completed" and "hello bob" in result["output"]
 
 
+@pytest.mark.parametrize(("shell", "extra"), [("dash", ()), ("bash", ("--strategy", "none"))])
+def test_ctrl_c_without_integration_ends_the_command_and_types_nothing_more(
+    sessions: SafeRun, tmp_path: Path, shell: str, extra: tuple[str, ...],
+) -> None:
+    """Ctrl-C makes the shell drop the typed line and draw its prompt: the command has ended,
+    with 130, and what is sent next is not typed into that prompt."""
+    started = start(sessions, "sleep 20; echo after", 0.5, shell, *extra).json
+    assert started["status"] == "running", started
+    ended = sessions("send", started["session_id"], "--key", "ctrl-c", "--wait", "20", "--format", "json").json
+    assert (ended["status"], ended["exit_code"]) == ("completed", 130), ended
+    made = tmp_path / "made"
+    sessions("send", started["session_id"], f"touch {made}", "--format", "json")
+    assert not made.exists(), "nothing is typed once the command has ended"
+
+
 @pytest.mark.slow
 def test_a_line_sent_with_its_own_newline_is_typed_once(sessions: SafeRun) -> None:
     """`send ID 'y\\n'`, as agents write it: its newline is the Enter, not a second line."""

@@ -178,6 +178,19 @@ def test_sentinel_d_ends_a_plain_run() -> None:
     assert t.capture.text() == "data\n"
 
 
+def test_a_plain_shells_marked_prompt_ends_a_line_it_abandoned_and_says_so() -> None:
+    """dash abandons the typed line on `${VAR:?}`: no D of the line's, but its prompt's."""
+    t = tracker(integrated=False)
+    t.feed(b"$ ", T0)
+    tick(t, T0 + 0.1, AT_PROMPT)
+    t.feed(mark("C"), T0 + 0.2)
+    t.feed(b"dash: 1: VAR: must be set\r\n", T0 + 0.3)
+    finish = only_finish(t.feed(mark("D", "2", "prompt"), T0 + 0.4))
+    assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 2)
+    assert finish.message is not None and "marked prompt" in finish.message
+    assert t.capture.text() == "dash: 1: VAR: must be set\n"
+
+
 @pytest.mark.parametrize("quiet", [5, 15, 600])
 def test_a_silent_command_that_still_runs_is_never_done(quiet: float) -> None:
     t = tracker()

@@ -8,7 +8,8 @@ or a file descriptor, so every order of events is tested in microseconds.
 The evidence, strongest first:
   rich   this run's nonce-marked C and D frame the command and carry its exit code;
   basic  a nonce-marked prompt comes back but D did not: the exit code is asked for afterwards;
-  none   no integration: the line typed brackets the command with nonce-marked C and D itself;
+  none   no integration: the line typed brackets the command with nonce-marked C and D itself,
+         and marks the shell's prompt with a D that ends a line the shell abandoned;
   and under all three, the typed line's own end: every line leaves the command's exit status in
   a file once the command is over (`Look.status`), whatever the command did to the hooks.
 The run is called completed only on such evidence. Timers alone never complete a run: when they
@@ -193,6 +194,11 @@ FALLBACK_ENDS = {
     Reason.FOREGROUND_RETURNED: "the command replaced the shell by another shell, which the kernel shows "
     "waiting in the foreground; nothing is typed into a shell whose prompt was never seen",
 }
+# When a plain shell's own prompt said the end (see `posix.marked_prompt`): the typed line printed
+# no D of its own, as when the shell abandons a line on an error.
+PROMPT_ENDED = ("no shell integration: the shell's marked prompt came back before the typed line's status "
+                "echo, and carried the exit code (the shell abandons a line on Ctrl-C, and dash on errors such as "
+                "${VAR:?})")
 
 
 @dataclass
@@ -442,8 +448,10 @@ class CommandTracker:
         assert isinstance(mark, Mark)
         if self.strategy is Strategy.BASIC and self.integrated:
             return []  # basic: the end is the prompt mark, and the code is asked for
-        reason = Reason.SHELL_INTEGRATION if self.integrated else Reason.SENTINEL
-        return self._completed(reason, _exit_code(mark.args[:-1]))
+        if self.integrated:
+            return self._completed(Reason.SHELL_INTEGRATION, _exit_code(mark.args[:-1]))
+        by_prompt = "prompt" in mark.args[1:-1]
+        return self._completed(Reason.SENTINEL, _exit_code(mark.args[:-1]), PROMPT_ENDED if by_prompt else None)
 
     def _prompt_back(self, now: float, mark: object) -> list[Action]:
         """RUNNING, A or B without D: the prompt is back; whatever follows is the shell's."""
@@ -766,9 +774,9 @@ class CommandTracker:
 
     # ---- decisions ----------------------------------------------------------------------------
 
-    def _completed(self, reason: Reason, exit_code: int | None) -> list[Action]:
+    def _completed(self, reason: Reason, exit_code: int | None, message: str | None = None) -> list[Action]:
         self._enter(Phase.DONE)
-        message = FALLBACK_ENDS.get(reason)
+        message = message or FALLBACK_ENDS.get(reason)
         if exit_code is None:
             message = f"{message or 'the command ended'}, but its exit code could not be recovered"
         return [Decision(Status.COMPLETED, reason, exit_code, self.strategy, message)]

@@ -48,7 +48,7 @@ def plain_launch(setup: RunSetup) -> Launch:
     text = f"__sr_load_rc={1 if setup.load_rc else 0}\n" + integration_script("startup.bash") + "unset __sr_load_rc\n"
     script.write_text(text, encoding="utf-8")
     argv = [setup.shell_path, "--init-file", str(script), "-i"]
-    return Launch(argv, {}, lines(setup, b""), integrated=False)
+    return Launch(argv, {}, lines(setup, b"", prompt_mark=("\\[", "\\]")), integrated=False)
 
 
 def rc_candidates(environ: Mapping[str, str], home: str, zdotdir: str | None) -> list[str]:

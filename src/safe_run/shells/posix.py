@@ -70,23 +70,39 @@ def line_end_script(setup: RunSetup) -> Path:
     return script
 
 
-def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
+def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"", prompt_mark: tuple[str, str] | None = None) -> Lines:
     """The command bracketed by nonce-marked C and D that the typed line prints itself.
 
     Nothing may be typed after the command where a prompt cannot be told from a `read` (dash), so
     the line brackets it all by itself, with builtins only (no PATH lookup, so `PATH=/nonexistent`
     cannot break it): the file is sourced with `.`, and the exit status goes to the terminal as D
     and to a status file, which still tells the end where the terminal cannot be opened.
+    `prompt_mark`: the line first puts a D in front of the shell's prompt, between these two
+    (bash's `\\[` and `\\]`: no width on the screen), as `marked_prompt` says.
     """
     nonce = setup.nonce
     query = STATUS_QUERY.format(nonce=nonce)
     fallback = (
+        (marked_prompt(nonce, *prompt_mark) if prompt_mark is not None else "") +
         f" command printf '\\033]633;C;%s\\007' {nonce};"
         f" . {quote(str(setup.command_file))};"
         f" __sr_status=$?; command printf '\\033]633;D;%s;%s\\007' \"$__sr_status\" {nonce} {TO_TERMINAL};"
         f" command echo \"$__sr_status\" >>{quote(str(status_file(setup)))}\r"
     )
     return Lines(integrated, fallback.encode(), query.encode(), heal)
+
+
+def marked_prompt(nonce: str, before: str = "", after: str = "") -> str:
+    """The start of a plain shell's line: its prompt (PS1, which a POSIX shell expands) begins
+    with a nonce-marked D, once. A shell that abandons its line (Ctrl-C; dash also on `${VAR:?}`,
+    a failed `.` or a special builtin's error) goes straight back to its prompt without the
+    line's own D; that prompt then ends the command, with the status the line kept, else with
+    `$?`, the abandoned line's. Without it, the shell reading its terminal there could not be
+    told from the command's own `read`. The nonce is in a variable nobody exports, so a nested
+    shell that inherits an exported PS1 draws an untrusted mark."""
+    mark = "\\033]633;D;${__sr_status:-$?};prompt;$__sr_n\\007"
+    return (f" __sr_n={nonce}; __sr_status=;"
+            f" case $PS1 in *__sr_n*) ;; *) PS1=\"{before}$(command printf '{mark}'){after}$PS1\";; esac;")
 
 
 def arrival() -> str:
@@ -122,7 +138,7 @@ def status_file(setup: RunSetup) -> Path:
 def plain_launch(setup: RunSetup) -> Launch:
     """sh, dash, ksh and the like: an interactive shell, no integration to inject."""
     env = {} if setup.load_rc else {"ENV": ""}
-    return Launch([setup.shell_path, "-i"], env, lines(setup, b""), integrated=False)
+    return Launch([setup.shell_path, "-i"], env, lines(setup, b"", prompt_mark=("", "")), integrated=False)
 
 
 def rc_candidates(environ: Mapping[str, str], home: str, zdotdir: str | None) -> list[str]:
