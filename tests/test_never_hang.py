@@ -331,6 +331,16 @@ def test_signal_to_safe_run_stops_the_command(safe_run: SafeRun, signum: int, st
     assert safe_run.leftovers() == []
 
 
+@pytest.mark.parametrize("name", ["INT", "TERM"])
+def test_output_written_just_before_a_stop_signal_is_in_the_result(safe_run: SafeRun, name: str) -> None:
+    """The signal comes a moment after the output (the shell's parent is safe-run itself): the
+    terminal hands the output over a moment after it was written, and it is still the command's."""
+    outcomes = [with_shell(safe_run, "bash")("--", f"echo hi; kill -{name} $PPID; sleep 5") for _ in range(3)]
+    for outcome in outcomes:
+        result = outcome.json
+        assert (result["status"], result["signal"], result["output"]) == ("interrupted", f"SIG{name}", "hi\n"), result
+
+
 # ---- huge and hostile output --------------------------------------------------------------------------
 
 

@@ -52,6 +52,8 @@ TERM = "xterm-256color"
 # Reads of what is already in the terminal before a decision on the kernel's look: bounded, since
 # a command that prints without pause always has more (and then no quiet-time decision comes).
 PENDING_READS = 16
+# How long a stop waits for output the command wrote just before it (see `_take_written_before_the_stop`).
+STOP_GRACE_S = 0.005
 # The status file is emptied when it has grown this big (a few bytes a command).
 STATUS_FILE_MAX = 64 * 1024
 # Variables describing the caller's terminal, wrong inside ours.
@@ -273,6 +275,16 @@ class Run:
         for chunk in self.terminal.drain(PENDING_READS):
             self._consume(chunk)
 
+    def _take_written_before_the_stop(self) -> None:
+        """What the command wrote before a stop was asked for is its output too: the stop may
+        come right after it (`echo done; kill -INT $PPID`), before the terminal showed it, since
+        the kernel hands a pseudo-terminal's output to its reader a moment after the write. So
+        it is read first, waiting that moment (STOP_GRACE_S) only when nothing is there yet."""
+        if self.finish is not None:
+            return
+        self.terminal.wait(STOP_GRACE_S)  # at once when something is there
+        self._take_written_before_the_look()
+
     def _in_the_shells_process(self) -> tuple[str | None, Replacement | None]:
         """The shell's process waits on the terminal: is it still the shell?
 
@@ -317,6 +329,7 @@ class Run:
             self.terminal.write(b"\x03", timeout=0.0)
             return True
         self.signal_name = signal.Signals(signum).name
+        self._take_written_before_the_stop()
         if self.finish is None:
             self.finish = self.tracker.interrupted(self.signal_name)
         return False
@@ -367,11 +380,14 @@ class Run:
 
     def stop(self, why: str | None = None) -> None:
         """End the command at its owner's request, or for `why` (the same escalation as a timeout)."""
+        self._take_written_before_the_stop()
         if self.finish is None:
             self.finish = self.tracker.stop_requested(why)
 
     def expire_wait(self, after: float) -> None:
         """End a held input wait that nobody asked about for `after` seconds."""
+        if self.finish is None and self.waiting is not None:
+            self._take_written_before_the_stop()
         if self.finish is None and self.waiting is not None:
             self.finish = self.tracker.unattended(self.waiting, after)
 
