@@ -125,6 +125,17 @@ def test_ctrl_c_ends_a_command_that_does_not_catch_it_and_the_summary_says_so(sa
     assert ended(terminal) == 130
 
 
+def test_input_modes_a_stopped_command_turned_on_are_turned_off(safe_run: SafeRun) -> None:
+    """Mouse reports and application keys left on would send escapes for every click and arrow."""
+    terminal = person(safe_run, "--timeout", "1", r'printf "\e[?1000h\e[?2004h\e[?1h\e= drawn"; trap "" INT; sleep 10')
+    terminal.expect("drawn")
+    terminal.expect("timeout")
+    after = terminal.before or ""
+    ended(terminal)
+    for off in ("\x1b[?1000l", "\x1b[?2004l", "\x1b[?1l", "\x1b>"):
+        assert off in after, f"{off!r} not sent"
+
+
 def test_a_question_to_the_terminal_is_answered_once_by_the_persons_terminal(safe_run: SafeRun, tmp_path: Path) -> None:
     script = tmp_path / "asks.py"
     script.write_text(ASKS)

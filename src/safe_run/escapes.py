@@ -140,3 +140,10 @@ def _unfinished(sequence: bytes) -> bool:
     if sequence.startswith(b"\x1b") and sequence[1:2] not in (b"]", b"P", b"X", b"^", b"_"):
         return len(sequence) == 1 or not 0x30 <= sequence[-1] <= 0x7E
     return True  # a string: its terminator is not part of the match
+
+
+MODES_OFF = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>"
+"""Input modes a program turns on and, stopped or killed, may never turn off: mouse reports,
+bracketed paste, application cursor keys and keypad. A person's terminal left in them sends
+escape sequences for every click and arrow key; so they go off whenever it is given back (one
+that was off stays off)."""

@@ -35,9 +35,10 @@ QUIT = b"\x1c"  # Ctrl-\, the command's quit character
 # The window title is brought up to date this often while the run goes on.
 TITLE_INTERVAL = 1.0
 SAVE_TITLE, RESTORE_TITLE = b"\x1b[22;0t", b"\x1b[23;0t"
-# What a command killed in its full screen leaves behind, taken back: the main screen, a visible cursor.
+# What a command killed in its full screen leaves behind, taken back: the main screen, a visible
+# cursor, plain colours, and no input mode of its own.
 LEAVE_FULL_SCREEN = b"\x1b[?1049l"
-SANE = b"\x1b[0m\x1b[?25h"
+SANE = b"\x1b[0m\x1b[?25h" + escapes.MODES_OFF
 
 
 def interactive(env: Environment, no_input: bool) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from .. import polling
+from ..escapes import MODES_OFF
 from ..result import Result
 from . import SessionError, wire
 from .onlookers import ENDED, KEYS, LEAVE, OUTPUT, SCREEN, SIZE, frame, frames
@@ -32,7 +33,7 @@ CTRL_C = 0x03
 CONNECT_S = 5.0
 # What a person's terminal gets back on leaving: the main screen, a visible cursor, no mouse
 # reports, bracketed paste and keypad modes off, and the window title it had.
-GIVE_BACK = b"\x1b[0m\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>\x1b[23;0t"
+GIVE_BACK = b"\x1b[0m\x1b[?1049l\x1b[?25h" + MODES_OFF + b"\x1b[23;0t"
 
 
 @dataclass(frozen=True)
