@@ -125,6 +125,14 @@ def test_ctrl_c_ends_a_command_that_does_not_catch_it_and_the_summary_says_so(sa
     assert ended(terminal) == 130
 
 
+def test_the_summary_starts_its_own_line_after_output_that_did_not_end_one(safe_run: SafeRun) -> None:
+    terminal = person(safe_run, r'printf "abc\e[0m"')
+    terminal.expect("abc")
+    terminal.expect("completed")
+    assert "\n" in (terminal.before or ""), f"the summary went on the command's line: {terminal.before!r}"
+    ended(terminal)
+
+
 def test_input_modes_a_stopped_command_turned_on_are_turned_off(safe_run: SafeRun) -> None:
     """Mouse reports and application keys left on would send escapes for every click and arrow."""
     terminal = person(safe_run, "--timeout", "1", r'printf "\e[?1000h\e[?2004h\e[?1h\e= drawn"; trap "" INT; sleep 10')

@@ -39,6 +39,8 @@ SAVE_TITLE, RESTORE_TITLE = b"\x1b[22;0t", b"\x1b[23;0t"
 # cursor, plain colours, and no input mode of its own.
 LEAVE_FULL_SCREEN = b"\x1b[?1049l"
 SANE = b"\x1b[0m\x1b[?25h" + escapes.MODES_OFF
+# Escape sequences, which show nothing: what is left of a chunk without them is its text.
+_SEQUENCES = escapes.binary(escapes.CSI, escapes.STRING + escapes.STRING_END + "?", escapes.ESCAPE)
 
 
 def interactive(env: Environment, no_input: bool) -> bool:
@@ -67,6 +69,7 @@ class InteractiveDisplay(Display):
         self._waiting_since: float | None = None
         self.waited = 0.0  # seconds the command waited for the person, all told
         self._full_screen = False  # the command's bytes left the alternate screen on
+        self._line_start = True  # the command's last text on the main screen ended its line
         self._stopped = False
         self._handlers: dict[int, object] = {}
         self._quit = False  # Ctrl-\ came (as SIGQUIT), for the command
@@ -149,12 +152,27 @@ class InteractiveDisplay(Display):
         from ..render import print_summary
 
         notes = [f"waited {elapsed(self.waited)} for your input"] if self.waited >= 0.5 else []
+        if not self._line_start:
+            self._write(b"\r\n")
         print_summary(result, self._env, omitted=0, notes=notes)
 
     def _output(self, data: bytes) -> None:
+        start = 0
         for match in escapes.ALTERNATE_SWITCH.finditer(data):
-            self._full_screen = match.group(1) == b"h"
+            self._note_main_screen(data[start:match.start()])
+            self._full_screen, start = match.group(1) == b"h", match.end()
+        self._note_main_screen(data[start:])
         self._write(data)
+
+    def _note_main_screen(self, data: bytes) -> None:
+        """Whether the command's last text on the main screen ended its line, so that the summary
+        starts a line of its own. What it draws on the alternate screen does not count: leaving
+        that screen puts the cursor back where it was."""
+        if self._full_screen:
+            return
+        shown = _SEQUENCES.sub(b"", data)
+        if shown:
+            self._line_start = shown.endswith(b"\n")
 
     def _title(self, now: float) -> None:
         self._titled = now
