@@ -115,6 +115,40 @@ def test_watching_passes_no_keys_and_two_people_see_the_same(agent: SafeRun) -> 
     assert waiting["status"] == "input_required" and "from the watcher" not in waiting["output"], waiting
 
 
+def test_keys_typed_while_a_named_shell_is_idle_go_nowhere(agent: SafeRun, tmp_path: Path) -> None:
+    """Between a named shell's commands its prompt is for safe-run's lines: what a person types
+    there is neither run by the shell nor typed into the agent's next command."""
+    made = tmp_path / "made"
+    assert call(agent, "--in", "idle", "--", "true")["exit_code"] == 0
+    joined = person(agent, "attach", "idle")
+    joined.expect("attached")
+    joined.send(f"touch {made}\r")
+    joined.expect(pexpect.TIMEOUT, timeout=1.0)  # the holder has read the keys by now
+    after = call(agent, "--in", "idle", "--", "echo next")
+    assert (after["status"], after["output"]) == ("completed", "next\n"), after
+    joined.send(LEAVE)
+    joined.expect(pexpect.EOF)
+    call(agent, "--in", "idle", "--", "true")
+    assert not made.exists(), "the keys were run as a command"
+
+
+def test_keys_typed_while_the_command_does_not_read_are_not_left_for_the_shell(agent: SafeRun, tmp_path: Path) -> None:
+    """Typed into a `sleep`, a line would wait in the terminal and be run by the shell once the
+    command ended; it waits for the command to read instead, and goes with the command."""
+    made = tmp_path / "made"
+    started = call(agent, "--yield-after", "0.5", "--", "sleep 2; echo done")
+    assert started["status"] == "running", started
+    agent.shell = None
+    joined = person(agent, "attach", started["session_id"])
+    joined.expect("attached")
+    joined.send(f"touch {made}\r")
+    joined.expect("completed")
+    joined.expect(pexpect.EOF)
+    done = call(agent, "poll", started["session_id"])
+    assert (done["status"], done["exit_code"]) == ("completed", 0) and "touch" not in done["output"], done
+    assert not made.exists(), "the keys were run by the shell after the command"
+
+
 def test_another_users_session_cannot_be_joined(agent: SafeRun) -> None:
     """The session's directory is its user's alone, and its holder takes callers of that user only."""
     if os.geteuid() != 0:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from safe_run.session.attach import Keys
-from safe_run.session.onlookers import KEYS, OUTPUT, frame, frames
+from safe_run.session.onlookers import FRAME_MAX, KEYS, OUTPUT, KeysAhead, frame, frames
 
 
 def test_frames_come_out_whole_and_in_order_however_they_arrive() -> None:
@@ -29,3 +29,27 @@ def test_a_watch_passes_nothing_and_ctrl_c_leaves_it() -> None:
     keys = Keys(watch=True)
     assert keys.feed(b"rm -rf /\r") == (b"", False)
     assert keys.feed(b"\x03") == (b"", True)
+
+
+def test_keys_ahead_wait_for_the_command_to_read_and_then_go_in_order() -> None:
+    keys = KeysAhead()
+    keys.add(b"ls")
+    keys.add(b"\r")
+    assert keys.due(command_reads=False) == b"" and keys.pending == b"ls\r"
+    assert keys.due(command_reads=True) == b"ls\r" and keys.pending == b""
+
+
+def test_a_signal_key_goes_at_once_and_discards_what_was_typed_before_it() -> None:
+    keys = KeysAhead()
+    keys.add(b"rm -rf build\r\x03y")
+    assert keys.due(command_reads=False) == b"\x03"
+    assert keys.pending == b"y", "what came after the Ctrl-C waits on"
+    keys.put_back(b"\x1a")
+    assert keys.due(command_reads=False) == b"\x1a" and keys.pending == b"y"
+
+
+def test_keys_ahead_keep_only_the_newest_frame_of_keys() -> None:
+    keys = KeysAhead()
+    keys.add(b"a" * FRAME_MAX)
+    keys.add(b"b")
+    assert len(keys.pending) == FRAME_MAX and keys.pending.endswith(b"ab")

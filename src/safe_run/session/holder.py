@@ -46,7 +46,7 @@ from ..workdir import private_workdir
 from . import NOT_TYPED, wire, with_note
 from .adoption import collect_adopted
 from .callers import Callers
-from .onlookers import Onlookers
+from .onlookers import KeysAhead, Onlookers
 from .orphans import process
 from .store import SESSION_ID, Session, SessionStore
 from .typist import Look, Typist, look_from
@@ -115,6 +115,7 @@ class Holder:
         # The terminal as it went, for people to play back (see `recording`): the shell's whole life.
         self.recording = Recording(session.path / RECORDING_FILE, columns, rows, RECORDING_PER_OUTPUT * request.max_output)
         self.onlookers = Onlookers(self.recording)  # people attached (`attach`, `watch`), and the recording
+        self.keys_ahead = KeysAhead()  # what they typed while the command did not read its terminal
 
     def serve(self, wakeup: Wakeup) -> None:
         """Serve until the command (or the persistent shell) ends; `wakeup` carries stop requests.
@@ -240,12 +241,13 @@ class Holder:
             wait = until if wait is None else min(wait, until)
         if self._unkept:
             wait = min(wait, max(0.0, self._quiet_since() + KEEP_AFTER_S - self._clock()))
-        if not run.wait_between_commands(wait, (wakeup.fd, *self.callers.fds())):
+        if not run.wait_between_commands(wait, (wakeup.fd, *self.callers.fds(), *self.onlookers.fds())):
             return False
         if wakeup.pending or self._closing or not self._still_reachable():
             return False
         wakeup.drain()
         collect_adopted(run.terminal.pid)
+        self._serve_onlookers(run)  # keys typed now go nowhere, not into the next command
         self.callers.serve(self._handler(run))
         self.callers.deliver()
         if self._closing:
@@ -328,12 +330,17 @@ class Holder:
         self.callers.deliver()
 
     def _serve_onlookers(self, run: Run) -> None:
-        """What the people attached typed goes to the command (none between a named shell's
-        commands: the shell's prompt is for safe-run's lines); their size becomes the terminal's,
-        and the terminal's own comes back once the last one who types has left."""
+        """What the people attached typed goes to the command while it reads its terminal (see
+        `KeysAhead`), and nowhere between a named shell's commands: the shell's prompt is for
+        safe-run's lines. Their size becomes the terminal's, and the terminal's own comes back
+        once the last one who types has left."""
         asked = self.onlookers.serve()
-        if asked.keys and run.finish is None:
-            run.answer(asked.keys)
+        self.keys_ahead.add(asked.keys)
+        if run.finish is not None:
+            self.keys_ahead.drop()
+        elif self.keys_ahead.pending:
+            keys = self.keys_ahead.due(run.command_reads_keys(fresh=bool(asked.keys)))
+            self.keys_ahead.put_back(keys[run.answer(keys):] if keys else b"")
         if asked.size is not None:
             run.resize(*asked.size)
         elif asked.left and self.onlookers.typing == 0:

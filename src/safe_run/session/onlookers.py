@@ -36,6 +36,43 @@ END_S = 1.0
 FRAME_MAX = 64 * 1024
 
 
+# Keys the terminal itself turns into signals (Ctrl-C, Ctrl-\\, Ctrl-Z), whatever the command reads.
+SIGNAL_KEYS = frozenset(b"\x03\x1c\x1a")
+
+
+@dataclass
+class KeysAhead:
+    """Keys people attached typed, held until the command reads its terminal, as a person's own
+    are at their terminal. Typed into a command that does not read it (a `sleep`, a build), they
+    would wait in the terminal's input and, once the command ended, be read by the shell as a
+    command line. A key the terminal turns into a signal goes at once and, as a terminal does,
+    discards what was typed before it. At most FRAME_MAX bytes wait; older ones give way."""
+
+    pending: bytes = b""
+
+    def add(self, keys: bytes) -> None:
+        self.pending = (self.pending + keys)[-FRAME_MAX:]
+
+    def due(self, command_reads: bool) -> bytes:
+        """What goes to the terminal now: everything while the command reads it, else the last
+        signal key typed (with what came after it kept)."""
+        if command_reads:
+            keys, self.pending = self.pending, b""
+            return keys
+        last = max((i for i, key in enumerate(self.pending) if key in SIGNAL_KEYS), default=-1)
+        if last < 0:
+            return b""
+        keys, self.pending = self.pending[last:last + 1], self.pending[last + 1:]
+        return keys
+
+    def put_back(self, keys: bytes) -> None:
+        """Keys the terminal did not take (its input is full): first in line again."""
+        self.pending = keys + self.pending
+
+    def drop(self) -> None:
+        self.pending = b""
+
+
 def frame(kind: bytes, payload: bytes) -> bytes:
     return HEADER.pack(kind, len(payload)) + payload
 
