@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -147,6 +148,20 @@ def test_keys_typed_while_the_command_does_not_read_are_not_left_for_the_shell(a
     done = call(agent, "poll", started["session_id"])
     assert (done["status"], done["exit_code"]) == ("completed", 0) and "touch" not in done["output"], done
     assert not made.exists(), "the keys were run by the shell after the command"
+
+
+def test_the_command_end_shows_no_prompt_of_the_shell_and_the_summary_has_its_own_line(agent: SafeRun) -> None:
+    started = call(agent, "--yield-after", "0.5", "--", "echo start; sleep 1.5; printf bye")
+    assert started["status"] == "running", started
+    agent.shell = None
+    joined = person(agent, "attach", started["session_id"])
+    joined.expect("bye")
+    joined.expect("completed")
+    between = joined.before or ""
+    joined.expect(pexpect.EOF)
+    assert "\n" in between, f"the summary went on the command's line: {between!r}"
+    shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[>=]|\x1b\][^\x07]*\x07", "", between)
+    assert shown.strip() == "✓", f"more than the summary's mark after the output (the shell's prompt?): {shown!r}"
 
 
 def test_another_users_session_cannot_be_joined(agent: SafeRun) -> None:

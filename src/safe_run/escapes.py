@@ -142,6 +142,16 @@ def _unfinished(sequence: bytes) -> bool:
     return True  # a string: its terminator is not part of the match
 
 
+_SHOWS_NOTHING = binary(CSI, STRING + STRING_END + "?", ESCAPE)
+
+
+def ends_line(data: bytes, before: bool) -> bool:
+    """Whether writing `data` to a terminal leaves its cursor at the start of a line, for text
+    (a summary) that must begin one; `before` when `data` shows nothing (only escape sequences)."""
+    shown = _SHOWS_NOTHING.sub(b"", data)
+    return shown.endswith(b"\n") if shown else before
+
+
 MODES_OFF = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>"
 """Input modes a program turns on and, stopped or killed, may never turn off: mouse reports,
 bracketed paste, application cursor keys and keypad. A person's terminal left in them sends

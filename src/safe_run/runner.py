@@ -86,9 +86,11 @@ class CommandRefused(Exception):
 
 class Audience(Protocol):
     """Who sees the terminal besides the run (a session's recording, people attached): what it
-    printed, without its OSC sequences, and what was typed while it echoed."""
+    printed, without its OSC sequences, and what was typed while it echoed. `command`: the
+    printing is the command's; the shell's prompt and echo of the lines safe-run types are not,
+    and only the recording keeps them."""
 
-    def output(self, data: bytes) -> None: ...
+    def output(self, data: bytes, command: bool = True) -> None: ...
 
     def input(self, data: bytes) -> None: ...
 
@@ -539,7 +541,7 @@ class Run:
         now = self._clock()
         for item in self._parser.feed(chunk):
             if self._audience is not None and isinstance(item, bytes):
-                self._audience.output(item)
+                self._audience.output(item, self.tracker.phase is Phase.RUNNING)
             self._act(self.tracker.feed(item, now))
         asked = self._questions.find(chunk)
         if asked and self._raw() and not self.request.interactive:  # a person's terminal answers for itself
@@ -565,7 +567,7 @@ class Run:
         now = self._clock()
         for item in self._parser.flush():
             if self._audience is not None and isinstance(item, bytes):
-                self._audience.output(item)
+                self._audience.output(item, self.tracker.phase is Phase.RUNNING)
             self._act(self.tracker.feed(item, now))
 
     def _act(self, actions: list[Action]) -> None:

@@ -39,8 +39,6 @@ SAVE_TITLE, RESTORE_TITLE = b"\x1b[22;0t", b"\x1b[23;0t"
 # cursor, plain colours, and no input mode of its own.
 LEAVE_FULL_SCREEN = b"\x1b[?1049l"
 SANE = b"\x1b[0m\x1b[?25h" + escapes.MODES_OFF
-# Escape sequences, which show nothing: what is left of a chunk without them is its text.
-_SEQUENCES = escapes.binary(escapes.CSI, escapes.STRING + escapes.STRING_END + "?", escapes.ESCAPE)
 
 
 def interactive(env: Environment, no_input: bool) -> bool:
@@ -168,11 +166,8 @@ class InteractiveDisplay(Display):
         """Whether the command's last text on the main screen ended its line, so that the summary
         starts a line of its own. What it draws on the alternate screen does not count: leaving
         that screen puts the cursor back where it was."""
-        if self._full_screen:
-            return
-        shown = _SEQUENCES.sub(b"", data)
-        if shown:
-            self._line_start = shown.endswith(b"\n")
+        if not self._full_screen:
+            self._line_start = escapes.ends_line(data, self._line_start)
 
     def _title(self, now: float) -> None:
         self._titled = now

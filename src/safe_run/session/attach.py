@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from .. import polling
-from ..escapes import MODES_OFF
+from ..escapes import MODES_OFF, ends_line
 from ..result import Result
 from . import SessionError, wire
 from .onlookers import ENDED, KEYS, LEAVE, OUTPUT, SCREEN, SIZE, frame, frames
@@ -84,6 +84,7 @@ def _resized(signum: int, frame: FrameType | None) -> None:
 def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int) -> Result | Left:
     received = bytearray()
     keys = Keys(watch)
+    line_start = False  # the screen drawn first may end anywhere
     while True:
         ready = polling.readable([conn.fileno(), stdin, wake], None)
         if wake in ready:
@@ -107,7 +108,10 @@ def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int
             for kind, payload in frames(received):
                 if kind in (SCREEN, OUTPUT):
                     _write(stdout, payload)
+                    line_start = ends_line(payload, line_start)
                 elif kind == ENDED:
+                    if not line_start:
+                        _write(stdout, b"\r\n")  # the summary comes next, on a line of its own
                     return Result.from_dict(json.loads(payload))
 
 

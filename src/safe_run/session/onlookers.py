@@ -123,10 +123,13 @@ class Onlookers:
         """How many are attached with their keys taken (not watching)."""
         return sum(1 for person in self._people if not person.watch)
 
-    def output(self, data: bytes) -> None:
+    def output(self, data: bytes, command: bool = True) -> None:
+        """What the terminal printed: all of it recorded, and the command's shown to the people
+        (the shell's prompt after a command would be drawn on their screen, the summary on it)."""
         self.recording.output(data)
-        for person in list(self._people):
-            self._send(person, frame(OUTPUT, data))
+        if command:
+            for person in list(self._people):
+                self._send(person, frame(OUTPUT, data))
 
     def input(self, data: bytes) -> None:
         self.recording.input(data)
