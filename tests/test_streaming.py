@@ -65,6 +65,15 @@ def test_jsonl_events_of_a_real_run(safe_run: SafeRun) -> None:
     assert finished["at_s"] == result["duration_s"]
 
 
+@pytest.mark.parametrize("command", ["echo x; exit 3", "echo exit; echo after", "echo x; exit 200"])
+def test_jsonl_text_joined_is_the_results_output_when_bash_says_exit(safe_run: SafeRun, command: str) -> None:
+    """bash prints its word "exit" as the command ends the shell: taken back from the result, and
+    so never passed on as it came either."""
+    events = jsonl(with_bash(safe_run)("--format", "jsonl", "--", command).stdout)
+    joined = "".join(e["text"] for e in events if e["event"] == "output")
+    assert joined == events[-1]["result"]["output"], events
+
+
 def test_jsonl_reports_a_downgrade_as_it_happens(safe_run: SafeRun) -> None:
     shell_path("dash")
     (safe_run.home / ".bashrc").write_text("exec dash\n")

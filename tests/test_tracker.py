@@ -314,21 +314,52 @@ def test_without_the_kernel_a_question_on_screen_is_input_required() -> None:
 def test_shell_exit_after_the_command_started_is_its_end() -> None:
     t = tracker()
     running(t)
-    finish = t.shell_exited(3)
+    finish = only_finish(t.shell_exited(3))
     assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SHELL_EXITED, 3)
+
+
+def worded(integrated: bool = True) -> CommandTracker:
+    """A tracker of a shell that says "exit" as it goes (bash), its command running."""
+    t = tracker(integrated)
+    t.config = replace(t.config, exit_word=b"exit\r\n")
+    running(t)
+    return t
+
+
+def test_the_shells_word_on_exit_is_never_passed_on() -> None:
+    t = worded()
+    assert t.feed(b"x\r\nexit\r\n", T0 + 0.1) == [Output(b"x\r\n")]
+    assert t.feed(mark("X"), T0 + 0.1) == []
+    assert only_finish(t.shell_exited(3)).exit_code == 3
+    assert t.capture.text() == "x\n"
+
+
+def test_output_held_as_a_possible_word_on_exit_goes_on_with_what_follows() -> None:
+    t = worded()
+    assert t.feed(b"exit\r\n", T0 + 0.1) == []
+    assert t.feed(b"after\r\n", T0 + 0.2) == [Output(b"exit\r\nafter\r\n")]
+
+
+def test_output_held_as_a_possible_word_on_exit_goes_out_before_any_other_end() -> None:
+    t = worded()
+    t.feed(b"exit\r\n", T0 + 0.1)
+    assert t.feed(mark("D", "0"), T0 + 0.2)[0] == Output(b"exit\r\n")
+    kept = worded()
+    kept.feed(b"exit\r\n", T0 + 0.1)
+    assert kept.shell_exited(200)[0] == Output(b"exit\r\n"), "a word not taken back from the result is shown too"
 
 
 def test_shell_dying_at_start_up_explains_itself() -> None:
     t = tracker()
     t.feed(b"bashrc: line 3: oops\r\n", T0)
-    finish = t.shell_exited(1)
+    finish = only_finish(t.shell_exited(1))
     assert finish.status is Status.ERROR and "oops" in (finish.message or "") and "status 1" in (finish.message or "")
 
 
 def test_interruption() -> None:
     t = tracker()
     running(t)
-    finish = t.interrupted("SIGTERM")
+    finish = only_finish(t.interrupted("SIGTERM"))
     assert (finish.status, finish.reason, finish.stop) == (Status.INTERRUPTED, Reason.INTERRUPTED, True)
     assert tick(t, T0 + 5, BUSY) == []
 
@@ -397,7 +428,7 @@ def test_without_a_session_an_answer_settle_does_not_apply() -> None:
 def test_stop_requested_ends_the_run_and_asks_for_the_command_to_be_stopped() -> None:
     t = tracker(hold=True)
     running(t)
-    finish = t.stop_requested()
+    finish = only_finish(t.stop_requested())
     assert (finish.status, finish.reason, finish.stop) == (Status.INTERRUPTED, Reason.STOPPED, True)
     assert tick(t, T0 + 5, BUSY) == []
 

@@ -243,7 +243,7 @@ class Run:
                 self._consume(chunk)
             if self.finish is None:
                 self._consume_tail()
-                self.finish = self.tracker.shell_exited(self.terminal.exit_status())
+                self._act(self.tracker.shell_exited(self.terminal.exit_status()))
         if self.finish is None and deadline is not None and self._clock() >= deadline:
             self.take_a_look()
         return self.finish
@@ -333,7 +333,7 @@ class Run:
         self.signal_name = signal.Signals(signum).name
         self._take_written_before_the_stop()
         if self.finish is None:
-            self.finish = self.tracker.interrupted(self.signal_name)
+            self._act(self.tracker.interrupted(self.signal_name))
         return False
 
     def command_reads_keys(self, fresh: bool = True) -> bool:
@@ -384,14 +384,14 @@ class Run:
         """End the command at its owner's request, or for `why` (the same escalation as a timeout)."""
         self._take_written_before_the_stop()
         if self.finish is None:
-            self.finish = self.tracker.stop_requested(why)
+            self._act(self.tracker.stop_requested(why))
 
     def expire_wait(self, after: float) -> None:
         """End a held input wait that nobody asked about for `after` seconds."""
         if self.finish is None and self.waiting is not None:
             self._take_written_before_the_stop()
         if self.finish is None and self.waiting is not None:
-            self.finish = self.tracker.unattended(self.waiting, after)
+            self._act(self.tracker.unattended(self.waiting, after))
 
     def progress(self) -> Result:
         """Where a run that has not finished stands: running, or waiting for input."""

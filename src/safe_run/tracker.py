@@ -231,6 +231,7 @@ class Command:
     status: int | None = None  # the exit status the typed line left in its file
     healing: str | None = None  # the reason given to the heal line typed for this command
     exit_word_end: int | None = None  # where the shell's own word on exit ends in the capture (X)
+    held: bytes = b""  # output that may be the shell's word on exit, not passed on yet
 
 
 class CommandTracker:
@@ -353,23 +354,23 @@ class CommandTracker:
         """Time passed, and here is the evidence now."""
         return self._handle("look", now, look)
 
-    def shell_exited(self, status: int) -> Decision:
+    def shell_exited(self, status: int) -> list[Action]:
         """The shell is gone: once the command started, that is the command's own end."""
-        return self._decided(self._handle("exit", 0.0, status))
+        return self._decision(self._handle("exit", 0.0, status))
 
-    def interrupted(self, signal_name: str) -> Decision:
+    def interrupted(self, signal_name: str) -> list[Action]:
         """safe-run itself was asked to stop."""
-        return self._decided(self._handle("interrupt", 0.0, signal_name))
+        return self._decision(self._handle("interrupt", 0.0, signal_name))
 
-    def stop_requested(self, why: str | None = None) -> Decision:
+    def stop_requested(self, why: str | None = None) -> list[Action]:
         """The session's owner asked to end the command (or its holder must: `why`)."""
-        return self._decided(self._handle("stop", 0.0, why))
+        return self._decision(self._handle("stop", 0.0, why))
 
-    def unattended(self, wait: Decision, after: float) -> Decision | None:
+    def unattended(self, wait: Decision, after: float) -> list[Action]:
         """A held input wait (`Waiting`) that nobody asked about for `after` seconds ends as an input
-        wait outside a session does: stopped, and said why. None: the command no longer waits."""
+        wait outside a session does: stopped, and said why. Nothing: the command no longer waits."""
         actions = self._handle("unattended", 0.0, (wait, after))
-        return self._decided(actions) if actions else None
+        return self._decision(actions) if actions else []
 
     def answered(self, now: float) -> None:
         """Someone typed into a held input wait: whatever waits next is a new wait."""
@@ -384,7 +385,15 @@ class CommandTracker:
             if (phase, kind) in IGNORED or (None, kind) in IGNORED:
                 return []
             raise TrackerError(f"{kind!r} cannot happen while {phase.value}")
-        return self._flush(handler(self, now, payload))
+        return self._flush(self._release_held(handler(self, now, payload)))
+
+    def _release_held(self, actions: list[Action]) -> list[Action]:
+        """Output held back as a possible word on exit is the command's once the command is decided
+        otherwise, and goes out before the decision."""
+        if self.phase is not Phase.DONE or not self.command.held:
+            return actions
+        held, self.command.held = self.command.held, b""
+        return [Output(held), *actions]
 
     def _enter(self, phase: Phase) -> None:
         if phase not in MOVES[self.command.phase]:
@@ -392,11 +401,12 @@ class CommandTracker:
         self.command.phase = phase
 
     @staticmethod
-    def _decided(actions: list[Action]) -> Decision:
-        decisions = [action for action in actions if isinstance(action, Decision)]
-        if len(decisions) != 1:
+    def _decision(actions: list[Action]) -> list[Action]:
+        """The actions of an event that always decides: exactly one of them a decision (output
+        held back until then may come before it)."""
+        if sum(isinstance(action, Decision) for action in actions) != 1:
             raise TrackerError(f"one decision expected, got {actions!r}")
-        return decisions[0]
+        return actions
 
     def _trusted(self, mark: Mark) -> bool:
         """This run's nonce; its case may have been changed on the way (`stty olcuc`)."""
@@ -413,10 +423,16 @@ class CommandTracker:
         return []
 
     def _command_output(self, now: float, data: object) -> list[Action]:
+        """The command's output, passed on as it comes, except the shell's word on exit at its
+        end (`Config.exit_word`), held until the next output or the command's end says whose it is."""
         assert isinstance(data, bytes)
         self._note_output(now, data)
         self.command.capture.write(data)
-        return [Output(data)]
+        word, shown = self.config.exit_word, self.command.held + data
+        self.command.held = b""
+        if word and shown.endswith(word):
+            shown, self.command.held = shown[: -len(word)], word
+        return [Output(shown)] if shown else []
 
     def _note_output(self, now: float, data: bytes) -> None:
         clocks = self.command.clocks
@@ -691,7 +707,8 @@ class CommandTracker:
         self._enter(Phase.DONE)
         end = self.command.exit_word_end
         if end is not None and status < 128 and self.config.exit_word:
-            self.command.capture.retract(self.config.exit_word, end)
+            if self.command.capture.retract(self.config.exit_word, end):
+                self.command.held = b""  # the shell's, never shown
         return [Decision(Status.COMPLETED, Reason.SHELL_EXITED, status, self.strategy)]
 
     def _exited_before_command(self, now: float, status: object) -> list[Action]:
