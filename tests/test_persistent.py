@@ -391,9 +391,18 @@ def test_exec_zsh_from_bash_runs_the_next_command_in_zsh(shells: Shells) -> None
     assert result["exit_code"] == 4 and result["reinjected"], result
 
 
-def test_fish_postexec_erased_is_healed(shells: Shells) -> None:
+def test_fish_postexec_erased_still_ends_commands_by_the_prompts_mark(shells: Shells) -> None:
+    """The prompt's own D (the one a job's report makes fish draw early) covers a lost postexec."""
     shells.result("f", "true", shell="fish")
     shells.run("f", "functions -e __sr_postexec", shell="fish")
+    result = shells.result("f", "echo after; false", shell="fish")
+    assert result["output"] == "after\n" and result["exit_code"] == 1, result
+    assert (result["strategy"], result["downgrades"]) == ("rich", []), result
+
+
+def test_fish_hooks_erased_are_healed(shells: Shells) -> None:
+    shells.result("f", "true", shell="fish")
+    shells.run("f", "functions -e __sr_postexec fish_prompt", shell="fish")
     result = shells.result("f", "echo after; false", shell="fish")
     assert result["output"] == "after\n" and result["exit_code"] == 1, result
     assert result["reinjected"]

@@ -131,6 +131,13 @@ def test_exit_ends_the_shell(sr: SafeRun) -> None:
     assert result["output"].startswith("bye\n")
 
 
+def test_a_background_job_ending_during_the_command_keeps_the_end_mark(sr: SafeRun) -> None:
+    """fish draws its prompt before fish_postexec when a job's report comes first."""
+    job = "sleep 0.1 &; sleep 0.5; false" if "fish" in str(sr.shell) else "sleep 0.1 & sleep 0.5; false"
+    result = completed(sr("--", job), 1)
+    assert (result["strategy"], result["completion_reason"], result["downgrades"]) == ("rich", "shell_integration", [])
+
+
 @pytest.mark.parametrize("name", ["bash", "zsh"])
 def test_set_e_failure_ends_the_shell(safe_run: SafeRun, name: str) -> None:
     safe_run.shell = shell_path(name)

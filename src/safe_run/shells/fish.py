@@ -90,7 +90,7 @@ def line_end_script(setup: RunSetup) -> Path:
     script = setup.workdir / "line-end.fish"
     if not script.exists():
         script.write_text(
-            "set -l __sr_line_status $status\n"
+            "set -g __sr_line_status $status\n"
             f"builtin echo $__sr_line_status >> {quote(str(status_file(setup)))}\n"
             "return $__sr_line_status\n",
             encoding="utf-8",

@@ -16,6 +16,7 @@ set -g __sr_running
 # Typed by safe-run right before the command: C marks where its output begins.
 function __sr_start
     set -g __sr_running 1
+    set -g __sr_line_status
     __sr_mark C
 end
 
@@ -42,6 +43,13 @@ else if not functions -q __sr_user_prompt
 end
 function fish_prompt
     set -l __sr_status $status
+    # A background job that ended during the command makes fish draw its prompt before it fires
+    # fish_postexec, and with the job's report's status: the status the typed line left at its
+    # end then ends the command here, and the late postexec finds nothing to do.
+    if test -n "$__sr_running"; and test -n "$__sr_line_status"
+        set -g __sr_running
+        __sr_mark "D;$__sr_line_status"
+    end
     __sr_mark A
     __sr_return $__sr_status
     __sr_user_prompt
