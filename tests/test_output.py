@@ -269,6 +269,19 @@ def test_marker_starts_its_own_line_when_head_is_cut_mid_line() -> None:
     assert capture.text() == "first\nse\n" + marker(7) + "ird\n"
 
 
+def test_the_newline_of_the_last_line_dropped_is_counted_not_kept_as_a_blank_line() -> None:
+    capture = HeadTail(4, 4)
+    capture.write(b"aaa\nbbb\nccc\nddd\n")  # the tail's window starts at the newline that ends ccc
+    assert capture.text() == "aaa\n[... 8 bytes of output omitted ...]\nddd\n"
+    assert capture.dropped == 8
+
+
+def test_a_blank_line_right_after_the_cut_stays() -> None:
+    capture = HeadTail(4, 5)
+    capture.write(b"aaa\nbbb\nccc\n\nddd\n")
+    assert capture.text() == "aaa\n[... 8 bytes of output omitted ...]\n\nddd\n"
+
+
 def test_only_marker_when_limits_are_zero() -> None:
     capture = HeadTail(0, 0)
     capture.write(b"abc")

@@ -332,8 +332,12 @@ class HeadTail:
         before = (bytes(self._head[-_SEAM:]) + bytes(self._tail[max(0, cut - _SEAM) : cut]))[-_SEAM:]
         start = _cut_fragment_length(before, window)
         head = clean(_without_partial_char(bytes(self._head)))
-        dropped = self._omitted.total(bytes(self._tail[:cut]) + window[:start])
-        return head, clean(window[start:]), dropped
+        omitted = bytes(self._tail[:cut]) + window[:start]
+        dropped = self._omitted.total(omitted)
+        tail = clean(window[start:])
+        if tail.startswith("\n") and not (omitted or bytes(self._head)).endswith(b"\n"):
+            tail, dropped = tail[1:], dropped + 1  # the end of the last line dropped, not a blank line
+        return head, tail, dropped
 
 
 def _omitted_marker(head: str, dropped: int) -> str:
