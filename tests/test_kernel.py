@@ -162,6 +162,15 @@ def test_cat_waits_for_the_terminal(bash: Session) -> None:
 
 
 @linux_only
+def test_the_member_that_waits_for_a_key_is_the_one_named(bash: Session) -> None:
+    """`timeout` leads the group and waits for its child; `cat` is what asks."""
+    bash.at_prompt()
+    bash.type("timeout 20 cat")
+    seen = bash.observe_until(lambda o: o.waiting_for_terminal)
+    assert seen.foreground_command == "cat"
+
+
+@linux_only
 def test_the_python_repl_waits_in_raw_mode(bash: Session) -> None:
     bash.at_prompt()
     bash.type(f"{PYTHON} -q")

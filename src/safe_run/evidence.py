@@ -135,7 +135,7 @@ class Observation:
     foreground_pgrp: int | None
     waiting_for_terminal: bool  # the foreground waits for a key (see the module's rule)
     canonical: bool  # ICANON of the terminal
-    foreground_command: str | None  # comm of the group's leader, or of the first member found
+    foreground_command: str | None  # comm of the member waiting for a key, else of the leader or first member
     echo: bool = True  # ECHO of the terminal: line editors echo for themselves
     stopped: str | None = None  # comm of a stopped task of the foreground (or the stopped shell)
     hidden: bool = False  # part of the foreground sleeps on something the kernel does not show us

@@ -204,6 +204,7 @@ class KernelObserver:
         waits: list[TaskWait] = []
         activity: list[tuple[int, int]] = []
         command: str | None = None
+        keyed: str | None = None  # the first member that waits for a key: the one that asks
         stopped: str | None = None
         for pid in sorted(members, key=lambda pid: (pid != pgrp, pid)):
             info = _read_stat(f"/proc/{pid}/stat")
@@ -217,6 +218,8 @@ class KernelObserver:
                 waits.append(wait)
                 if wait.kind is Wait.STOPPED and stopped is None:
                     stopped = info.comm
+                if wait.kind is Wait.TERMINAL and keyed is None:
+                    keyed = info.comm
         reader = None if in_front else self._reader_elsewhere(members, canonical, activity)
         verdict, wake_in = judge(waits, reader is not None)
         return Observation(
@@ -224,7 +227,7 @@ class KernelObserver:
             foreground_pgrp=pgrp,
             waiting_for_terminal=verdict is Verdict.INPUT,
             canonical=canonical,
-            foreground_command=command,
+            foreground_command=(keyed or command) if verdict is Verdict.INPUT else command,
             stopped=stopped if verdict is Verdict.STOPPED else None,
             hidden=verdict is Verdict.HIDDEN,
             wake_in=wake_in,
