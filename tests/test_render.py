@@ -473,6 +473,19 @@ def test_session_list_shows_commands_as_typed() -> None:
     assert "[bold]x[/bold]" in text
 
 
+def test_session_list_names_a_shells_command_by_the_shell_alone() -> None:
+    rows = [
+        {"session_id": "a" * 24, "status": "idle", "exit_code": None, "age_s": 3.0, "command": "true",
+         "shell_name": "dev", "shell": "bash", "cwd": "/srv"},
+        {"session_id": "b" * 24, "status": "completed", "exit_code": 0, "age_s": 2.0, "command": "make",
+         "shell_name": "dev", "shell": None, "cwd": None},
+    ]
+    out = io.StringIO()
+    render_sessions(rows, out)
+    text = out.getvalue()
+    assert "dev (bash in /srv)" in text and "?" not in text
+
+
 def test_pieces_do_not_come_due_again_for_an_unfinished_sequence_alone() -> None:
     pieces = Pieces(1024, hold=1.0)
     pieces.write(b"\x1b[3", now=0.0)

@@ -159,9 +159,12 @@ def render_sessions(rows: list[dict[str, object]], stream: TextIO) -> None:
 
 
 def _shell_cell(row: dict[str, object]) -> str:
-    """A persistent shell's name, program and directory; blank otherwise."""
+    """A persistent shell's name, program and directory (a command of it: the name alone, its
+    shell's row says the rest); blank otherwise."""
     if row.get("shell_name") is None:
         return ""
+    if row.get("shell") is None and row.get("cwd") is None:
+        return str(row["shell_name"])
     return f"{row['shell_name']} ({row.get('shell') or '?'} in {row.get('cwd') or '?'})"
 
 
