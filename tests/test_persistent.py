@@ -382,6 +382,22 @@ def test_zsh_precmd_functions_emptied_is_healed(shells: Shells) -> None:
     assert_healed(shells.result("z", "echo after; (exit 4)", shell="zsh"), "after\n", 4)
 
 
+@pytest.mark.parametrize(("shell", "breaker", "declare"), [
+    ("bash", "PROMPT_COMMAND=", "declare"),
+    ("zsh", "precmd_functions=()", "typeset"),
+    pytest.param("bash", "exec bash", "declare", marks=pytest.mark.slow),
+    pytest.param("zsh", "exec zsh", "typeset", marks=pytest.mark.slow),
+])
+def test_the_command_that_heals_runs_at_the_top_level(shells: Shells, shell: str, breaker: str, declare: str) -> None:
+    """Its `declare`/`typeset` stay the shell's, as for every other command, not a function's locals."""
+    shell_path(shell)
+    shells.result("t", "true", shell=shell)
+    shells.run("t", breaker, shell=shell)
+    healed = shells.result("t", f"{declare} kept=6; echo $0", shell=shell)
+    assert healed["reinjected"] and "__sr" not in healed["output"], healed
+    assert shells.result("t", "echo kept=$kept", shell=shell)["output"] == "kept=6\n"
+
+
 def test_exec_zsh_from_bash_runs_the_next_command_in_zsh(shells: Shells) -> None:
     shell_path("zsh")
     shells.result("bz", "true")

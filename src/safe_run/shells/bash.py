@@ -12,6 +12,10 @@ from .posix import EXE_PROBE, arrival, header, line_end, lines, scoped, sourced_
 
 # An alias of the integration's: C, the command, and the line's own end (see integration.bash).
 RUN = " __sr_c"
+# After the integration is loaded again, in the same line: what the alias `__sr_c` stands for,
+# spelled out, since the line was read before the alias existed (after `exec bash`, the function
+# of the same name would run the command inside it, its `declare`s then local).
+HEAL_RUN = ' __sr_start; builtin eval -- "$(<"$__sr_cmd")";'
 # Sourced into the live shell again: kept out of its history, then the hooks, then R.
 REINJECT_HEAD = "builtin set +o history\nbuiltin unset HISTFILE\n"
 # An interactive bash prints this on stderr when the exit builtin runs (the terminal turns \n into \r\n).
@@ -39,7 +43,7 @@ def run_line(setup: RunSetup) -> bytes:
 
 def heal_line(setup: RunSetup) -> bytes:
     """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
-    return sourced_heal_line(setup, "bash", REINJECT_HEAD, run_line(setup))
+    return sourced_heal_line(setup, "bash", REINJECT_HEAD, (HEAL_RUN + line_end(setup) + "\r").encode())
 
 
 def plain_launch(setup: RunSetup) -> Launch:

@@ -12,6 +12,10 @@ from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import EXE_PROBE, arrival, header, line_end, lines, quote, scoped, sourced_heal_line
 
 RUN = " __sr_start; __sr_c;"
+# After the integration is loaded again, in the same line: the command through eval at the top
+# level. The line-finish hook that makes `__sr_c` the command's own text is not there when the
+# line is read (after `exec zsh`), and the function `__sr_c` would make its `typeset`s local.
+HEAL_RUN = ' __sr_start; builtin eval "$(<$__sr_cmd)";'
 # Sourced into the live shell again: no history file written, and the prompt's options back.
 REINJECT_HEAD = "builtin unset HISTFILE\n"
 
@@ -35,7 +39,7 @@ def run_line(setup: RunSetup) -> bytes:
 
 def heal_line(setup: RunSetup) -> bytes:
     """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
-    return sourced_heal_line(setup, "zsh", REINJECT_HEAD, run_line(setup))
+    return sourced_heal_line(setup, "zsh", REINJECT_HEAD, (HEAL_RUN + line_end(setup) + "\r").encode())
 
 
 def plain_launch(setup: RunSetup) -> Launch:
