@@ -167,11 +167,17 @@ def test_without_the_kernel_a_prompt_on_screen_means_ready() -> None:
     assert tick(t, T0 + 0.7, None) == [Send(LINES.fallback, command_line=True)]
 
 
-def test_sentinel_d_ends_a_plain_run() -> None:
+def plain_running() -> CommandTracker:
+    """A tracker of a shell without integration, its typed line's C read: the command runs."""
     t = tracker(integrated=False)
     t.feed(b"$ ", T0)
     tick(t, T0 + 0.1, AT_PROMPT)
     t.feed(mark("C"), T0 + 0.2)
+    return t
+
+
+def test_sentinel_d_ends_a_plain_run() -> None:
+    t = plain_running()
     t.feed(b"data\r\n", T0 + 0.3)
     finish = only_finish(t.feed(mark("D", "0"), T0 + 0.4))
     assert (finish.reason, finish.strategy, finish.exit_code) == (Reason.SENTINEL, Strategy.NONE, 0)
@@ -180,10 +186,7 @@ def test_sentinel_d_ends_a_plain_run() -> None:
 
 def test_a_plain_shells_marked_prompt_ends_a_line_it_abandoned_and_says_so() -> None:
     """dash abandons the typed line on `${VAR:?}`: no D of the line's, but its prompt's."""
-    t = tracker(integrated=False)
-    t.feed(b"$ ", T0)
-    tick(t, T0 + 0.1, AT_PROMPT)
-    t.feed(mark("C"), T0 + 0.2)
+    t = plain_running()
     t.feed(b"dash: 1: VAR: must be set\r\n", T0 + 0.3)
     finish = only_finish(t.feed(mark("D", "2", "prompt"), T0 + 0.4))
     assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 2)
