@@ -41,8 +41,8 @@ def test_keys_ahead_wait_for_the_command_to_read_and_then_go_in_order() -> None:
 
 def test_a_signal_key_goes_at_once_and_discards_what_was_typed_before_it() -> None:
     keys = KeysAhead()
-    keys.add(b"rm -rf build\r\x03y")
-    assert keys.due(command_reads=False) == b"\x03"
+    keys.add(b"rm -rf build\r\x03\x03y")
+    assert keys.due(command_reads=False) == b"\x03\x03", "each Ctrl-C, and none of the line"
     assert keys.pending == b"y", "what came after the Ctrl-C waits on"
     keys.put_back(b"\x1a")
     assert keys.due(command_reads=False) == b"\x1a" and keys.pending == b"y"

@@ -390,7 +390,7 @@ class Run:
         """End a held input wait that nobody asked about for `after` seconds."""
         if self.finish is None and self.waiting is not None:
             self._take_written_before_the_stop()
-        if self.finish is None and self.waiting is not None:
+        if self.finish is None and self.waiting is not None:  # output read just now: it no longer waits
             self._act(self.tracker.unattended(self.waiting, after))
 
     def progress(self) -> Result:

@@ -340,7 +340,8 @@ class Holder:
             self.keys_ahead.drop()
         elif self.keys_ahead.pending:
             keys = self.keys_ahead.due(run.command_reads_keys(fresh=bool(asked.keys)))
-            self.keys_ahead.put_back(keys[run.answer(keys):] if keys else b"")
+            if keys:
+                self.keys_ahead.put_back(keys[run.answer(keys):])
         if asked.size is not None:
             run.resize(*asked.size)
         elif asked.left and self.onlookers.typing == 0:

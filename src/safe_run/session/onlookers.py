@@ -54,15 +54,15 @@ class KeysAhead:
         self.pending = (self.pending + keys)[-FRAME_MAX:]
 
     def due(self, command_reads: bool) -> bytes:
-        """What goes to the terminal now: everything while the command reads it, else the last
-        signal key typed (with what came after it kept)."""
+        """What goes to the terminal now: everything while the command reads it, else the signal
+        keys typed (each one: a second Ctrl-C may be what ends a stubborn program), with only
+        what came after the last of them kept."""
         if command_reads:
             keys, self.pending = self.pending, b""
             return keys
         last = max((i for i, key in enumerate(self.pending) if key in SIGNAL_KEYS), default=-1)
-        if last < 0:
-            return b""
-        keys, self.pending = self.pending[last:last + 1], self.pending[last + 1:]
+        keys = bytes(key for key in self.pending[:last + 1] if key in SIGNAL_KEYS)
+        self.pending = self.pending[last + 1:]
         return keys
 
     def put_back(self, keys: bytes) -> None:
