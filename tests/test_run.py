@@ -138,6 +138,13 @@ def test_a_background_job_ending_during_the_command_keeps_the_end_mark(sr: SafeR
     assert (result["strategy"], result["completion_reason"], result["downgrades"]) == ("rich", "shell_integration", [])
 
 
+def test_a_job_reported_during_wait_is_no_prompt_and_nothing_is_typed(sr: SafeRun) -> None:
+    """fish asks for its prompt, without drawing it, when a job's report comes during `wait`."""
+    job = "sleep 0.1 &; wait; echo waited" if "fish" in str(sr.shell) else "sleep 0.1 & wait; echo waited"
+    result = completed(sr("--", job), 0)
+    assert result["output"].endswith("waited\n") and result["downgrades"] == [], result
+
+
 @pytest.mark.parametrize("name", ["bash", "zsh"])
 def test_set_e_failure_ends_the_shell(safe_run: SafeRun, name: str) -> None:
     safe_run.shell = shell_path(name)

@@ -43,10 +43,17 @@ else if not functions -q __sr_user_prompt
 end
 function fish_prompt
     set -l __sr_status $status
-    # A background job that ended during the command makes fish draw its prompt before it fires
-    # fish_postexec, and with the job's report's status: the status the typed line left at its
-    # end then ends the command here, and the late postexec finds nothing to do.
-    if test -n "$__sr_running"; and test -n "$__sr_line_status"
+    if test -n "$__sr_running"
+        # fish also asks for its prompt, without drawing it, while the typed line still runs
+        # (a job's report during `wait`): that is no prompt of the shell's, and gets no marks.
+        if test -z "$__sr_line_status"
+            __sr_return $__sr_status
+            __sr_user_prompt
+            return
+        end
+        # A background job that ended during the command makes fish draw its prompt before it
+        # fires fish_postexec, and with the job's report's status: the status the typed line
+        # left at its end then ends the command here, and the late postexec finds nothing to do.
         set -g __sr_running
         __sr_mark "D;$__sr_line_status"
     end
