@@ -24,11 +24,12 @@ from safe_run.evidence import Observation, ProcessInfo
 from safe_run.request import RunRequest
 from safe_run.result import Reason, Result, Status, Strategy
 from safe_run.runner import Run
-from safe_run.shells.bash import RUN
+from safe_run.shells.bash import HEAL_RUN, RUN
 from safe_run.terminal import WRITE_TIMEOUT_S, Readiness
 
 PROMPT = b"user@host:~$ "
 RUN_LINE_START = RUN.encode()
+HEAL_LINE_START = b" builtin . "  # the integration loaded again, then the command (HEAL_RUN)
 # The most steps a test may take: a loop that never decides fails instead of spinning.
 MAX_WAITS = 10_000
 # The foreground is the command, and it works: nothing but a mark or a stop ends it.
@@ -118,8 +119,8 @@ class FakeTerminal:
             return 0
         self.typed.append(data)
         self._queue.append(data.replace(b"\r", b"\r\n"))  # the line editor's echo
-        if RUN_LINE_START in data:
-            if not data.startswith(RUN_LINE_START):
+        if data.startswith((RUN_LINE_START, HEAL_LINE_START)):
+            if data.startswith(HEAL_LINE_START):
                 self._queue.append(self._mark("R"))  # the heal line loaded the integration again
             self._run(self._behaviours[self._command_file.read_text(encoding="utf-8")])
         elif b"633;D;" in data:  # the exit-status question
@@ -359,7 +360,7 @@ def test_a_command_that_broke_the_hooks_gets_them_back_before_the_next(workdir: 
     played.run.next_command(request("after"))
     healed = played.follow()
     run_line, heal_line = played.terminal.typed[0], played.terminal.typed[-1]
-    assert heal_line != run_line and heal_line.startswith(b" builtin . ") and heal_line.endswith(run_line)
+    assert heal_line.startswith(HEAL_LINE_START) and HEAL_RUN.encode() in heal_line and run_line not in heal_line
     assert (healed.status, healed.completion_reason, healed.exit_code) == (
         Status.COMPLETED, Reason.SHELL_INTEGRATION, 0)
     assert healed.output == "fine\n"
