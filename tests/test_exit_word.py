@@ -24,6 +24,8 @@ def bash(safe_run: SafeRun) -> SafeRun:
         ("set -e; echo exit; false", "exit\n", 1),
         ("echo exit; exec true", "exit\n", 0),
         ("echo exit; kill -HUP $$", "exit\n", 129),
+        ("echo working; exit 130", "working\n", 130),
+        ("echo working; exit -1", "working\n", 255),
     ],
 )
 def test_only_the_shells_own_word_is_taken_out(bash: SafeRun, command: str, output: str, exit_code: int) -> None:

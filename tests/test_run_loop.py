@@ -135,6 +135,9 @@ class FakeTerminal:
         assert self._status is not None, "the played shell has not exited"
         return self._status
 
+    def killed_by_signal(self) -> bool:
+        return False
+
     def end_shell(self) -> None:
         self._status = 129 if self._status is None else self._status
 

@@ -349,7 +349,17 @@ def test_output_held_as_a_possible_word_on_exit_goes_out_before_any_other_end() 
     assert t.feed(mark("D", "0"), T0 + 0.2)[0] == Output(b"exit\r\n")
     kept = worded()
     kept.feed(b"exit\r\n", T0 + 0.1)
-    assert kept.shell_exited(200)[0] == Output(b"exit\r\n"), "a word not taken back from the result is shown too"
+    assert kept.shell_exited(3)[0] == Output(b"exit\r\n"), "without X, the command's own: shown, as it is kept"
+
+
+@pytest.mark.parametrize(("status", "by_signal", "kept"), [(200, False, ""), (129, True, "exit\n")])
+def test_a_signal_that_ends_the_shell_takes_no_word_back(status: int, by_signal: bool, kept: str) -> None:
+    """`exit 200` says the word; a shell a signal ended said none, though its trap sent X."""
+    t = worded()
+    t.feed(b"x\r\nexit\r\n", T0 + 0.1)
+    t.feed(mark("X"), T0 + 0.1)
+    t.shell_exited(status, by_signal)
+    assert t.capture.text() == "x\n" + kept
 
 
 def test_shell_dying_at_start_up_explains_itself() -> None:

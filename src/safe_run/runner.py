@@ -243,7 +243,7 @@ class Run:
                 self._consume(chunk)
             if self.finish is None:
                 self._consume_tail()
-                self._act(self.tracker.shell_exited(self.terminal.exit_status()))
+                self._act(self.tracker.shell_exited(self.terminal.exit_status(), self.terminal.killed_by_signal()))
         if self.finish is None and deadline is not None and self._clock() >= deadline:
             self.take_a_look()
         return self.finish

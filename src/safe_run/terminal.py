@@ -62,6 +62,8 @@ class TerminalLike(Protocol):
 
     def exit_status(self) -> int: ...
 
+    def killed_by_signal(self) -> bool: ...
+
     def end_shell(self) -> None: ...
 
     def close(self, hang_up: bool = True) -> None: ...
@@ -75,6 +77,7 @@ class Terminal:
         self.pid: int = pid
         self._pidfd = _open_pidfd(pid)
         self._status: int | None = None
+        self._signalled = False
         self._closed = False
 
     @classmethod
@@ -169,6 +172,11 @@ class Terminal:
         assert self._status is not None
         return self._status
 
+    def killed_by_signal(self) -> bool:
+        """Whether a signal ended the shell (its status is then 128+N, as for `exit 128+N`)."""
+        self.exit_status()
+        return self._signalled
+
     def end_shell(self) -> None:
         """Hang up the shell (SIGKILL if it stays) and collect it; the terminal stays open to read."""
         if not self._reaped():
@@ -216,6 +224,7 @@ class Terminal:
 
     def _record(self, status: int) -> None:
         code = os.waitstatus_to_exitcode(status)
+        self._signalled = code < 0
         self._status = 128 - code if code < 0 else code
 
     def _wait_exit(self, timeout: float) -> bool:

@@ -354,9 +354,10 @@ class CommandTracker:
         """Time passed, and here is the evidence now."""
         return self._handle("look", now, look)
 
-    def shell_exited(self, status: int) -> list[Action]:
-        """The shell is gone: once the command started, that is the command's own end."""
-        return self._decision(self._handle("exit", 0.0, status))
+    def shell_exited(self, status: int, by_signal: bool = False) -> list[Action]:
+        """The shell is gone (`by_signal`: a signal ended it): once the command started, that is
+        the command's own end."""
+        return self._decision(self._handle("exit", 0.0, (status, by_signal)))
 
     def interrupted(self, signal_name: str) -> list[Action]:
         """safe-run itself was asked to stop."""
@@ -700,18 +701,21 @@ class CommandTracker:
         self.command.prompt_after = self.screen.before_cursor()
         return self._completed(Reason.FOREGROUND_RETURNED, None)
 
-    def _exited_with_command(self, now: float, status: object) -> list[Action]:
+    def _exited_with_command(self, now: float, end_of_shell: object) -> list[Action]:
         """RUNNING or FETCHING: the command ended the shell (`exit 3`): that is its own end. The
-        shell's word on exit is taken back, unless a signal killed the shell before it said it."""
-        assert isinstance(status, int)
+        shell's word on exit is taken back, unless a signal ended the shell, which says no word."""
+        assert isinstance(end_of_shell, tuple)
+        status, by_signal = end_of_shell
         self._enter(Phase.DONE)
         end = self.command.exit_word_end
-        if end is not None and status < 128 and self.config.exit_word:
+        if end is not None and not by_signal and self.config.exit_word:
             if self.command.capture.retract(self.config.exit_word, end):
                 self.command.held = b""  # the shell's, never shown
         return [Decision(Status.COMPLETED, Reason.SHELL_EXITED, status, self.strategy)]
 
-    def _exited_before_command(self, now: float, status: object) -> list[Action]:
+    def _exited_before_command(self, now: float, end_of_shell: object) -> list[Action]:
+        assert isinstance(end_of_shell, tuple)
+        status, _ = end_of_shell
         before = self.phase
         self._enter(Phase.DONE)
         last_words = self.startup.text().strip()

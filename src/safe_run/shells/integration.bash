@@ -17,8 +17,8 @@ __sr_running=
 # `exit` in an interactive bash prints the word "exit" on stderr before the shell goes: the
 # shell's word, not the command's. The EXIT trap runs right after it and sends X, so safe-run
 # takes exactly that word back out of the end of the output. The other ways out that run the
-# trap print no word: errexit (so no X while `set -e` is on) and a fatal signal (then $? is
-# 128 or more; an `exit 128` or higher keeps its word). An EXIT trap from the user's files still
+# trap print no word: errexit (so no X while `set -e` is on) and a fatal signal (safe-run sees
+# the shell killed by it, and takes nothing back). An EXIT trap from the user's files still
 # runs, after ours; one the command sets replaces ours, and then the word stays.
 __sr_exit_trap=${__sr_exit_trap-}
 __sr_read_exit_trap() {
@@ -38,7 +38,7 @@ __sr_read_exit_trap() {
 __sr_read_exit_trap
 __sr_on_exit() {
     builtin local __sr_status=$?
-    if [[ $- != *e* && $__sr_status -lt 128 ]]; then
+    if [[ $- != *e* ]]; then
         __sr_mark X
     fi
     builtin return "$__sr_status"
