@@ -166,7 +166,7 @@ def test_the_member_that_waits_for_a_key_is_the_one_named(bash: Session) -> None
     """`timeout` leads the group and waits for its child; `cat` is what asks."""
     bash.at_prompt()
     bash.type("timeout 20 cat")
-    seen = bash.observe_until(lambda o: o.waiting_for_terminal)
+    seen = bash.observe_until(lambda o: o.waiting_for_terminal and not o.shell_in_foreground)
     assert seen.foreground_command == "cat"
 
 
@@ -233,9 +233,10 @@ IDLE_LEADER = f"{PYTHON} -c 'import os; r, w = os.pipe(); os.read(r, 1)'"
 @pytest.mark.slow
 @linux_only
 def test_a_member_other_than_the_leader_waits(bash: Session) -> None:
+    """The group waits for a key while its leader idles; the member that reads is the one named."""
     bash.at_prompt()
     bash.type(f"{IDLE_LEADER} | cat /dev/tty")
-    seen = bash.observe_until(lambda o: o.waiting_for_terminal and (o.foreground_command or "").startswith("python"))
+    seen = bash.observe_until(lambda o: o.waiting_for_terminal and o.foreground_command == "cat")
     assert not seen.shell_in_foreground
 
 
