@@ -432,6 +432,9 @@ def test_a_shell_replaced_by_dash_still_runs_commands(shells: Shells) -> None:
     assert "under dash" in result["output"] and result["exit_code"] == 4, result
     assert result["strategy"] == "none"
     assert result["downgrades"], "the answer says why the strategy stepped down"
+    dropped = shells.result("d", 'echo "${NOPE:?unset}"')
+    assert (dropped["status"], dropped["exit_code"]) == ("completed", 2), "a line dash abandons ends at its prompt"
+    assert shells.result("d", "echo still")["output"] == "still\n"
 
 
 # 7. An input wait is answered with send ---------------------------------------------------------

@@ -224,7 +224,7 @@ class Run:
         self._shell_argv = argv
         setup = replace(self._setup, shell_path=program)
         live_lines = kind.live_lines if self.request.strategy != "none" else None
-        lines = live_lines(setup) if live_lines is not None else posix.lines(setup, b"")
+        lines = live_lines(setup) if live_lines is not None else posix.lines(setup, b"", prompt_mark=kind.prompt_mark)
         return _config(setup.nonce, lines, self.request), kind.name
 
     def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Decision | None:

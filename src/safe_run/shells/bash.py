@@ -18,6 +18,8 @@ RUN = " __sr_c"
 HEAL_RUN = ' __sr_start; builtin eval -- "$(<"$__sr_cmd")";'
 # Sourced into the live shell again: kept out of its history, then the hooks, then R.
 REINJECT_HEAD = "builtin set +o history\nbuiltin unset HISTFILE\n"
+# Without integration bash's prompt takes the mark between \[ and \], which give it no width.
+PROMPT_MARK = ("\\[", "\\]")
 # An interactive bash prints this on stderr when the exit builtin runs (the terminal turns \n into \r\n).
 EXIT_WORD = b"exit\r\n"
 
@@ -52,7 +54,7 @@ def plain_launch(setup: RunSetup) -> Launch:
     text = f"__sr_load_rc={1 if setup.load_rc else 0}\n" + integration_script("startup.bash") + "unset __sr_load_rc\n"
     script.write_text(text, encoding="utf-8")
     argv = [setup.shell_path, "--init-file", str(script), "-i"]
-    return Launch(argv, {}, lines(setup, b"", prompt_mark=("\\[", "\\]")), integrated=False)
+    return Launch(argv, {}, lines(setup, b"", prompt_mark=PROMPT_MARK), integrated=False)
 
 
 def rc_candidates(environ: Mapping[str, str], home: str, zdotdir: str | None) -> list[str]:
@@ -71,6 +73,7 @@ SHELL = ShellKind(
     # among them) turn it on; the command's own `shopt` cannot help, as nothing runs under -n.
     syntax=SyntaxFacts(("-O", "extglob", "-n"), warns_open_heredoc=True),
     interrupt_ends_line=True,
+    prompt_mark=PROMPT_MARK,
     doctor=DoctorFacts(
         rc_candidates=rc_candidates,
         exe_probe=EXE_PROBE,

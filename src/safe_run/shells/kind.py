@@ -71,6 +71,9 @@ class ShellKind:
     # Ctrl-C to the shell while it runs a command line abandons the rest of the line, even from one
     # of its own reads (bash). fish's `read` and zsh's `vared` return instead and the line goes on.
     interrupt_ends_line: bool = False
+    # What goes around the nonce-marked D its prompt draws when it runs without integration (see
+    # `posix.marked_prompt`): bash's `\\[ \\]`; None where the prompt expands no parameters (zsh).
+    prompt_mark: tuple[str, str] | None = None
 
     @property
     def integrated(self) -> bool:

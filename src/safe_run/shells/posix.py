@@ -19,6 +19,8 @@ TO_TERMINAL = "2>/dev/null >/dev/tty"
 STATUS_QUERY = " command printf '\\033]633;D;%s;%s\\007' \"$?\" {nonce} " + TO_TERMINAL + "\r"
 # Prints the program running it (Linux /proc; nothing elsewhere): doctor names an rc file's `exec`.
 EXE_PROBE = "command readlink /proc/$$/exe 2>/dev/null; true"
+# A POSIX shell's prompt takes the mark as it is (see `marked_prompt`).
+PROMPT_MARK = ("", "")
 # The shells whose `-n` is known to parse POSIX text; the text of any other is not checked.
 POSIX_FAMILY = ("sh", "dash", "ash", "ksh", "mksh", "pdksh", "oksh", "loksh", "posh", "yash")
 
@@ -138,7 +140,7 @@ def status_file(setup: RunSetup) -> Path:
 def plain_launch(setup: RunSetup) -> Launch:
     """sh, dash, ksh and the like: an interactive shell, no integration to inject."""
     env = {} if setup.load_rc else {"ENV": ""}
-    return Launch([setup.shell_path, "-i"], env, lines(setup, b"", prompt_mark=("", "")), integrated=False)
+    return Launch([setup.shell_path, "-i"], env, lines(setup, b"", prompt_mark=PROMPT_MARK), integrated=False)
 
 
 def rc_candidates(environ: Mapping[str, str], home: str, zdotdir: str | None) -> list[str]:
@@ -154,6 +156,7 @@ SHELL = ShellKind(
     scoped=scoped,
     syntax=SyntaxFacts(("-n",), accepts_open_heredoc=True),
     doctor=DoctorFacts(rc_candidates=rc_candidates, exe_probe=EXE_PROBE),
+    prompt_mark=PROMPT_MARK,
 )
 
 
