@@ -269,9 +269,12 @@ def test_marker_starts_its_own_line_when_head_is_cut_mid_line() -> None:
     assert capture.text() == "first\nse\n" + marker(7) + "ird\n"
 
 
-def test_the_newline_of_the_last_line_dropped_is_counted_not_kept_as_a_blank_line() -> None:
-    capture = HeadTail(4, 4)
-    capture.write(b"aaa\nbbb\nccc\nddd\n")  # the tail's window starts at the newline that ends ccc
+@pytest.mark.parametrize(
+    ("data", "head", "tail"), [(b"aaa\nbbb\nccc\nddd\n", 4, 5), (b"aaa\r\nbbb\r\nccc\r\nddd\r\n", 5, 6)],
+)
+def test_the_newline_of_the_last_line_dropped_is_counted_not_kept_as_a_blank_line(data: bytes, head: int, tail: int) -> None:
+    capture = HeadTail(head, tail)  # the tail's window starts at the newline that ends ccc
+    capture.write(data)
     assert capture.text() == "aaa\n[... 8 bytes of output omitted ...]\nddd\n"
     assert capture.dropped == 8
 
