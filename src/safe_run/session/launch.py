@@ -98,12 +98,10 @@ class Fork:
             self._ready = fork_with_channel(lambda channel: _wait_to_hold(channel, parent))
 
     def abandon(self) -> None:
-        """Let a holder forked ahead go unused: it ends once its end of the channel closes, and is
-        collected here (killed if it has not ended within ABANDON_S), so no zombie is left."""
+        """Let a holder forked ahead go unused (see `let_go`)."""
         if self._ready is not None:
-            (pid, channel), self._ready = self._ready, None
-            channel.close()
-            end_child(pid, ABANDON_S)
+            ready, self._ready = self._ready, None
+            let_go(ready)
 
     def carried(self) -> list[int]:
         """The descriptor of a holder forked ahead: one that a process taking over another's
@@ -141,8 +139,7 @@ class Fork:
             here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
                 passed = [here, listener.fileno()] + ([request.log.fileno()] if request.log is not None else [])
-                sent = channel.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", passed))])
-                channel.sendall(message[sent:])
+                send_with_descriptors(channel, message, passed)
             finally:
                 os.close(here)
         except OSError:
@@ -151,6 +148,21 @@ class Fork:
         finally:
             channel.close()
         return pid
+
+
+def let_go(child: tuple[int, socket.socket]) -> None:
+    """Let a child forked ahead (`fork_with_channel`) go unused: it ends once its end of the
+    channel closes, and is collected here (killed if it has not ended within ABANDON_S), so that
+    no zombie is left."""
+    pid, channel = child
+    channel.close()
+    end_child(pid, ABANDON_S)
+
+
+def send_with_descriptors(channel: socket.socket, data: bytes, fds: list[int]) -> None:
+    """`data` to a child forked ahead, the descriptors `fds` passed with its first bytes."""
+    sent = channel.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+    channel.sendall(data[sent:])
 
 
 def fork_with_channel(child: Callable[[socket.socket], None]) -> tuple[int, socket.socket] | None:
@@ -201,7 +213,7 @@ def _wait_to_hold(channel: socket.socket, parent: int) -> None:
         here, listen_fd, *log = received
         os.fchdir(here)
         os.close(here)
-        _take_environment(dict(os.fsencode(entry).partition(b"=")[::2] for entry in job["environ"]))
+        take_environment([os.fsencode(entry) for entry in job["environ"]])
         set_parent_death_signal(0)  # from here on it outlives its caller, as a holder does
         status = 1
         session, request, plan = _from_spec(Path(job["path"]), job["spec"], log[0] if log else -1)
@@ -213,16 +225,19 @@ def _wait_to_hold(channel: socket.socket, parent: int) -> None:
         os._exit(status)
 
 
-def _take_environment(wanted: dict[bytes, bytes]) -> None:
-    """The caller's variables, changing only what differs: mostly nothing, as this process is a
-    fork of a warm process, which has the variables of the call that started it."""
+def take_environment(entries: list[bytes]) -> None:
+    """A caller's variables (`NAME=value` each) in a process forked to serve it, changing only
+    what differs: mostly nothing, as a fork of a warm process has the variables of the call that
+    started that process. tempfile keeps the first TMPDIR it saw, so it is made to look again."""
+    wanted = dict(entry.partition(b"=")[::2] for entry in entries)
     for name in [name for name in os.environb if name not in wanted]:
         del os.environb[name]
     for name, value in wanted.items():
         if os.environb.get(name) != value:
             os.environb[name] = value
-
-
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        setattr(tempfile, "tempdir", None)
 
 
 SPAWN = Spawn()

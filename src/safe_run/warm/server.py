@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 from .. import polling
 from ..memory import take_own_pages
-from ..session.adoption import adopt_orphans, end_child, set_parent_death_signal
-from ..session.launch import ABANDON_S, FORK, fork_with_channel
+from ..session.adoption import adopt_orphans, set_parent_death_signal
+from ..session.launch import FORK, fork_with_channel, let_go, send_with_descriptors, take_environment
 from .context import start_time
 from .client import within_reach
 from .wire import GO, MAX_REQUEST, Call, decode, encode, request_length
@@ -178,12 +178,11 @@ class Server:
         return fork_with_channel(self._wait_for_a_call)
 
     def _drop_spare(self) -> None:
-        """Let the spare go: it ends once its channel closes, after its holder forked ahead, and is
-        collected here (killed if it has not ended in time), so that no zombie outlives this process."""
+        """Let the spare go (see `launch.let_go`): it ends after its holder forked ahead, so that
+        no zombie outlives this process."""
         if self._spare is not None:
-            (pid, channel), self._spare = self._spare, None
-            channel.close()
-            end_child(pid, ABANDON_S)
+            spare, self._spare = self._spare, None
+            let_go(spare)
 
     def _handed_to_spare(self, call: Call, fds: list[int], conn: socket.socket) -> int | None:
         """The spare child's pid once it has the call (its descriptors and the client's
@@ -194,10 +193,7 @@ class Server:
         self._spare = None
         try:
             channel.settimeout(REQUEST_TIMEOUT_S)  # it reads once it is ready: bounded all the same
-            data = encode(call)
-            passed = struct.pack(f"{len(fds) + 1}i", *fds, conn.fileno())
-            sent = channel.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, passed)])
-            channel.sendall(data[sent:])
+            send_with_descriptors(channel, encode(call), [*fds, conn.fileno()])
         except OSError:
             _pass_signals(pid, bytes([signal.SIGKILL]))
             return None
@@ -312,7 +308,7 @@ class Server:
             call_fd, *ahead = _take_descriptors(fds[0], fds[1:], call.targets, [conn.detach(), *FORK.carried()])
             conn = socket.socket(fileno=call_fd)
             FORK.renumbered(ahead)
-            _take_environment(call.environ)
+            take_environment(call.environ)
             _take_signals(call.ignored, call.blocked)
             sys.argv = [os.fsdecode(word) for word in call.argv]
             _fresh_standard_streams()
@@ -442,16 +438,6 @@ def _take_descriptors(directory: int, passed: list[int], targets: list[int], kep
     for fd in moved[:len(passed)]:
         os.close(fd)
     return moved[len(passed):]
-
-
-def _take_environment(environ: list[bytes]) -> None:
-    os.environb.clear()
-    for entry in environ:
-        name, _, value = entry.partition(b"=")
-        os.environb[name] = value
-    tempfile = sys.modules.get("tempfile")
-    if tempfile is not None:
-        setattr(tempfile, "tempdir", None)  # it keeps the first TMPDIR it saw
 
 
 def _take_signals(ignored: int, blocked: int) -> None:
