@@ -94,7 +94,7 @@ def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"", prompt_mark: tu
     return Lines(integrated, fallback.encode(), query.encode(), heal)
 
 
-def marked_prompt(nonce: str, before: str = "", after: str = "") -> str:
+def marked_prompt(nonce: str, before: str, after: str) -> str:
     """The start of a plain shell's line: its prompt (PS1, which a POSIX shell expands) begins
     with a nonce-marked D, once. A shell that abandons its line (Ctrl-C; dash also on `${VAR:?}`,
     a failed `.` or a special builtin's error) goes straight back to its prompt without the
