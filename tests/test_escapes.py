@@ -60,3 +60,17 @@ def test_unfinished_length_holds_a_cut_character_or_sequence(data: bytes, length
 def test_alternate_switch_among_other_modes() -> None:
     found = [m[1] for m in escapes.ALTERNATE_SWITCH.finditer(b"\x1b[?1049h\x1b[?25l\x1b[?1;47l\x1b[?1047;1h")]
     assert found == [b"h", b"l", b"h"]
+
+
+@pytest.mark.parametrize(("data", "before", "expected"), [
+    (b"abc", True, False),
+    (b"abc\r\n", False, True),
+    (b"x\r\n\x1b[0m\x1b]0;title\x07", False, True),  # only sequences after the line end
+    (b"\x1b[31m", True, True),  # shows nothing: as before
+    (b"\x1b[31m", False, False),
+    (b"a\n\x1b[31mb", True, False),
+    (b"a\x1b]0;two\nlines\x07", True, False),  # that newline is the title's, not the screen's
+    (b"a\x1b]0;unfinished\n", False, False),
+])
+def test_ends_line_looks_at_what_the_terminal_shows_last(data: bytes, before: bool, expected: bool) -> None:
+    assert escapes.ends_line(data, before) is expected

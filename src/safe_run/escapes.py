@@ -147,9 +147,26 @@ _SHOWS_NOTHING = binary(CSI, STRING + STRING_END + "?", ESCAPE)
 
 def ends_line(data: bytes, before: bool) -> bool:
     """Whether writing `data` to a terminal leaves its cursor at the start of a line, for text
-    (a summary) that must begin one; `before` when `data` shows nothing (only escape sequences)."""
-    shown = _SHOWS_NOTHING.sub(b"", data)
-    return shown.endswith(b"\n") if shown else before
+    (a summary) that must begin one; `before` when `data` shows nothing (only escape sequences).
+
+    It runs on every chunk a person's terminal is shown, where cleaning a chunk of coloured lines
+    whole took half a millisecond: only what follows the last newline is cleaned, unless that
+    newline lies inside a control string (the one kind of sequence a newline can be part of)."""
+    last = data.rfind(b"\n")
+    if last >= 0 and _within_string(data, last):
+        shown = _SHOWS_NOTHING.sub(b"", data)
+        return shown.endswith(b"\n") if shown else before
+    if _SHOWS_NOTHING.sub(b"", data[last + 1:]):
+        return False
+    return True if last >= 0 else before
+
+
+def _within_string(data: bytes, at: int) -> bool:
+    """Whether the byte at `at` is inside a control string begun before it: the last ESC before
+    it begins one (any ESC ends a string), and no BEL has ended it since."""
+    begun = data.rfind(b"\x1b", 0, at)
+    return begun >= 0 and data[begun + 1 : begun + 2] in (b"]", b"P", b"X", b"^", b"_") \
+        and data.find(b"\x07", begun + 2, at) < 0
 
 
 MODES_OFF = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>"
