@@ -14,7 +14,7 @@ import struct
 import tempfile
 import termios
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +30,7 @@ from .output import HeadTail
 from .queries import Questions, answer
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
-from .sequences import SequenceParser
+from .sequences import Osc, SequenceParser
 from .shells import posix
 from .shells.kind import ShellKind
 from .shells.registry import is_shell, kind_of
@@ -538,11 +538,7 @@ class Run:
         if not chunk:
             return
         self.transcript.write(chunk)
-        now = self._clock()
-        for item in self._parser.feed(chunk):
-            if self._audience is not None and isinstance(item, bytes):
-                self._audience.output(item, self.tracker.phase is Phase.RUNNING)
-            self._act(self.tracker.feed(item, now))
+        self._feed(self._parser.feed(chunk))
         asked = self._questions.find(chunk)
         if asked and self._raw() and not self.request.interactive:  # a person's terminal answers for itself
             cursor = self.tracker.screen.cursor()
@@ -564,8 +560,12 @@ class Run:
             return termios.ICANON  # unknown: the cautious answer to both questions
 
     def _consume_tail(self) -> None:
+        self._feed(self._parser.flush())
+
+    def _feed(self, items: Iterable[bytes | Osc]) -> None:
+        """Parsed output to the tracker, in order, and to the audience (the command's, marked so)."""
         now = self._clock()
-        for item in self._parser.flush():
+        for item in items:
             if self._audience is not None and isinstance(item, bytes):
                 self._audience.output(item, self.tracker.phase is Phase.RUNNING)
             self._act(self.tracker.feed(item, now))
