@@ -155,6 +155,23 @@ def alive(pid: int) -> bool:
     return True
 
 
+def zombie(pid: int) -> bool:
+    """Whether `pid` has ended and waits to be collected."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes `pid` started that still run, as /proc says now."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(child) for child in children if not zombie(int(child))]
+
+
 def shell_path(name: str) -> str:
     path = shutil.which(name)
     if path is None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SafeRun, alive
+from conftest import SafeRun, alive, children_of
 
 pytestmark = pytest.mark.slow
 
@@ -49,14 +49,6 @@ def processes_of(runtime: Path) -> list[str]:
         if needle in environment or (words[:2] == ["safe-run", "holder"] and words[2:3] and words[2] in sessions):
             found.append(f"{entry}: {command}")
     return found
-
-
-def children_of(pid: int) -> list[int]:
-    """The processes `pid` started, as /proc says now."""
-    try:
-        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
 
 
 def left_running(runtime: Path) -> list[str]:

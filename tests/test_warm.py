@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive, shell_path
+from conftest import alive, children_of, shell_path, zombie
 from safe_run.warm import wire
 from safe_run.warm.server import keeps_listening
 
@@ -368,13 +368,6 @@ def running(command_line: str) -> bool:
     return subprocess.run(["pgrep", "-x", "-f", command_line], capture_output=True).returncode == 0
 
 
-def zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return False
-
-
 def _login() -> None:
     """Become a login session of its own, as PAM makes each ssh connection (a new audit session id)."""
     os.setsid()
@@ -402,19 +395,6 @@ def test_a_warm_process_of_a_login_session_ends_with_that_session(caller: Caller
     subprocess.run(["sh", "-c", script], preexec_fn=_login, env=caller.env(), cwd=caller.home, timeout=60, check=True)
     pid = int(pid_file.read_text())
     assert gone(lambda: alive(pid) and not zombie(pid)), "the warm process outlived its login session"
-
-
-def children_of(pid: int) -> list[int]:
-    """The live children of `pid`, from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[1] == str(pid) and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def test_a_spare_child_waits_for_the_next_call_and_one_that_dies_is_not_made_again(caller: Caller) -> None:
