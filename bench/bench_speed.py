@@ -38,6 +38,8 @@ from collections.abc import Callable
 from private import private_environment
 
 SEQ = "seq 1 3000000"
+# The reference for the floods: script(1) running SEQ on a terminal of its own, its output dropped.
+SCRIPT = ["script", "-qc", SEQ, "/dev/null"]
 Pair = Callable[[], tuple[float, float]]
 
 
@@ -78,15 +80,13 @@ def drained(env: dict[str, str]) -> float:
 
 
 def floor(env: dict[str, str]) -> Pair:
-    script = ["script", "-qc", SEQ, "/dev/null"]
-    return lambda: (whole_process(script, env), drained(env))
+    return lambda: (whole_process(SCRIPT, env), drained(env))
 
 
 def throughput(env: dict[str, str], output_format: str) -> Pair:
     safe_run = [sys.executable, "-m", "safe_run", "--format", output_format, "--", SEQ]
-    script = ["script", "-qc", SEQ, "/dev/null"]
     whole_process(safe_run, env)
-    return lambda: (whole_process(script, env), whole_process(safe_run, env))
+    return lambda: (whole_process(SCRIPT, env), whole_process(safe_run, env))
 
 
 class Calls:
