@@ -14,7 +14,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "safe_run"
 
 # Decisions and text: tested in microseconds, and what another platform's observer reuses.
-PURE = ["evidence", "tracker", "output", "escapes", "sequences", "screen", "render", "events", "result", "request"]
+PURE = ["evidence", "reading", "tracker", "output", "escapes", "sequences", "screen", "render", "events", "result", "request"]
 # What does the I/O: the terminal, /proc, descriptors, signals, files, sockets, clocks.
 IO_MODULES = {
     "kernel", "terminal", "spawn", "polling", "runner", "loop", "cleanup", "workdir", "interrupts",

@@ -520,6 +520,26 @@ def test_a_hidden_program_with_a_question_at_the_cursor_is_an_input_wait() -> No
     assert "su" in (finish.message or "")
 
 
+def test_a_hidden_program_reading_a_line_without_echo_is_asking_for_a_secret() -> None:
+    """`sudo -S -p 'pw: '` seen by its own user: a prompt of any shape, read with echo off."""
+    t = tracker(hold=True)
+    running(t)
+    t.feed(b"pw: ", T0 + 0.1)
+    silent = replace(HIDDEN, echo=False, foreground_command="sudo")
+    assert tick(t, T0 + 0.3, silent) == [], "quiet for the idle window first"
+    [waiting] = tick(t, T0 + 0.7, silent)
+    assert isinstance(waiting, Waiting)
+    wait = waiting.decision
+    assert (wait.status, wait.secret, wait.prompt, wait.stop) == (Status.INPUT_REQUIRED, True, "pw:", False)
+    assert "sudo is asking for a secret" in (wait.message or "")
+
+
+def test_a_hidden_program_that_works_with_echo_off_is_not_asked_about() -> None:
+    t = tracker(hold=True)
+    running(t)
+    assert working(t, replace(HIDDEN, echo=False), T0 + 0.1, T0 + 5) == []
+
+
 def test_a_hidden_program_without_a_question_is_left_to_the_timers() -> None:
     t = tracker(silence=30)
     running(t)

@@ -6,33 +6,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from safe_run.evidence import Observation
-from safe_run.session.typist import MAX_LINE, TYPE_AHEAD_MAX, Look, Typist, look_from, refusal
-
-
-def seen(shell_in_foreground: bool, waiting: bool, canonical: bool = True) -> Observation:
-    return Observation(shell_in_foreground, 100, waiting, canonical, "cat")
-
-
-@pytest.mark.parametrize(
-    ("observation", "input_wait", "reading"),
-    [
-        (seen(False, True), False, True),  # a program blocked reading the terminal
-        (seen(False, False), True, False),  # a busy program, whatever the run thought before
-        (seen(True, True), False, False),  # the shell reading: at its prompt, or not yet known
-        (seen(True, True), True, True),  # a shell builtin (`read`) in an input wait
-        (None, True, True),  # no kernel: the run's input wait decides
-        (None, False, False),
-    ],
-)
-def test_reading_is_the_foreground_blocked_on_the_terminal(
-    observation: Observation | None, input_wait: bool, reading: bool
-) -> None:
-    assert look_from(observation, input_wait).reading is reading
-
-
-def test_without_the_kernel_the_terminal_counts_as_line_mode() -> None:
-    assert look_from(None, True).canonical is True
+from safe_run.reading import Reading
+from safe_run.session.typist import MAX_LINE, TYPE_AHEAD_MAX, Typist, refusal
 
 
 def test_line_mode_takes_one_line_of_at_most_max_line_bytes() -> None:
@@ -54,7 +29,7 @@ def test_a_program_reading_keys_takes_any_text() -> None:
 
 @dataclass
 class FakeTerminal:
-    look: Look = field(default_factory=lambda: Look(reading=False, canonical=True, command="sleep"))
+    look: Reading = field(default_factory=lambda: Reading(reading=False, canonical=True, command="sleep"))
     room: int = 1 << 20
     typed: bytearray = field(default_factory=bytearray)
     now: float = 0.0
@@ -68,7 +43,7 @@ class FakeTerminal:
     def typist(self) -> Typist:
         return Typist(look=lambda: self.look, write=self.write, clock=lambda: self.now)
 
-    def later(self, look: Look) -> None:
+    def later(self, look: Reading) -> None:
         self.look = look
         self.now += 1.0
 
@@ -91,7 +66,7 @@ def test_keys_are_pressed_whatever_the_command_does() -> None:
 
 
 def test_text_for_a_reading_command_is_typed_with_its_keys() -> None:
-    terminal = FakeTerminal(look=Look(reading=True, canonical=True))
+    terminal = FakeTerminal(look=Reading(reading=True, canonical=True))
     outcome = terminal.typist().send(b"bob\r", b"\t", queue=False)
     assert outcome.typed and terminal.typed == b"bob\r\t" and outcome.note == "typed 'bob' and Enter"
 
@@ -102,7 +77,7 @@ def test_queued_text_is_typed_at_the_next_read_and_said_so() -> None:
     assert typist.send(b"yes\r", b"", queue=True).typed
     typist.tick()
     assert terminal.typed == b"" and typist.busy
-    terminal.later(Look(reading=True, canonical=True))
+    terminal.later(Reading(reading=True, canonical=True))
     typist.tick()
     assert terminal.typed == b"yes\r" and not typist.busy
     assert typist.take_notes() == "typed the queued 'yes' and Enter"
@@ -118,21 +93,21 @@ def test_queued_text_is_thrown_away_and_reported_when_the_command_ends() -> None
 
 
 def test_what_the_terminal_does_not_take_waits_for_the_next_read() -> None:
-    terminal = FakeTerminal(look=Look(reading=True, canonical=False), room=3)
+    terminal = FakeTerminal(look=Reading(reading=True, canonical=False), room=3)
     typist = terminal.typist()
     assert typist.send(b"abcdef", b"", queue=False).typed
     assert terminal.typed == b"abc" and typist.busy
     terminal.room = 100
-    terminal.later(Look(reading=False, canonical=False))
+    terminal.later(Reading(reading=False, canonical=False))
     typist.tick()
     assert terminal.typed == b"abc", "nothing goes in while the command does not read"
-    terminal.later(Look(reading=True, canonical=False))
+    terminal.later(Reading(reading=True, canonical=False))
     typist.tick()
     assert terminal.typed == b"abcdef" and not typist.busy
 
 
 def test_a_session_holds_a_bounded_amount_of_text() -> None:
-    terminal = FakeTerminal(look=Look(reading=True, canonical=False), room=0)
+    terminal = FakeTerminal(look=Reading(reading=True, canonical=False), room=0)
     typist = terminal.typist()
     outcome = typist.send(b"x" * (TYPE_AHEAD_MAX + 1), b"", queue=False)
     assert not outcome.typed and outcome.note == (

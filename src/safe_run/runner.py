@@ -28,6 +28,7 @@ from .evidence import MARKER_VAR, Observation
 from .kernel import KernelObserver, ObserverLike, boot_ticks
 from .output import HeadTail
 from .queries import Questions, answer
+from .reading import Reading, reading
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
 from .sequences import Osc, SequenceParser
@@ -336,19 +337,18 @@ class Run:
             self._act(self.tracker.interrupted(self.signal_name))
         return False
 
-    def command_reads_keys(self, fresh: bool = True) -> bool:
-        """Whether what a person types should go to the command now: between its start mark and
-        its end (a shell without integration gives no start mark: once its line is typed), and
-        while it waits on its terminal (a fresh look, or the last one). Keys typed while it works
-        stay in the person's terminal: what the command never reads is read by the person's own
-        shell after the run, as type-ahead is, never by the shell safe-run holds."""
+    def reading(self, fresh: bool = True) -> Reading:
+        """Whether what is typed should go to the command now, by the one rule of `reading`: on a
+        fresh look (handed to the tracker too, so that an input wait it shows is held), or on the
+        last one. Between its start mark and its end only (a shell without integration gives no
+        start mark: once its line is typed)."""
         phase = self.tracker.phase
-        if self.finish is not None or not (phase is Phase.RUNNING or (phase is Phase.TYPED and not self.tracker.integrated)):
-            return False
-        if not self.kernel.available:
-            return True  # nothing tells whether it reads: as a terminal would, its keys go to it
-        seen = self.kernel.observe(self._typed) if fresh else self.last_seen
-        return seen is not None and (seen.waiting_for_terminal or seen.listening)
+        running = self.finish is None and (
+            phase is Phase.RUNNING or (phase is Phase.TYPED and not self.tracker.integrated))
+        seen = None
+        if running:
+            seen = self.take_a_look() if fresh and self.kernel.available else self.last_seen
+        return reading(seen, self.waiting is not None, running and self.finish is None)
 
     def resize(self, rows: int, columns: int) -> None:
         """Give the terminal another size (a person attached with theirs); the kernel tells the
@@ -671,10 +671,10 @@ class Shown:
         self._report_downgrades()
         if self._display.broken:
             return signal.SIGPIPE
-        if self._holding and self._run.command_reads_keys(fresh=False):
+        if self._holding and self._run.reading(fresh=False).reading:
             self._holding = False  # the last look saw the command wait on its terminal again
         if not self._holding and self._display.input_ready():
-            if self._run.command_reads_keys():
+            if self._run.reading().reading:
                 self._keys += self._display.typed()
             else:
                 self._holding = True  # left in the person's terminal until the command reads

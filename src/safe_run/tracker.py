@@ -43,6 +43,7 @@ from enum import Enum
 
 from .evidence import Observation
 from .output import HeadTail
+from .reading import password_read
 from .request import Timers
 from .result import Downgrade, Reason, Status, Strategy
 from .screen import NO_SHOT, ScreenTail, Shot, continuation_prompt, input_prompt, looks_like_prompt, program_prompt
@@ -618,7 +619,7 @@ class CommandTracker:
             return []
         if self._at_its_prompt(seen, line):
             if seen.waiting_for_terminal:
-                return self._input_wait(seen.reader or seen.foreground_command, _secret(seen))
+                return self._input_wait(seen.reader or seen.foreground_command, password_read(seen))
             if seen.listening and idle_for >= (window if answered else timers.listen):
                 return self._listening(seen.foreground_command)
         if seen.wake_in is not None and idle_for < seen.wake_in + timers.idle:
@@ -629,7 +630,7 @@ class CommandTracker:
             return []  # working, or waiting on the world outside: never "done" for being quiet
         # The shell itself reading, with its line's status not written, is the command's own read.
         program = None if seen.shell_in_foreground else seen.reader or seen.foreground_command
-        return self._input_wait(program, _secret(seen))
+        return self._input_wait(program, password_read(seen))
 
     def _at_its_prompt(self, seen: Observation, line: str) -> bool:
         """In a session, a quiet program that waits on the keyboard at a prompt it drew (or on a
@@ -641,12 +642,13 @@ class CommandTracker:
         return self.screen.alternate or self.screen.drawn_in_place() or program_prompt(line)
 
     def _judge_hidden(self, now: float, seen: Observation, line: str) -> list[Action]:
-        """The kernel hides what part of the foreground waits on (a setuid program): a question at
-        the cursor of a silent, idle foreground is taken as its prompt; otherwise the timers decide,
-        counting from the last output or CPU time, so that a hidden program that works (dpkg under
-        sudo) is never stopped for being quiet."""
-        if input_prompt(line):
-            return self._input_wait(seen.foreground_command, _secret(seen))
+        """The kernel hides what part of the foreground waits on (a setuid program, to a user who
+        is not root): a question at the cursor of a silent, idle foreground is taken as its prompt,
+        and so is a terminal reading a line without echo, whatever the prompt says (`sudo -S -p
+        'pw: '`); otherwise the timers decide, counting from the last output or CPU time, so that
+        a hidden program that works (dpkg under sudo) is never stopped for being quiet."""
+        if input_prompt(line) or password_read(seen):
+            return self._input_wait(seen.foreground_command, password_read(seen))
         return self._silence_timers(self._idle_for(now))
 
     def _judge_by_screen(self, now: float, line: str, quiet_for: float) -> list[Action]:
@@ -863,12 +865,6 @@ class CommandTracker:
         self._enter(Phase.DONE)
         message = f"{why}, and --strategy {self.strategy.value} allows no fallback"
         return Decision(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True)
-
-
-def _secret(seen: Observation) -> bool:
-    """A read in line mode with echo off is a password's: line editors turn echo off too, but
-    read key by key."""
-    return seen.canonical and not seen.echo
 
 
 def _exit_code(args: tuple[str, ...]) -> int | None:

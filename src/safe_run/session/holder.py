@@ -49,7 +49,7 @@ from .callers import Callers
 from .onlookers import KeysAhead, Onlookers
 from .orphans import process
 from .store import SESSION_ID, Session, SessionStore
-from .typist import Look, Typist, look_from
+from .typist import Typist
 
 # How long a command that ended at once waits for the caller that started it to ask.
 FIRST_CALLER_WAIT_S = 5.0
@@ -164,7 +164,7 @@ class Holder:
         return self.request.idle_expire
 
     def _follow_command(self, run: Run, wakeup: Wakeup) -> Result:
-        typist = Typist(look=lambda: _look(run), write=run.answer, clock=self._clock)
+        typist = Typist(look=run.reading, write=run.answer, clock=self._clock)
         self.typist = typist
         follow(run, wakeup, _Turns(self, run))
         self._waiting_since = None
@@ -339,7 +339,7 @@ class Holder:
         if run.finish is not None:
             self.keys_ahead.drop()
         elif self.keys_ahead.pending:
-            keys = self.keys_ahead.due(run.command_reads_keys(fresh=bool(asked.keys)))
+            keys = self.keys_ahead.due(run.reading(fresh=bool(asked.keys)).reading)
             if keys:
                 self.keys_ahead.put_back(keys[run.answer(keys):])
         if asked.size is not None:
@@ -656,11 +656,6 @@ def _saved(write: Callable[[], object]) -> None:
         write()
     except OSError:
         pass
-
-
-def _look(run: Run) -> Look:
-    """Whether the command reads its terminal now, from the kernel, else from the run's input wait."""
-    return look_from(run.take_a_look(), run.waiting is not None)
 
 
 def _next_steps(result: Result, session_id: str) -> str:

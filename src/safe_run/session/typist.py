@@ -2,9 +2,8 @@
 
 Text typed while the command is busy waits in the terminal, and if the command ends without
 reading it, the shell reads it as its next command line: `send ID 'touch x'` would run `touch x`.
-So text is typed only when the kernel sees the command's foreground blocked reading the terminal
-(or, for a shell builtin such as `read`, the shell blocked reading while the run waits for input),
-otherwise refused, or kept with `--queue` until the command reads and thrown away, and said so, if
+So text is typed only when the command reads its terminal (the rule of `reading`, which a person's
+keys follow too), otherwise refused, or kept with `--queue` until the command reads and thrown away, and said so, if
 it ends first. A terminal in line mode takes one line per read, at most MAX_LINE bytes: a longer
 line would be cut without a word, and a second line would wait where the shell could read it.
 Keys (`--key`) are typed at once: Ctrl-C is meant for a busy command.
@@ -15,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..evidence import Observation
+from ..reading import Reading
 
 # The longest line a terminal in canonical (line) mode accepts; it keeps one byte for the line break.
 MAX_LINE = 4095
@@ -28,27 +27,9 @@ SHOWN_CHARS = 40
 
 
 @dataclass(frozen=True)
-class Look:
-    """What the command does with its terminal right now."""
-
-    reading: bool
-    canonical: bool  # line mode; True when unknown, the stricter case
-    command: str | None = None
-
-
-@dataclass(frozen=True)
 class Outcome:
     typed: bool  # something was typed or queued: the answer may wait for its effect
     note: str
-
-
-def look_from(seen: Observation | None, input_wait: bool) -> Look:
-    """Reading is the foreground blocked on the terminal, or listening to it among other things (an
-    event loop: it takes the keys at once); a shell builtin counts in an input wait."""
-    if seen is None:
-        return Look(reading=input_wait, canonical=True)
-    reading = (seen.waiting_for_terminal or seen.listening) and (not seen.shell_in_foreground or input_wait)
-    return Look(reading=reading, canonical=seen.canonical, command=seen.foreground_command)
 
 
 def refusal(text: bytes, canonical: bool) -> str | None:
@@ -82,7 +63,7 @@ def shown(text: bytes) -> str:
 class Typist:
     """Types into one session's command: now, when it next reads, or not at all, with a note each time."""
 
-    look: Callable[[], Look]
+    look: Callable[[], Reading]
     write: Callable[[bytes], int]  # what the terminal takes now, without waiting
     clock: Callable[[], float]
     pending: bytearray = field(default_factory=bytearray)  # accepted, not yet taken by the terminal
