@@ -68,3 +68,18 @@ def test_a_random_uid_with_home_slash_runs_in_a_session_and_in_the_foreground(sh
         assert (result["status"], result["output"]) == ("completed", f"hi\n{UID}\n"), done.stderr
     store = shared_tmp / f"safe-run-{UID}"
     assert store.is_dir() and store.stat().st_uid == UID and store.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can take another uid")
+def test_a_store_name_another_user_made_first_leaves_the_user_its_sessions(shared_tmp: Path) -> None:
+    squatted = shared_tmp / f"safe-run-{UID}"
+    squatted.mkdir(mode=0o755)  # made by root, before the user's first call: /tmp is everyone's
+    done = as_random_uid(["--format", "json", "--", "echo hi"], shared_tmp)
+    assert json.loads(done.stdout)["status"] == "completed", done.stderr
+    instead = shared_tmp / f"safe-run-{UID}.1"
+    assert f"{squatted} belongs to another user; this user's sessions are kept in {instead} instead" in (
+        done.stderr.decode())
+    assert instead.stat().st_uid == UID and instead.stat().st_mode & 0o777 == 0o700
+    again = as_random_uid(["--format", "json", "--", "echo again"], shared_tmp)
+    assert json.loads(again.stdout)["status"] == "completed"
+    assert b"belongs to another user" not in again.stderr, "said once, when the place is made"

@@ -214,3 +214,17 @@ def test_what_a_dead_holder_left_is_its_shells_session_started_no_earlier() -> N
         Process(13, "other", 20, 1005),  # another session
     ]
     assert [p.pid for p in left_behind(processes, shell_pid=10, shell_start=1000)] == [10, 11]
+
+
+def test_a_temporary_place_someone_else_made_first_is_passed_over(tmp_path: Path) -> None:
+    """No runtime directory and no writable home: safe-run-UID in TMPDIR, unless it is not ours alone."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    env = {"XDG_STATE_HOME": str(blocked / "state"), "TMPDIR": str(tmp_path)}
+    no_login = str(tmp_path / "no-login")
+    first, second, third = places.temporary_places(str(tmp_path), os.geteuid())[:3]
+    assert places.sessions_root(env, no_login) == first
+    Path(first).mkdir(mode=0o755)  # another's (or anyone's to read): never ours
+    assert places.sessions_root(env, no_login) == second
+    Path(third).mkdir(mode=0o700)
+    assert places.sessions_root(env, no_login) == third, "one of ours already there is found again"

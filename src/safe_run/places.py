@@ -44,7 +44,28 @@ def sessions_root(env: Mapping[str, str], login_runtime: str = LOGIN_RUNTIME) ->
     temporary = env.get("TMPDIR", "")
     if not (os.path.isabs(temporary) and os.path.isdir(temporary)):
         temporary = "/tmp"
-    return os.path.join(temporary, f"safe-run-{uid}")
+    return _unsquatted(temporary_places(temporary, uid))
+
+
+# How many names in TMPDIR a user's sessions may take when others made the first ones already.
+TEMPORARY_NAMES = 10
+
+
+def temporary_places(temporary: str, uid: int) -> list[str]:
+    """safe-run-UID in TMPDIR, then safe-run-UID.1, .2 ... for when another user made it first."""
+    first = os.path.join(temporary, f"safe-run-{uid}")
+    return [first] + [f"{first}.{n}" for n in range(1, TEMPORARY_NAMES)]
+
+
+def _unsquatted(places: list[str]) -> str:
+    """The first of `places` that is this user's alone, else the first free one: a directory that
+    everyone can write in (/tmp) lets another user make our name first, which must not leave us
+    without sessions. Every call picks the same one while nobody removes ours. When all are taken,
+    the first: it is refused, with its name, where it is opened."""
+    for path in places:
+        if _ours_alone(path):
+            return path
+    return next((path for path in places if not os.path.lexists(path)), places[0])
 
 
 def _ours_alone(path: str) -> bool:

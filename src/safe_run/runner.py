@@ -28,7 +28,7 @@ from .evidence import MARKER_VAR, Observation
 from .kernel import KernelObserver, ObserverLike, boot_ticks
 from .output import HeadTail
 from .queries import Questions, answer
-from .reading import Reading, reading
+from .reading import Reading, password_read, reading
 from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, Status, Strategy, error_result, not_started
 from .screen import ScreenTail
 from .sequences import Osc, SequenceParser
@@ -658,6 +658,7 @@ class Shown:
         self._reported = 0
         self._keys = bytearray()  # typed, not yet taken by the command's terminal
         self._holding = False  # the command works: what the person types stays in their terminal
+        self._secret_asked = False  # then what it never read is dropped at the end, not left there
         display.started(run.request.command, run.shell, run.tracker.strategy, run.started_at)
 
     def wait_time(self) -> float | None:
@@ -686,13 +687,26 @@ class Shown:
             self._run.resize(*size)
         waiting = self._run.waiting
         self._display.waiting(None if waiting is None or waiting.reads_keyboard else waiting.prompt or "")
+        self._note_secret()
         self._display.tick(self._clock())
         return None
 
     def stop(self) -> None:
-        """The run is decided (or failed): what it said last, and the terminal as it was."""
+        """The run is decided (or failed): what it said last, and the terminal as it was. Keys the
+        person typed after the command asked for a secret that it never read are dropped: left in
+        their terminal, their own shell would read a password as a command line."""
         self._report_downgrades()
+        self._note_secret()
+        if self._secret_asked:
+            self._display.drop_typed()
         self._display.stop()
+
+    def _note_secret(self) -> None:
+        """Whether the command asks for a secret now: its wait says so, or its terminal reads a line
+        without echo."""
+        run, seen = self._run, self._run.last_seen
+        asked = (run.waiting is not None and run.waiting.secret) or (run.finish is not None and run.finish.secret)
+        self._secret_asked |= asked or (seen is not None and not seen.shell_in_foreground and password_read(seen))
 
     def _report_downgrades(self) -> None:
         for downgrade in self._run.downgrades[self._reported:]:

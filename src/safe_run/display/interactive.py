@@ -17,8 +17,10 @@ shell; `fg` takes it up again. The terminal is given back as it was however the 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
+import struct
 import termios
 import tty
 from collections.abc import Callable, Sequence
@@ -71,6 +73,7 @@ class InteractiveDisplay(Display):
         self._stopped = False
         self._handlers: dict[int, object] = {}
         self._quit = False  # Ctrl-\ came (as SIGQUIT), for the command
+        self.dropped = 0  # bytes typed after a secret was asked that the command never read
         self.on_output = self._output
 
     def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
@@ -106,6 +109,14 @@ class InteractiveDisplay(Display):
     def control_keys(self) -> bytes:
         pressed, self._quit = (QUIT if self._quit else b""), False
         return pressed
+
+    def drop_typed(self) -> None:
+        try:
+            pending = struct.unpack("i", fcntl.ioctl(self._in, termios.FIONREAD, b"\0\0\0\0"))[0]
+            termios.tcflush(self._in, termios.TCIFLUSH)
+        except (OSError, termios.error):
+            return
+        self.dropped += pending
 
     def resized(self) -> tuple[int, int] | None:
         if not self._resized:
@@ -150,6 +161,9 @@ class InteractiveDisplay(Display):
         from ..render import print_summary
 
         notes = [f"waited {elapsed(self.waited)} for your input"] if self.waited >= 0.5 else []
+        if self.dropped:
+            notes.append(f"dropped {self.dropped} bytes you typed that the command never read: it had asked "
+                         "for a secret, so they were not left for your shell")
         if not self._line_start:
             self._write(b"\r\n")
         print_summary(result, self._env, omitted=0, notes=notes)

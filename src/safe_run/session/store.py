@@ -267,9 +267,12 @@ class SessionStore:
         self, root: Path, clock: Callable[[], float] = time.time, report: Callable[[str], None] | None = None,
         sweep: bool = True,
     ) -> None:
+        made = not root.exists()
         self.root = private_directory(root)
         self._clock = clock
         self._report = report or _to_stderr
+        if made:
+            self._say_where()
         if sweep:
             self.sweep(when_due=True)
 
@@ -351,6 +354,14 @@ class SessionStore:
         """Every session with a sound record, oldest first; one that has none is skipped."""
         found = [Session(p.name, p) for p in self.root.iterdir() if SESSION_ID.match(p.name) and p.is_dir()]
         return sorted((s for s in found if self._sound(s)), key=lambda s: s.started)
+
+    def _say_where(self) -> None:
+        """Made in TMPDIR under another name than the first: said once, when made, since the user
+        looks for safe-run-UID and someone else has it."""
+        places_there = places.temporary_places(str(self.root.parent), os.geteuid())
+        if str(self.root) in places_there[1:]:
+            self._report(f"{places_there[0]} belongs to another user; this user's sessions are kept in "
+                         f"{self.root} instead")
 
     def sweep(self, when_due: bool = False) -> None:
         """Remove results kept long enough; give sessions whose holder died a result saying so.
