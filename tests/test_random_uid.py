@@ -6,13 +6,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from throwaway_user import Unavailable, interpreter
 
 UID = 12345 + os.getpid() % 1000
 
@@ -28,32 +28,16 @@ def shared_tmp() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def reachable_by_others(path: str) -> bool:
-    """Whether a user with no rights of its own can run `path` (every directory above it searchable)."""
-    real = Path(os.path.realpath(path))
-    return all(parent.stat().st_mode & 0o001 for parent in real.parents) and bool(real.stat().st_mode & 0o001)
-
-
-def interpreter() -> tuple[str, dict[str, str]]:
-    """This Python, or the system's of the same version with this one's packages on its path."""
-    if reachable_by_others(sys.executable):
-        return sys.executable, {}
-    system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/bin")
-    if system is None or not reachable_by_others(system):
-        pytest.skip("no Python of this version that another uid may run")
-    import safe_run
-
-    packages = [str(Path(safe_run.__file__).parent.parent), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    return system, {"PYTHONPATH": os.pathsep.join(packages)}
-
-
 def as_random_uid(args: list[str], tmp: Path) -> subprocess.CompletedProcess[bytes]:
     def become() -> None:
         os.setgroups([])
         os.setgid(UID)
         os.setuid(UID)
 
-    python, extra = interpreter()
+    try:
+        python, extra = interpreter()
+    except Unavailable as why:
+        pytest.skip(str(why))
     env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/", "TMPDIR": str(tmp), "LANG": "C.UTF-8",
            "SAFE_RUN_WARM": "0", **extra}
     return subprocess.run([python, "-m", "safe_run", *args], env=env, cwd="/", preexec_fn=become,

@@ -53,5 +53,5 @@ def test_nothing_is_the_commands_before_its_start_or_after_its_end() -> None:
 
 
 def test_what_reads_is_named_and_an_unknown_terminal_counts_as_line_mode() -> None:
-    assert reading(seen(hidden=True, echo=False), False) == Reading(True, True, "sudo")
+    assert reading(seen(hidden=True, echo=False), False) == Reading(True, True, "sudo", secret=True)
     assert reading(None, True).canonical is True

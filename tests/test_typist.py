@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from safe_run.reading import Reading
-from safe_run.session.typist import MAX_LINE, TYPE_AHEAD_MAX, Typist, refusal
+from safe_run.session.typist import MAX_LINE, TYPE_AHEAD_MAX, Outcome, Typist, refusal
 
 
 def test_line_mode_takes_one_line_of_at_most_max_line_bytes() -> None:
@@ -116,3 +116,11 @@ def test_a_session_holds_a_bounded_amount_of_text() -> None:
     )
     assert typist.send(b"x" * TYPE_AHEAD_MAX, b"", queue=False).typed
     assert not typist.send(b"y", b"", queue=False).typed
+
+
+def test_text_typed_at_a_password_read_is_counted_never_quoted() -> None:
+    """The note goes into the result, the holder's log and an agent's context."""
+    terminal = FakeTerminal(look=Reading(reading=True, canonical=True, command="sudo", secret=True))
+    outcome = terminal.typist().send(b"hunter2\r", b"", queue=False)
+    assert outcome == Outcome(True, "typed 7 characters (a secret: not shown) and Enter")
+    assert terminal.typed == b"hunter2\r"

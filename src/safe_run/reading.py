@@ -31,25 +31,27 @@ class Reading:
     reading: bool
     canonical: bool = True  # line mode; True when unknown, the stricter case
     command: str | None = None  # the program that reads, or works, when known
+    secret: bool = False  # it reads a password: what is typed is never shown, nor quoted in a note
 
 
 NOT_STARTED = Reading(False)
 
 
-def reading(seen: Observation | None, input_wait: bool, running: bool = True) -> Reading:
+def reading(seen: Observation | None, input_wait: bool, running: bool = True, secret: bool = False) -> Reading:
     """The module's rule. `input_wait`: the run holds an input wait (or a keyboard listener);
-    `running`: the command is between its start and its end."""
+    `running`: the command is between its start and its end; `secret`: the wait it holds is for a
+    password."""
     if not running:
         return NOT_STARTED
     if seen is None:
-        return Reading(input_wait)
+        return Reading(input_wait, secret=secret)
     if seen.hidden:
         reads = input_wait or password_read(seen)
     elif seen.waiting_for_terminal or seen.listening:
         reads = not seen.shell_in_foreground or input_wait
     else:
         reads = False
-    return Reading(reads, seen.canonical, seen.foreground_command)
+    return Reading(reads, seen.canonical, seen.foreground_command, secret or password_read(seen))
 
 
 def password_read(seen: Observation) -> bool:

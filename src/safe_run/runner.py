@@ -348,7 +348,8 @@ class Run:
         seen = None
         if running:
             seen = self.take_a_look() if fresh and self.kernel.available else self.last_seen
-        return reading(seen, self.waiting is not None, running and self.finish is None)
+        waiting = self.waiting
+        return reading(seen, waiting is not None, running and self.finish is None, waiting is not None and waiting.secret)
 
     def resize(self, rows: int, columns: int) -> None:
         """Give the terminal another size (a person attached with theirs); the kernel tells the

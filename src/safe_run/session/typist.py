@@ -50,10 +50,13 @@ def refusal(text: bytes, canonical: bool) -> str | None:
     return None
 
 
-def shown(text: bytes) -> str:
-    """Text as a person reads it in a message: quoted, short, Enter named."""
+def shown(text: bytes, secret: bool = False) -> str:
+    """Text as a person reads it in a message: quoted, short, Enter named; a secret only counted,
+    since the message goes into results, logs and an agent's context."""
     enter = text.endswith(b"\r")
     body = (text[:-1] if enter else text).decode("utf-8", "replace")
+    if secret:
+        return f"{len(body)} characters (a secret: not shown)" + (" and Enter" if enter else "")
     if len(body) > SHOWN_CHARS:
         body = body[:SHOWN_CHARS] + "..."
     return repr(body) + (" and Enter" if enter else "")
@@ -89,7 +92,7 @@ class Typist:
             if problem is not None:
                 return Outcome(False, f"nothing was typed: {problem}")
             self._type(text + keys)
-            return Outcome(True, f"typed {shown(text)}")
+            return Outcome(True, f"typed {shown(text, now.secret)}")
         busy = f"the command{_named(now.command)} is running and not reading its terminal"
         if queue:
             self.queued.append(text + keys)
@@ -114,9 +117,9 @@ class Typist:
         problem = refusal(text, now.canonical)
         if problem is None:
             self._type(text)
-            self.notes.append(f"typed the queued {shown(text)}")
+            self.notes.append(f"typed the queued {shown(text, now.secret)}")
         else:
-            self.notes.append(f"the queued {shown(text)} was thrown away: {problem}")
+            self.notes.append(f"the queued {shown(text, now.secret)} was thrown away: {problem}")
 
     def take_notes(self) -> str | None:
         notes, self.notes = self.notes, []
