@@ -40,9 +40,12 @@ SERVING = re.compile(r"serving MCP at http://([^/]+)/mcp")
 class HttpServer:
     """One `safe-run mcp --http` process; `start` again after `stop` for a restart."""
 
-    def __init__(self, server: Server, token_file: Path | None = None) -> None:
+    def __init__(self, server: Server, token_file: Path | None = None, own_process: bool = False) -> None:
         self.server = server
         self.token_file = token_file
+        # The server in a process of its own, never a fork of --fast-cli's zygote: `proc` is then the
+        # server itself rather than the launcher that hands it over.
+        self.own_process = own_process
         self.proc: subprocess.Popen[bytes] | None = None
         self.stderr = server.root / "stderr"
         self.address = ""
@@ -50,7 +53,8 @@ class HttpServer:
     def start(self) -> None:
         params = self.server.params()
         env = dict(params.env or {})
-        argv = [*fastcli.program(), "mcp", "--http", "127.0.0.1:0"]
+        program = [sys.executable, "-m", "safe_run"] if self.own_process else fastcli.program()
+        argv = [*program, "mcp", "--http", "127.0.0.1:0"]
         if self.token_file is None:
             env["SAFE_RUN_MCP_TOKEN"] = TOKEN
         else:
@@ -322,14 +326,21 @@ def test_a_stop_signal_ends_the_server_quickly_and_quietly(served: HttpServer) -
     assert "Traceback" not in served.stderr.read_text() and "Error" not in served.stderr.read_text()
 
 
-def test_the_server_is_not_dumpable(served: HttpServer) -> None:
+def test_the_server_is_not_dumpable(tmp_path: Path) -> None:
     """A command run as the same user cannot read the token from the server's memory: the server
     makes itself non-dumpable, so the kernel refuses such a read (root alone may still)."""
     check = "import ctypes; from safe_run.mcp_http import keep_memory_private; keep_memory_private(); " \
             "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))"  # PR_GET_DUMPABLE
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=BOUND_S)
     assert done.stdout == "0\n", done.stderr
+    if os.geteuid() == 0:
+        return  # root may read any process's memory: the rest is for an ordinary user
+    served = HttpServer(Server(tmp_path), own_process=True)
+    served.start()
     assert served.proc is not None
-    if os.geteuid() != 0:
+    try:
         with pytest.raises(PermissionError):
             Path(f"/proc/{served.proc.pid}/mem").open("rb")
+    finally:
+        served.proc.kill()
+        served.proc.wait()

@@ -59,6 +59,9 @@ def reference_signal_state(safe_run: SafeRun, out: Path) -> str:
     if subprocess.run(["env", "--default-signal", "true"], capture_output=True).returncode != 0:
         pytest.skip("env has no --default-signal (coreutils older than 8.31)")
     assert safe_run.shell is not None
+    # zsh with no .zshrc asks an ordinary user (never root) to make one first: an empty one keeps
+    # the typed line for the shell's prompt, and safe-run's zsh reads the same file.
+    (safe_run.home / ".zshrc").touch()
     subprocess.run(
         [script, "-qec", f"env --default-signal {shlex.quote(safe_run.shell)} -i", "/dev/null"],
         input=f"grep Sig /proc/self/status >{out}\nexit\n".encode(),

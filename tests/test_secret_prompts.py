@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,17 @@ def other(users: Users) -> User:
     return users.make()
 
 
+@pytest.fixture(scope="module")
+def key(sudoer: User) -> tuple[Path, str]:
+    """An ssh key of the sudoer's with a passphrase: ssh and ssh-keygen ask for it on /dev/tty."""
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("ssh-keygen is not installed")
+    path, passphrase = sudoer.home / "id_ed25519", f"Phrase-{os.urandom(6).hex()}"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", "", "-f", str(path)], check=True)
+    shutil.chown(path, sudoer.name)
+    return path, passphrase
+
+
 def terminal(argv: list[str], cwd: Path) -> pexpect.spawn:
     """A person's terminal running `argv`."""
     return pexpect.spawn(argv[0], argv[1:], cwd=str(cwd), dimensions=(30, 100), timeout=BOUND_S, encoding="utf-8",
@@ -66,13 +79,17 @@ def asked(user: User, *args: str) -> dict[str, Any]:
     return answer
 
 
-def prompts(sudoer: User, other: User) -> list[tuple[str, str, str]]:
-    """(command, its prompt, the password it takes) for each setuid prompt."""
+def prompts(sudoer: User, other: User, key: tuple[Path, str]) -> list[tuple[str, str, str]]:
+    """(command, its prompt, the password it takes) for each prompt: three setuid, and ssh's."""
     return [
         (SUDO, "password for", sudoer.password),
         (SUDO_STDIN, "pw: ", sudoer.password),
         (f"su {other.name} -c 'id -un'; echo rc=$?", "Password: ", other.password),
+        (f"ssh-keygen -y -f {key[0]} >/dev/null; echo rc=$?", "passphrase", key[1]),
     ]
+
+
+PROMPTS = pytest.mark.parametrize("which", [0, 1, 2, 3], ids=["sudo", "sudo -S", "su", "ssh-keygen"])
 
 
 def kept_nowhere(secret: str, result: dict[str, Any]) -> None:
@@ -85,9 +102,11 @@ def kept_nowhere(secret: str, result: dict[str, Any]) -> None:
                 assert secret.encode() not in kept.read_bytes(), kept.name
 
 
-@pytest.mark.parametrize("which", [0, 1, 2], ids=["sudo", "sudo -S", "su"])
-def test_a_person_answers_a_setuid_prompt_at_their_own_terminal(sudoer: User, other: User, which: int) -> None:
-    command, prompt, password = prompts(sudoer, other)[which]
+@PROMPTS
+def test_a_person_answers_a_password_prompt_at_their_own_terminal(
+    sudoer: User, other: User, key: tuple[Path, str], which: int
+) -> None:
+    command, prompt, password = prompts(sudoer, other, key)[which]
     screen = terminal(sudoer.argv("--", command), sudoer.home)
     screen.expect_exact(prompt)
     screen.send(password + "\r")
@@ -109,9 +128,9 @@ def test_passwd_takes_three_answers_at_a_persons_terminal(users: Users) -> None:
     screen.expect(pexpect.EOF)
 
 
-@pytest.mark.parametrize("which", [0, 1, 2], ids=["sudo", "sudo -S", "su"])
-def test_an_agent_answers_a_setuid_prompt_with_send(sudoer: User, other: User, which: int) -> None:
-    command, prompt, password = prompts(sudoer, other)[which]
+@PROMPTS
+def test_an_agent_answers_a_password_prompt_with_send(sudoer: User, other: User, key: tuple[Path, str], which: int) -> None:
+    command, prompt, password = prompts(sudoer, other, key)[which]
     waiting = asked(sudoer, "--", command)
     assert (waiting["status"], waiting["secret"]) == ("input_required", True), waiting
     assert prompt.strip() in waiting["prompt"]
