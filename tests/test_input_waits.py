@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from conftest import SafeRun, shell_path
+from throwaway_user import Unavailable, Users
 
 PYTHON = sys.executable
 
@@ -310,51 +308,19 @@ def test_a_reader_in_another_session_is_an_input_wait(safe_run: SafeRun, tmp_pat
     assert not any(pid_alive(entry["pid"]) for entry in result["killed"])
 
 
-@pytest.fixture
-def throwaway_user() -> Iterator[tuple[str, Path]]:
-    """A user created for the test and removed after it, with a directory of its own."""
-    if os.geteuid() != 0:
-        pytest.skip("creating a user needs root")
-    if shutil.which("useradd") is None or shutil.which("su") is None:
-        pytest.skip("useradd or su is not installed")
-    name = f"srt{os.getpid() % 100000}"
-    subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], check=True)
-    try:
-        home = Path(subprocess.run(["mktemp", "-d"], capture_output=True, text=True, check=True).stdout.strip())
-        home.chmod(0o755)
-        os.chown(home, pwd.getpwnam(name).pw_uid, -1)
-        try:
-            yield name, home
-        finally:
-            shutil.rmtree(home, ignore_errors=True)
-    finally:
-        # Nothing of the user's may outlive the test, or userdel refuses and the user stays.
-        subprocess.run(["pkill", "-KILL", "-u", name], check=False)
-        for _ in range(50):
-            if subprocess.run(["pgrep", "-u", name], capture_output=True).returncode != 0:
-                break
-            time.sleep(0.1)
-        subprocess.run(["userdel", name], check=True)
-
-
 @pytest.mark.slow
-def test_a_setuid_prompt_seen_by_a_user_is_an_input_wait(throwaway_user: tuple[str, Path]) -> None:
-    name, home = throwaway_user
-    # The user may not reach this interpreter (it can live under /root): a system Python of the
-    # same version with the project's source and its installed libraries on the path.
-    python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
-    if not os.access(python, os.X_OK):
-        pytest.skip(f"{python} is needed to run as another user")
-    source = Path(__file__).resolve().parents[1] / "src"
-    libraries = next(p for p in sys.path if p.endswith("site-packages"))
-    user = pwd.getpwnam(name)
-    env = {"HOME": str(home), "TMPDIR": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "dumb",
-           "PYTHONPATH": f"{source}:{libraries}", "SAFE_RUN_YIELD_AFTER": "never"}
-    proc = subprocess.run(
-        [python, "-m", "safe_run", "--shell", shell_path("bash"), "--format", "json", "--", "su root -c true"],
-        env=env, cwd=str(home), stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
-        user=user.pw_uid, group=user.pw_gid, extra_groups=[],
-    )
-    result = json.loads(proc.stdout)
+def test_a_setuid_prompt_seen_by_a_user_is_an_input_wait() -> None:
+    """su, run by an ordinary user, hides what it waits on: its question on the screen tells."""
+    try:
+        users = Users()
+        user = users.make()
+    except Unavailable as why:
+        pytest.skip(str(why))
+    try:
+        done = user.run("--shell", shell_path("bash"), "--format", "json", "--", "su root -c true",
+                        TERM="dumb", SAFE_RUN_YIELD_AFTER="never")
+    finally:
+        users.remove()
+    result = json.loads(done.stdout)
     assert (result["status"], result["completion_reason"]) == ("input_required", "input_wait"), result
     assert result["prompt"] == "Password:"

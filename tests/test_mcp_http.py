@@ -326,15 +326,17 @@ def test_a_stop_signal_ends_the_server_quickly_and_quietly(served: HttpServer) -
     assert "Traceback" not in served.stderr.read_text() and "Error" not in served.stderr.read_text()
 
 
-def test_the_server_is_not_dumpable(tmp_path: Path) -> None:
+def test_the_server_is_not_dumpable() -> None:
     """A command run as the same user cannot read the token from the server's memory: the server
     makes itself non-dumpable, so the kernel refuses such a read (root alone may still)."""
     check = "import ctypes; from safe_run.mcp_http import keep_memory_private; keep_memory_private(); " \
             "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))"  # PR_GET_DUMPABLE
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=BOUND_S)
     assert done.stdout == "0\n", done.stderr
-    if os.geteuid() == 0:
-        return  # root may read any process's memory: the rest is for an ordinary user
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may read any process's memory: this holds for other users")
+def test_the_servers_memory_is_not_readable_by_its_user(tmp_path: Path) -> None:
     served = HttpServer(Server(tmp_path), own_process=True)
     served.start()
     assert served.proc is not None

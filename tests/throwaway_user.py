@@ -59,9 +59,10 @@ class User:
     python: str
     env: dict[str, str] = field(default_factory=dict)
 
-    def argv(self, *args: str) -> list[str]:
-        """`safe-run ARGS` as this user, in their home, on the terminal it is started on."""
-        env = [f"{key}={value}" for key, value in self.env.items()]
+    def argv(self, *args: str, **extra: str) -> list[str]:
+        """`safe-run ARGS` as this user, in their home, on the terminal it is started on; `extra`
+        variables beside their own."""
+        env = [f"{key}={value}" for key, value in {**self.env, **extra}.items()]
         return ["runuser", "-u", self.name, "--", "env", "-i", *env, self.python, "-m", "safe_run", *args]
 
     def shell_argv(self) -> list[str]:
@@ -70,8 +71,8 @@ class User:
         return ["runuser", "-u", self.name, "--", "env", "-i", *env, f"HISTFILE={self.home}/.bash_history",
                 "bash", "--norc", "--noprofile", "-i"]
 
-    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.argv(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+    def run(self, *args: str, timeout: float = 60, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.argv(*args, **extra), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=timeout, cwd=self.home)
 
 
