@@ -171,6 +171,18 @@ def test_stop_ends_the_command_and_its_background_child(sessions: SafeRun, tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_stop_ends_a_program_that_replaced_the_shell(sessions: SafeRun, shell: str) -> None:
+    """Its interrupt ends the terminal's session, which then has no foreground group at all: the
+    holder must not take that for a group of its own to signal."""
+    started = start(sessions, "exec sleep 300", 0.5, shell)
+    assert started.json["status"] == "running", started.json
+    stopped = sessions("stop", started.json["session_id"], "--format", "json")
+    assert (stopped.json["status"], stopped.json["completion_reason"]) == ("interrupted", "stopped"), stopped.json
+    assert stopped.returncode == 130
+
+
+@pytest.mark.slow
 def test_the_session_runs_on_after_its_caller_exits(sessions: SafeRun, tmp_path: Path) -> None:
     marker = tmp_path / "done"
     started = start(sessions, f"sleep 1; touch {marker}; echo made it", yield_after=0.2)

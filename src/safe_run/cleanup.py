@@ -183,10 +183,13 @@ class Reaper:
         return killed
 
     def _foreground_pgrp(self) -> int | None:
+        """The terminal's foreground group. 0 means none: the session's leader is gone (a shell
+        replaced by `exec sleep` and then interrupted), and a signal to group 0 is one to our own."""
         try:
-            return os.tcgetpgrp(self._terminal.fd)
+            pgrp = os.tcgetpgrp(self._terminal.fd)
         except OSError:
             return None
+        return pgrp if pgrp > 0 else None
 
 
 def _group_gone(pgrp: int, within: float) -> bool:
