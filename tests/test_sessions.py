@@ -247,6 +247,23 @@ def test_unknown_key_is_a_usage_error(sessions: SafeRun) -> None:
     assert outcome.returncode == 2 and "unknown key" in outcome.stderr
 
 
+def test_options_before_a_verb_go_to_the_verb(sessions: SafeRun) -> None:
+    """`safe-run --format json poll ID`, as `git -C DIR status` is written: poll's own --format."""
+    unknown = "0" * SESSION_ID_LENGTH
+    for args in (("--format", "json", "poll", unknown), ("--format=json", "stop", unknown)):
+        outcome = sessions(*args)
+        assert outcome.json["status"] == "error" and f"no session {unknown}" in outcome.json["message"], args
+    listed = sessions("--format", "json", "sessions")
+    assert listed.returncode == 0 and "sessions" in listed.json
+
+
+def test_an_option_the_verb_does_not_take_is_a_usage_error_that_says_how(sessions: SafeRun) -> None:
+    outcome = sessions("--timeout", "5", "poll", "0" * SESSION_ID_LENGTH)
+    assert outcome.returncode == 2
+    assert "--timeout is not an option of `poll`" in outcome.stderr
+    assert "put `--` before poll to run a program of that name" in outcome.stderr
+
+
 def test_verb_names_run_as_programs_after_a_double_dash(sessions: SafeRun, tmp_path: Path) -> None:
     path = program_on_path(tmp_path, "poll", "echo i am the poll program")
     outcome = sessions("--shell", shell_path("bash"), "--format", "json", "--env", f"PATH={path}", "--", "poll")

@@ -72,8 +72,28 @@ class SafeRunGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if self._starts_a_run(ctx, args):
-            args = [RUN, *args]
+            args = self._verb_after_options(args) or [RUN, *args]
         return super().parse_args(ctx, args)
+
+    def _verb_after_options(self, args: list[str]) -> list[str] | None:
+        """`safe-run --format json poll ID`, written as `git -C DIR status` is: the verb's own
+        options go to it; an option it does not take is a usage error that says how to write the
+        call, rather than `poll` run as a shell command that is not found. A program named like a
+        verb runs after `--`. None: the words are a run."""
+        verb_at = _first_word(args, _valued_options(self.commands[RUN]))
+        if verb_at is None or args[verb_at] not in self.commands:
+            return None
+        verb, options = args[verb_at], args[:verb_at]
+        command = self.commands[verb]
+        known = {name for param in command.params if isinstance(param, click.Option) for name in param.opts}
+        for word in options:
+            name = word.split("=", 1)[0]
+            if name.startswith("-") and name not in known:
+                raise click.UsageError(
+                    f"{name} is not an option of `{verb}`: write `safe-run {verb} ...` with its own options "
+                    f"(`safe-run {verb} --help`), or put `--` before {verb} to run a program of that name"
+                )
+        return [verb, *options, *args[verb_at + 1:]]
 
     def _starts_a_run(self, ctx: click.Context, args: list[str]) -> bool:
         if not args:
@@ -102,6 +122,26 @@ class SafeRunGroup(click.Group):
         with formatter.section("Verbs (a program with one of these names runs as `safe-run -- NAME`)"):
             formatter.write_dl([(name, command.get_short_help_str(60)) for name, command in self.commands.items()])
         run.format_epilog(run_ctx, formatter)
+
+
+def _valued_options(command: click.Command) -> set[str]:
+    """The option names of `command` that take the next word as their value."""
+    return {name for param in command.params if isinstance(param, click.Option) and not param.is_flag
+            and not param.count for name in param.opts}
+
+
+def _first_word(args: list[str], valued: set[str]) -> int | None:
+    """Where the first word that is neither an option nor an option's value is; None when `--`
+    comes first or there is none."""
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "--":
+            return None
+        if not word.startswith("-") or word == "-":
+            return index
+        index += 2 if word in valued else 1
+    return None
 
 
 @click.group(cls=SafeRunGroup, context_settings={"help_option_names": ["-h", "--help"]})
