@@ -21,7 +21,7 @@ from safe_run.display.terminal import TerminalDisplay
 from safe_run.display.terminal_filter import TerminalFilter
 from safe_run.environment import Environment, Presentation, choose_presentation
 from safe_run.render import print_summary, render_sessions, summary_style, summary_text
-from safe_run.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy
+from safe_run.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy, exit_sentence
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 BASH = ShellInfo("bash", "/bin/bash")
@@ -197,6 +197,14 @@ def test_summary_marks_and_details() -> None:
     assert failed[0] == "✗ input_required · 1.23 s · rich/input_wait"
     assert failed[1:] == ["  99 bytes of output omitted from the middle", "  prompt: Password:", "  killed: 42 sudo",
                           "  it waited"]
+
+
+def test_a_failing_exit_is_said_once_and_a_signal_by_name() -> None:
+    plain = summary_text(result(exit_code=3, message=exit_sentence(3))).plain.splitlines()
+    assert plain == ["✗ completed · exit 3 · 1.23 s · rich/shell_integration"], "the line says it already"
+    killed = summary_text(result(exit_code=137, message=exit_sentence(137))).plain.splitlines()
+    assert killed[1] == ("  the command was ended by SIGKILL (exit status 137 is 128 + 9): often the kernel's "
+                         "out-of-memory killer, or a timeout that would not wait")
 
 
 def test_summary_in_colour() -> None:

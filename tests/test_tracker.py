@@ -86,6 +86,19 @@ def only_finish(actions: list) -> Decision:
     return actions[0]
 
 
+@pytest.mark.parametrize(("code", "said"), [
+    (3, "the command exited with status 3"),
+    (143, "the command was ended by SIGTERM (exit status 143 is 128 + 15)"),
+    (137, "the command was ended by SIGKILL (exit status 137 is 128 + 9): often the kernel's out-of-memory killer"),
+    (200, "the command exited with status 200"),
+])
+def test_a_failing_exit_has_a_message_and_a_signal_is_named(code: int, said: str) -> None:
+    t = tracker()
+    running(t)
+    finish = only_finish(t.feed(mark("D", str(code)), T0 + 0.2))
+    assert finish.message is not None and finish.message.startswith(said)
+
+
 def test_rich_run_frames_output_with_c_and_d() -> None:
     t = tracker()
     running(t)
@@ -94,7 +107,7 @@ def test_rich_run_frames_output_with_c_and_d() -> None:
     assert (finish.status, finish.reason, finish.exit_code, finish.strategy) == (
         Status.COMPLETED, Reason.SHELL_INTEGRATION, 42, Strategy.RICH)
     assert t.capture.text() == "hello\n"
-    assert finish.message is None
+    assert finish.message == "the command exited with status 42"
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from rich.text import Text
 
 from .events import decided_by_fallback
 from .environment import Environment
-from .result import Result, Status
+from .result import Result, Status, exit_sentence
 
 SUCCESS_STYLE = "green"
 FALLBACK_STYLE = "yellow"
@@ -84,9 +84,15 @@ def summary_text(
         text.append(f"\n  killed: {killed}")
     if result.session_id:
         text.append(f"\n  session {result.session_id}: safe-run poll|send|stop {result.session_id}")
-    if result.message:
+    if result.message and not _said_by_the_exit(result):
         text.append(f"\n  {result.message}")
     return text
+
+
+def _said_by_the_exit(result: Result) -> bool:
+    """A message that only repeats the line's `exit N` (a signal's name says more: it is kept)."""
+    code = result.exit_code
+    return code is not None and code <= 128 and result.message == exit_sentence(code)
 
 
 def summary_console(colour: bool, stream: TextIO) -> Console:

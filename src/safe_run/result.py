@@ -227,6 +227,29 @@ def exit_status(result: Result) -> int:
     return ExitStatus.FAILURE
 
 
+# Signals whose exit status people meet without having sent them, and what usually sent them.
+SIGNAL_CAUSES = {
+    signal.SIGKILL: "often the kernel's out-of-memory killer, or a timeout that would not wait",
+    signal.SIGSEGV: "a crash: the program touched memory it does not have",
+    signal.SIGABRT: "the program aborted itself (a failed assertion, an uncaught C++ exception)",
+    signal.SIGPIPE: "what it wrote to had gone away",
+}
+
+
+def exit_sentence(code: int) -> str:
+    """What a failing exit status says, for the result's message: 128 + N is the shells' way of
+    reporting that the program was ended by signal N."""
+    if code > 128:
+        try:
+            number = signal.Signals(code - 128)
+        except ValueError:
+            return f"the command exited with status {code}"
+        cause = SIGNAL_CAUSES.get(number)
+        return f"the command was ended by {number.name} (exit status {code} is 128 + {int(number)})" + (
+            f": {cause}" if cause else "")
+    return f"the command exited with status {code}"
+
+
 def error_result(command: str | None, message: str, shell: ShellInfo | None = None) -> Result:
     """A run that safe-run itself could not carry out."""
     return Result(

@@ -45,7 +45,7 @@ from .evidence import Observation
 from .output import HeadTail
 from .reading import password_read
 from .request import Timers
-from .result import Downgrade, Reason, Status, Strategy
+from .result import Downgrade, Reason, Status, Strategy, exit_sentence
 from .screen import NO_SHOT, ScreenTail, Shot, continuation_prompt, input_prompt, looks_like_prompt, program_prompt
 from .sequences import Mark, Osc, decode_mark
 
@@ -713,7 +713,8 @@ class CommandTracker:
         if end is not None and not by_signal and self.config.exit_word:
             if self.command.capture.retract(self.config.exit_word, end):
                 self.command.held = b""  # the shell's, never shown
-        return [Decision(Status.COMPLETED, Reason.SHELL_EXITED, status, self.strategy)]
+        message = exit_sentence(status) if status else None
+        return [Decision(Status.COMPLETED, Reason.SHELL_EXITED, status, self.strategy, message)]
 
     def _exited_before_command(self, now: float, end_of_shell: object) -> list[Action]:
         assert isinstance(end_of_shell, tuple)
@@ -802,6 +803,8 @@ class CommandTracker:
         message = message or FALLBACK_ENDS.get(reason)
         if exit_code is None:
             message = f"{message or 'the command ended'}, but its exit code could not be recovered"
+        elif exit_code != 0:
+            message = f"{message}; {exit_sentence(exit_code)}" if message else exit_sentence(exit_code)
         return [Decision(Status.COMPLETED, reason, exit_code, self.strategy, message)]
 
     def _completed_by_status_file(self, now: float, exit_code: int) -> list[Action]:
