@@ -1,5 +1,5 @@
 """Nothing outlives every way to reach it: a holder whose session directory is removed ends what it
-holds within seconds, and an input wait that nobody asks about is stopped after `--idle-expire`,
+holds within seconds, and an input wait that nobody asks about is stopped after `--wait-expire`,
 while a command at work is never stopped for being left alone.
 
 Real holders, shells and programs; the waits are real (a second's reach check, a short idle
@@ -104,7 +104,7 @@ def test_holders_whose_directory_is_removed_end_with_what_they_hold(safe_run: Sa
 
 def test_an_input_wait_nobody_asks_about_is_stopped_and_says_so(safe_run: SafeRun, holders: list[int]) -> None:
     safe_run.shell = shell_path("bash")
-    waiting = safe_run("--format", "json", "--yield-after", "5", "--idle-expire", "3", "--",
+    waiting = safe_run("--format", "json", "--yield-after", "5", "--wait-expire", "3", "--",
                    "read -p 'name? ' x; echo got $x").json
     assert waiting["status"] == "input_required"
     session = store(safe_run) / waiting["session_id"]
@@ -128,7 +128,7 @@ def test_an_input_wait_nobody_asks_about_is_stopped_and_says_so(safe_run: SafeRu
 
 def test_a_working_command_left_alone_is_never_stopped(safe_run: SafeRun, holders: list[int]) -> None:
     safe_run.shell = shell_path("bash")
-    running = safe_run("--format", "json", "--yield-after", "0.3", "--idle-expire", "1", "--",
+    running = safe_run("--format", "json", "--yield-after", "0.3", "--wait-expire", "1", "--",
                    "sleep 3; echo done").json
     assert running["status"] == "running"
     session = store(safe_run) / running["session_id"]
@@ -143,7 +143,7 @@ def test_a_working_command_left_alone_is_never_stopped(safe_run: SafeRun, holder
 
 def test_sessions_shows_how_long_each_was_left_alone_and_when_a_wait_ends(safe_run: SafeRun, holders: list[int]) -> None:
     safe_run.shell = shell_path("bash")
-    waiting = safe_run("--format", "json", "--yield-after", "5", "--idle-expire", "600", "--", "read -p 'go? ' x").json
+    waiting = safe_run("--format", "json", "--yield-after", "5", "--", "read -p 'go? ' x").json  # 600 s, the default
     working = safe_run("--format", "json", "--yield-after", "0.3", "--", "sleep 30").json
     time.sleep(1)
     safe_run.shell = None

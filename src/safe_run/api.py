@@ -20,7 +20,7 @@ from types import TracebackType
 from . import calls
 
 from .calls import DEFAULT_MAX_OUTPUT
-from .request import DEFAULT_IDLE_EXPIRE_S
+from .request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S
 from .result import Result
 from .session import SessionError
 
@@ -33,18 +33,18 @@ def run(
     command: str, *, shell: str | None = None, cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None, timeout: float | None = None, yield_after: float | None = None,
     max_output: int = DEFAULT_MAX_OUTPUT, strategy: str = "auto", load_rc: bool = True,
-    idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
+    wait_expire: float | None = DEFAULT_WAIT_EXPIRE_S,
 ) -> Result:
     """Run one command in a fresh shell and answer at its end.
 
     With `yield_after`, the command runs in a session: still going after that many seconds, it
     answers `running` with a `session_id` (see `session`), and an input wait is kept for `send`,
-    for `idle_expire` seconds after the last call about it (None or 0: for ever).
+    for `wait_expire` seconds after the last call about it (None or 0: for ever).
     """
     request = calls.request(
         command, shell=shell, cwd=calls.directory(cwd), env=calls.variables(env),
         timeout=calls.seconds(timeout, "timeout"), max_output=max_output, strategy=strategy, load_rc=load_rc,
-        idle_expire=calls.seconds(idle_expire, "idle_expire"),
+        wait_expire=calls.seconds(wait_expire, "wait_expire"),
     )
     return calls.run(request, calls.seconds(yield_after, "yield_after"))
 
@@ -53,7 +53,7 @@ async def arun(
     command: str, *, shell: str | None = None, cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None, timeout: float | None = None, yield_after: float | None = None,
     max_output: int = DEFAULT_MAX_OUTPUT, strategy: str = "auto", load_rc: bool = True,
-    idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
+    wait_expire: float | None = DEFAULT_WAIT_EXPIRE_S,
 ) -> Result:
     """`run` in a worker thread, so that an event loop goes on meanwhile.
 
@@ -61,7 +61,7 @@ async def arun(
     """
     return await asyncio.to_thread(
         run, command, shell=shell, cwd=cwd, env=env, timeout=timeout, yield_after=yield_after,
-        max_output=max_output, strategy=strategy, load_rc=load_rc, idle_expire=idle_expire,
+        max_output=max_output, strategy=strategy, load_rc=load_rc, wait_expire=wait_expire,
     )
 
 

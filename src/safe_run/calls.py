@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .request import DEFAULT_IDLE_EXPIRE_S, STRATEGY_CHOICES, RunRequest, Scope, StrategyChoice, Timers
+from .request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, STRATEGY_CHOICES, RunRequest, Scope, StrategyChoice, Timers
 from .result import ExitStatus, Result
 from .session import SessionError
 
@@ -140,6 +140,7 @@ def request(
     text: object, *, shell: object = None, cwd: str | None = None, env: dict[str, str] | None = None,
     timeout: float | None = None, max_output: object = DEFAULT_MAX_OUTPUT, strategy: object = "auto",
     load_rc: object = True, idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
+    wait_expire: float | None = DEFAULT_WAIT_EXPIRE_S,
 ) -> RunRequest:
     """The request of a library or MCP call, its arguments checked (cwd and env already are)."""
     if shell is not None and not isinstance(shell, str):
@@ -149,6 +150,7 @@ def request(
     return RunRequest(
         command=command(text), shell=shell, cwd=cwd or os.getcwd(), env=env or {}, load_rc=bool(load_rc),
         strategy=chosen, timers=Timers(timeout=timeout), max_output=max_output, idle_expire=idle_expire,
+        wait_expire=wait_expire,
     )
 
 

@@ -14,9 +14,12 @@ StrategyChoice = Literal["auto", "rich", "basic", "none"]
 STRATEGY_CHOICES: tuple[StrategyChoice, ...] = get_args(StrategyChoice)
 # The emulated terminal's size (rows, columns).
 DEFAULT_SIZE = (50, 200)
-# What nobody uses is ended after this long: a persistent shell left without a command, and a
-# session's input wait that no call asked about.
+# A persistent shell left without a command this long closes itself.
 DEFAULT_IDLE_EXPIRE_S = 3600.0
+# A session's input wait that no call asked about (and nobody is attached to) this long is stopped:
+# an agent that never comes back is common, and a prompt left open holds what its program holds
+# (apt's dpkg lock, a half-made commit). Minutes, not the hour a shell between commands is kept.
+DEFAULT_WAIT_EXPIRE_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -54,9 +57,10 @@ class RunRequest:
     log: BinaryIO | None = None
     hold_on_input: bool = False  # a session: report input waits and keep the command for answers
     interactive: bool = False  # a person's own terminal runs it: their keys and screen (see display.interactive)
-    # A session: a held input wait nobody asked about for this long is stopped (None: never); a
-    # persistent shell also closes after this long without a command.
+    # A persistent shell closes after this long without a command (None: never).
     idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S
+    # A session: a held input wait nobody asked about for this long is stopped (None: never).
+    wait_expire: float | None = DEFAULT_WAIT_EXPIRE_S
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from ..interrupts import StopSignals, Wakeup
 from ..environment import Environment, is_ci
 from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
 from ..result import ExitStatus, Result, error_result, exit_status, not_started
-from ..request import DEFAULT_IDLE_EXPIRE_S, RunRequest, Scope, Timers
+from ..request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, RunRequest, Scope, Timers
 from ..session import SessionError
 from .params import SECONDS, current_directory, open_log, read_command_file, stdin_is_open
 
@@ -182,8 +182,12 @@ def yield_after_for(
 )
 @click.option(
     "--idle-expire", type=SECONDS, default=DEFAULT_IDLE_EXPIRE_S, show_default=True, metavar="SECONDS",
-    help="A session's input wait that no call asked about this long is stopped; with --in, a shell left "
-    "without a command this long also closes itself and ends its jobs (0: never).",
+    help="With --in, a shell left without a command this long closes itself and ends its jobs (0: never).",
+)
+@click.option(
+    "--wait-expire", type=SECONDS, default=DEFAULT_WAIT_EXPIRE_S, show_default=True, metavar="SECONDS",
+    help="A session's input wait that no call asked about, and nobody is attached to, this long is "
+    "stopped (0: never).",
 )
 def run_command(
     command: tuple[str, ...],
@@ -208,6 +212,7 @@ def run_command(
     log: str | None,
     in_shell: str | None,
     idle_expire: float,
+    wait_expire: float,
 ) -> int:
     """Run COMMAND through your shell in a pseudo-terminal and report how it ended.
 
@@ -238,6 +243,7 @@ def run_command(
         keep_background=keep_background,
         max_output=max_output,
         idle_expire=idle_expire or None,
+        wait_expire=wait_expire or None,
         log=None if log is None else open_log(log),  # last: nothing is created for a refused call
     )
     if shown == "pretty" and bound is None and in_shell is None:

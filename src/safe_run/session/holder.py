@@ -161,7 +161,13 @@ class Holder:
 
     @property
     def _idle_limit(self) -> float | None:
+        """How long a named shell waits for its next command."""
         return self.request.idle_expire
+
+    @property
+    def _wait_limit(self) -> float | None:
+        """How long an input wait nobody asks about is held; without end while a person is attached."""
+        return None if self.onlookers.count else self.request.wait_expire
 
     def _follow_command(self, run: Run, wakeup: Wakeup) -> Result:
         typist = Typist(look=run.reading, write=run.answer, clock=self._clock)
@@ -342,6 +348,8 @@ class Holder:
             keys = self.keys_ahead.due(run.reading(fresh=bool(asked.keys)).reading)
             if keys:
                 self.keys_ahead.put_back(keys[run.answer(keys):])
+        if asked.left:
+            self._asked = max(self._asked, self._clock())  # the wait is unattended from now on
         if asked.size is not None:
             run.resize(*asked.size)
         elif asked.left and self.onlookers.typing == 0:
@@ -376,13 +384,13 @@ class Holder:
         now = self._clock()
         if self._waiting_since is None:
             self._waiting_since = now
-        limit = self._idle_limit
+        limit = self._wait_limit
         if idle_expired(max(self._asked, self._waiting_since), now, limit) and limit is not None:
             run.expire_wait(limit)
 
     def _expiry(self, asked: float | None = None) -> float | None:
         """When the held input wait is stopped if nobody asks about it (after `asked`) before."""
-        limit = self._idle_limit
+        limit = self._wait_limit
         if self._waiting_since is None or limit is None:
             return None
         return max(self._asked if asked is None else asked, self._waiting_since) + limit
