@@ -123,6 +123,15 @@ def run_json(safe_run: SafeRun, shell: str, command: str, *options: str) -> dict
     return safe_run("--format", "json", *options, "--", command).json
 
 
+def test_a_read_from_standard_input_says_how_to_give_input_or_end_of_input(safe_run: SafeRun) -> None:
+    """stdin is /dev/null, as in CI: `cat` still reads the terminal, as at a prompt, and the
+    message says how to give it input, or end of input, instead."""
+    result = run_json(safe_run, "bash", "cat", "--wait")
+    assert result["status"] == "input_required", result
+    assert "its standard input is the terminal" in result["message"]
+    assert "`< file`" in result["message"] and "end of input with `</dev/null`" in result["message"]
+
+
 def pid_alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]

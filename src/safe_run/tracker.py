@@ -843,8 +843,9 @@ class CommandTracker:
                             secret=secret)
             return [Waiting(wait)]
         self._enter(Phase.DONE)
-        message = (f"{who} {what}{shown}; it was stopped. safe-run gives commands no input: "
-                   "pass answers in the command (flags such as --yes, a pipe, a here-document) and retry")
+        message = (f"{who} {what}{shown}; it was stopped. safe-run gives commands no input: its standard "
+                   "input is the terminal, whatever safe-run's own is. Pass answers in the command (a flag such "
+                   "as --yes, `< file`, a pipe, a here-document), or end of input with `</dev/null`, and retry")
         return [Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, message, stop=True, prompt=line,
                          secret=secret)]
 

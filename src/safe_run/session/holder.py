@@ -678,7 +678,7 @@ def _next_steps(result: Result, session_id: str) -> str:
     if result.status is Status.INPUT_REQUIRED:
         return (
             f"{result.message}; it is still running in session {session_id}. Answer with "
-            f"`safe-run send {session_id} 'TEXT'` (or `--key ctrl-c`, `--key ctrl-d`), "
+            f"`safe-run send {session_id} 'TEXT'` (or `--key ctrl-d` for end of input, `--key ctrl-c` to interrupt), "
             f"or end it with `safe-run stop {session_id}`"
         )
     if result.reads_keyboard:
