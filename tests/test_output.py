@@ -224,6 +224,12 @@ def test_plain_text_passes_through_unchanged() -> None:
 # HeadTail
 
 
+def raw_cut(head: int, tail: int) -> HeadTail:
+    """A head and tail of one byte of the stream per byte of text: what these tests pin is where a
+    cut falls among the terminal's bytes (in a sequence, in a character, at a line break)."""
+    return HeadTail(head, tail, raw_per_text=1)
+
+
 def write_in_chunks(capture: HeadTail, data: bytes, sizes: list[int]) -> None:
     start = 0
     for size in sizes:
@@ -234,7 +240,7 @@ def write_in_chunks(capture: HeadTail, data: bytes, sizes: list[int]) -> None:
 
 def test_nothing_dropped_equals_clean() -> None:
     data = b"\x1b[31mred\x1b[0m\n  0%\r100%\n\xc3\xa9t\xc3\xa9\nab\bc\n"
-    capture = HeadTail(10, len(data) - 10)
+    capture = raw_cut(10, len(data) - 10)
     write_in_chunks(capture, data, [3, 1, 7, 2])
     assert capture.dropped == 0
     assert capture.total == len(data)
@@ -242,21 +248,21 @@ def test_nothing_dropped_equals_clean() -> None:
 
 
 def test_sequence_across_head_and_tail_is_whole_when_nothing_dropped() -> None:
-    capture = HeadTail(4, 6)
+    capture = raw_cut(4, 6)
     capture.write(b"ab\x1b[31mred")
     assert capture.dropped == 0
     assert capture.text() == "abred"
 
 
 def test_small_output_with_large_limits() -> None:
-    capture = HeadTail(1000, 1000)
+    capture = raw_cut(1000, 1000)
     capture.write(b"hello\n")
     assert (capture.total, capture.dropped, capture.text()) == (6, 0, "hello\n")
 
 
 def test_head_and_tail_kept_exactly_with_dropped_count() -> None:
     data = b"".join(b"line%d\n" % n for n in range(10))
-    capture = HeadTail(12, 14)
+    capture = raw_cut(12, 14)
     capture.write(data)
     assert capture.total == 60
     assert capture.dropped == 60 - 12 - 14
@@ -264,7 +270,7 @@ def test_head_and_tail_kept_exactly_with_dropped_count() -> None:
 
 
 def test_marker_starts_its_own_line_when_head_is_cut_mid_line() -> None:
-    capture = HeadTail(8, 4)
+    capture = raw_cut(8, 4)
     capture.write(b"first\nsecond\nthird\n")
     assert capture.text() == "first\nse\n" + marker(7) + "ird\n"
 
@@ -273,64 +279,64 @@ def test_marker_starts_its_own_line_when_head_is_cut_mid_line() -> None:
     ("data", "head", "tail"), [(b"aaa\nbbb\nccc\nddd\n", 4, 5), (b"aaa\r\nbbb\r\nccc\r\nddd\r\n", 5, 6)],
 )
 def test_the_newline_of_the_last_line_dropped_is_counted_not_kept_as_a_blank_line(data: bytes, head: int, tail: int) -> None:
-    capture = HeadTail(head, tail)  # the tail's window starts at the newline that ends ccc
+    capture = raw_cut(head, tail)  # the tail's window starts at the newline that ends ccc
     capture.write(data)
     assert capture.text() == "aaa\n[... 8 bytes of output omitted ...]\nddd\n"
     assert capture.dropped == 8
 
 
 def test_a_blank_line_right_after_the_cut_stays() -> None:
-    capture = HeadTail(4, 5)
+    capture = raw_cut(4, 5)
     capture.write(b"aaa\nbbb\nccc\n\nddd\n")
     assert capture.text() == "aaa\n[... 8 bytes of output omitted ...]\n\nddd\n"
 
 
 def test_only_marker_when_limits_are_zero() -> None:
-    capture = HeadTail(0, 0)
+    capture = raw_cut(0, 0)
     capture.write(b"abc")
     capture.write(b"def")
     assert (capture.total, capture.dropped, capture.text()) == (6, 6, marker(6))
 
 
 def test_tail_only() -> None:
-    capture = HeadTail(0, 3)
+    capture = raw_cut(0, 3)
     capture.write(b"0123456789")
     assert capture.text() == marker(7) + "789"
 
 
 def test_head_cut_inside_utf8_character() -> None:
-    capture = HeadTail(3, 3)
+    capture = raw_cut(3, 3)
     capture.write("ab€".encode() + b"-" * 10 + b"xyz")
     assert capture.text() == "ab\n" + marker(len("€".encode()) + 10) + "xyz"
 
 
 def test_tail_cut_inside_utf8_character() -> None:
-    capture = HeadTail(3, 5)
+    capture = raw_cut(3, 5)
     capture.write(b"abc" + b"-" * 10 + "€z".encode() + b"end")
     assert capture.text() == "abc\n" + marker(10 + len("€".encode())) + "zend"
 
 
 @pytest.mark.parametrize("tail", [5, 6, 7])
 def test_tail_cut_inside_four_byte_character_after_long_gap(tail: int) -> None:
-    capture = HeadTail(2, tail)
+    capture = raw_cut(2, tail)
     capture.write(b"ab" + b"." * 5000 + "🚀🚀".encode())
     assert capture.text() == "ab\n" + marker(5000 + len("🚀".encode())) + "🚀"
 
 
 def test_stray_continuation_bytes_at_tail_start_are_not_hidden() -> None:
-    capture = HeadTail(2, 3)
+    capture = raw_cut(2, 5)  # the replacement character is three bytes of text
     capture.write(b"ab----\x80xy")
     assert capture.text() == "ab\n" + marker(4) + "\ufffdxy"
 
 
 def test_head_cut_inside_colour_sequence() -> None:
-    capture = HeadTail(5, 3)
+    capture = raw_cut(5, 3)
     capture.write(b"ab\x1b[31mred\x1b[0m------end")
     assert capture.text() == "ab\n" + marker(len("red------")) + "end"
 
 
 def test_tail_cut_inside_colour_sequence_after_long_gap() -> None:
-    capture = HeadTail(3, 9)
+    capture = raw_cut(3, 9)
     capture.write(b"abc" + b"-" * 5000 + b"\x1b[31mred\x1b[0m")
     assert capture.text() == "abc\n" + marker(5000) + "red"
 
@@ -339,38 +345,38 @@ def test_tail_cut_inside_colour_sequence_after_long_gap() -> None:
 def test_tail_cut_at_every_point_of_colour_sequence(cut: int) -> None:
     prefix = b"abc" + b"-" * 20
     data = prefix + b"\x1b[31mred"
-    capture = HeadTail(3, len(data) - len(prefix) - cut)
+    capture = raw_cut(3, len(data) - len(prefix) - cut)
     capture.write(data)
     assert capture.text() == "abc\n" + marker(20) + "red"
 
 
 def test_same_colour_sequence_cut_at_both_edges_drops_nothing_shown() -> None:
-    capture = HeadTail(3, 5)
+    capture = raw_cut(3, 5)
     capture.write(b"ab\x1b[31mred")
     assert (capture.text(), capture.dropped) == ("abred", 0)
 
 
 def test_tail_cut_inside_eight_bit_csi() -> None:
     data = b"abc" + b"-" * 10 + b"\xc2\x9b31mred"
-    capture = HeadTail(3, len(b"\x9b31mred"))
+    capture = raw_cut(3, len(b"\x9b31mred"))
     capture.write(data)
     assert capture.text() == "abc\n" + marker(10) + "red"
 
 
 def test_tail_cut_inside_osc_string() -> None:
-    capture = HeadTail(3, 12)
+    capture = raw_cut(3, 12)
     capture.write(b"abc" + b"-" * 50 + b"\x1b]0;a long title\x07shown")
     assert capture.text() == "abc\n" + marker(50) + "shown"
 
 
 def test_tail_starting_with_whole_sequence() -> None:
-    capture = HeadTail(3, 8)
+    capture = raw_cut(3, 8)
     capture.write(b"abc" + b"-" * 10 + b"\x1b[31mred")
     assert capture.text() == "abc\n" + marker(10) + "red"
 
 
 def test_tail_starting_with_digits_after_complete_sequence_keeps_them() -> None:
-    capture = HeadTail(3, 4)
+    capture = raw_cut(3, 4)
     capture.write(b"abc" + b"-" * 10 + b"\x1b[31m31mx")
     assert capture.text() == "abc\n" + marker(10) + "31mx"
 
@@ -388,9 +394,9 @@ def test_many_small_writes_match_one_big_write(seed: int) -> None:
     rng = random.Random(seed)
     data = mixed_output(rng, 6000)
     head, tail = rng.randrange(0, 200), rng.randrange(0, 200)
-    whole = HeadTail(head, tail)
+    whole = raw_cut(head, tail)
     whole.write(data)
-    pieces = HeadTail(head, tail)
+    pieces = raw_cut(head, tail)
     write_in_chunks(pieces, data, [rng.randrange(0, 40) for _ in range(400)])
     assert (pieces.total, pieces.dropped) == (whole.total, whole.dropped)
     assert pieces.total == len(data) and 0 < whole.dropped < len(data) - head - tail
@@ -401,7 +407,7 @@ def test_many_small_writes_match_one_big_write(seed: int) -> None:
 def test_dropped_counts_the_text_that_was_not_shown() -> None:
     data = b"".join(b"%d\r\n" % n for n in range(1, 5001))
     text = clean(data)
-    capture = HeadTail(512, 512)
+    capture = raw_cut(512, 512)
     write_in_chunks(capture, data, [4096] * 10)
     shown = capture.text()
     head, tail = shown.split(marker(capture.dropped))
@@ -410,13 +416,13 @@ def test_dropped_counts_the_text_that_was_not_shown() -> None:
 
 
 def test_dropped_text_is_counted_in_utf8_bytes_without_escapes() -> None:
-    capture = HeadTail(2, 2)
+    capture = raw_cut(2, 2)
     capture.write(b"ab" + "\x1b[1mé\x1b[0m\r\n".encode() * 100 + b"yz")
     assert capture.dropped == len("é\n".encode()) * 100
 
 
 def test_long_overprinted_line_is_counted_by_its_last_frame() -> None:
-    capture = HeadTail(2, 2)
+    capture = raw_cut(2, 2)
     capture.write(b"ab" + b"".join(b"\r%5d%%" % n for n in range(10000)) + b"\ryz")
     assert capture.dropped < 10 * 1000
 
@@ -432,7 +438,7 @@ def test_cleaned_size_is_the_size_of_the_cleaned_text(seed: int) -> None:
 
 
 def test_retract_takes_back_text_only_where_it_ended() -> None:
-    capture = HeadTail(100, 100)
+    capture = raw_cut(100, 100)
     capture.write(b"working\r\nexit\r\n")
     end = capture.total
     capture.write(b"bye\r\n")
@@ -442,7 +448,7 @@ def test_retract_takes_back_text_only_where_it_ended() -> None:
 
 
 def test_retract_in_the_tail_and_not_once_it_was_dropped() -> None:
-    capture = HeadTail(4, 20)
+    capture = raw_cut(4, 20)
     capture.write(b"0123456789exit\r\n")
     end = capture.total
     assert capture.retract(b"exit\r\n", end)
@@ -451,15 +457,44 @@ def test_retract_in_the_tail_and_not_once_it_was_dropped() -> None:
     assert not capture.retract(b"exit\r\n", end + 6)
 
 
+def test_the_budget_is_bytes_of_the_result_not_of_the_terminal() -> None:
+    """`yes`: a terminal line is three bytes, a result line two. N bytes of text are kept, not
+    two thirds of them, and the head and the tail are whole lines."""
+    capture = HeadTail(32768, 32768)
+    lines = 1_000_000
+    for _ in range(lines // 1000):
+        capture.write(b"y\r\n" * 1000)
+    head, _, tail = capture.text().partition(marker(capture.dropped))
+    kept = len(head.encode()) + len(tail.encode())
+    assert 0.95 * 65536 <= kept <= 65536 + 1, kept
+    assert head.endswith("y\n") and tail == "y\n" * (len(tail) // 2)
+    assert kept + capture.dropped == 2 * lines, "every byte of text is kept or counted"
+
+
+def test_output_that_fits_the_budget_as_text_is_kept_whole() -> None:
+    capture = HeadTail(32768, 32768)
+    capture.write(b"y\r\n" * 30_000)  # 90,000 bytes of terminal, 60,000 of text
+    assert capture.text() == "y\n" * 30_000 and capture.dropped == 0
+
+
+def test_the_head_ends_and_the_tail_begins_at_a_line_break_near_the_cut() -> None:
+    capture = HeadTail(1000, 1000)
+    for number in range(200):
+        capture.write(b"%05d " % number + b"x" * 93 + b"\r\n")  # 100 bytes of text a line
+    head, _, tail = capture.text().partition(marker(capture.dropped))
+    assert head.endswith("x\n") and len(head) <= 1000 and len(head) % 100 == 0
+    assert tail.startswith("00") and tail.endswith("x\n") and len(tail) % 100 == 0
+
+
 def test_negative_limits_are_rejected() -> None:
     with pytest.raises(ValueError):
-        HeadTail(-1, 10)
+        raw_cut(-1, 10)
     with pytest.raises(ValueError):
-        HeadTail(10, -1)
+        raw_cut(10, -1)
 
 
 def test_tail_cut_inside_eight_bit_string_terminator() -> None:
-    capture = HeadTail(3, 6)
+    capture = raw_cut(3, 6)
     capture.write(b"abc" + b"-" * 10 + "\u009d0;t\u009c".encode() + b"shown")
     assert capture.text() == "abc\n" + marker(10) + "shown"
 

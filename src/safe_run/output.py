@@ -210,6 +210,14 @@ _TRIM_STEP = 64 * 1024
 
 
 
+# The head and the tail are budgets of the result's text, but what is kept is the terminal's bytes,
+# which say more: a line break is two bytes there and one in the text, colours are bytes that show
+# nothing. This many raw bytes are kept per byte of budget, and the cleaned text cut to the budget.
+_RAW_PER_TEXT_BYTE = 2
+# A cut moves back (the head's end) or on (the tail's start) to a line break within this part of
+# the budget, so that the kept text ends and begins with whole lines where they are short.
+_NEAR_LINE_PART = 8
+
 # Omitted bytes are counted a line at a time, because cleaning a line needs all of it; a line
 # longer than this is counted in pieces, which can only miscount what it overprints.
 _LONGEST_COUNTED_LINE = 64 * 1024
@@ -242,16 +250,19 @@ class _OmittedSize:
 class HeadTail:
     """Keep the first and last bytes of a stream of any size in bounded memory.
 
-    The tail is shown from the first whole character after the cut, even
-    mid-line: cutting it further to a line start could hide all of it when
-    the output has very long lines.
+    `head_bytes` and `tail_bytes` are bytes of the cleaned text (what the result holds), kept from
+    up to _RAW_PER_TEXT_BYTE times as many bytes of the stream. The head ends, and the tail
+    begins, at a line break near the cut where there is one; otherwise at the first whole
+    character: cutting further to a line could hide all of it when the output has very long lines.
     """
 
-    def __init__(self, head_bytes: int, tail_bytes: int) -> None:
+    def __init__(self, head_bytes: int, tail_bytes: int, raw_per_text: int = _RAW_PER_TEXT_BYTE) -> None:
         if head_bytes < 0 or tail_bytes < 0:
             raise ValueError("head_bytes and tail_bytes must not be negative")
-        self._head_limit = head_bytes
-        self._tail_limit = tail_bytes
+        self._head_text = head_bytes
+        self._tail_text = tail_bytes
+        self._head_limit = head_bytes * raw_per_text
+        self._tail_limit = tail_bytes * raw_per_text
         self._head = bytearray()
         self._tail = bytearray()
         self._total = 0
@@ -321,7 +332,7 @@ class HeadTail:
     def _parts(self) -> tuple[str, str, int]:
         """Cleaned head and tail and the size of what lies between; worked out once per state."""
         if self._split is None or self._split[0] != self._total:
-            self._split = (self._total, *self._cut())
+            self._split = (self._total, *_fit(*self._cut(), self._head_text, self._tail_text))
         return self._split[1:]
 
     def _cut(self) -> tuple[str, str, int]:
@@ -338,6 +349,45 @@ class HeadTail:
         if tail.startswith("\n") and not (omitted or bytes(self._head)).endswith(b"\n"):
             tail, dropped = tail[1:], dropped + 1  # the end of the last line dropped, not a blank line
         return head, tail, dropped
+
+
+def _fit(head: str, tail: str, dropped: int, head_limit: int, tail_limit: int) -> tuple[str, str, int]:
+    """The cleaned head and tail cut to their budgets of UTF-8 bytes, what they lose counted as dropped."""
+    whole = head.encode("utf-8")
+    if not tail and not dropped:
+        if len(whole) <= head_limit + tail_limit:
+            return head, "", 0
+        first = _head_of(whole, head_limit)
+        last = _tail_of(whole[len(first):], tail_limit)
+        return first.decode("utf-8"), last.decode("utf-8"), len(whole) - len(first) - len(last)
+    end = tail.encode("utf-8")
+    kept_head, kept_tail = _head_of(whole, head_limit), _tail_of(end, tail_limit)
+    dropped += len(whole) - len(kept_head) + len(end) - len(kept_tail)
+    return kept_head.decode("utf-8"), kept_tail.decode("utf-8"), dropped
+
+
+def _head_of(text: bytes, limit: int) -> bytes:
+    """At most `limit` bytes from the start, ending with a line break near the cut if there is one."""
+    if len(text) <= limit:
+        return text
+    cut = limit
+    while cut > 0 and text[cut] & 0xC0 == 0x80:  # not inside a character
+        cut -= 1
+    line_end = text.rfind(b"\n", max(0, limit - limit // _NEAR_LINE_PART), cut) + 1
+    return text[:line_end or cut]
+
+
+def _tail_of(text: bytes, limit: int) -> bytes:
+    """At most `limit` bytes from the end, starting a line near the cut if a line break is there."""
+    if len(text) <= limit:
+        return text
+    start = len(text) - limit
+    while start < len(text) and text[start] & 0xC0 == 0x80:
+        start += 1
+    if start and text[start - 1:start] == b"\n":
+        return text[start:]
+    line_start = text.find(b"\n", start, start + limit // _NEAR_LINE_PART) + 1
+    return text[line_start or start:]
 
 
 def _omitted_marker(head: str, dropped: int) -> str:
