@@ -190,3 +190,16 @@ def test_pretty_output(sr: SafeRun) -> None:
 
 def test_auto_format_is_json_without_a_tty(sr: SafeRun) -> None:
     assert sr("echo hi").json["output"] == "hi\n"
+
+
+def test_a_sigterm_to_the_shell_is_its_own_way_and_said(sr: SafeRun) -> None:
+    """`kill $$`, as a script's `die` does: bash and zsh at a prompt ignore it and go on, and the
+    result says so; fish at a prompt ends, and the result names the signal."""
+    assert sr.shell is not None
+    if "fish" in Path(sr.shell).name:
+        result = completed(sr("--", "echo x; kill -TERM $fish_pid; echo y"), 143, "x\n")
+        assert "ended by SIGTERM" in result["message"]
+        return
+    result = completed(sr("--", "echo x; kill -TERM $$; echo y"), 0, "x\ny\n")
+    assert "sent its shell SIGTERM (`kill $$`), which an interactive shell ignores" in result["message"]
+    assert completed(sr("--", "echo plain"), 0, "plain\n")["message"] is None

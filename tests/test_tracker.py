@@ -99,6 +99,14 @@ def test_a_failing_exit_has_a_message_and_a_signal_is_named(code: int, said: str
     assert finish.message is not None and finish.message.startswith(said)
 
 
+def test_a_sigterm_the_shell_ignored_during_the_command_is_said() -> None:
+    t = tracker()
+    running(t)
+    assert t.feed(mark("T"), T0 + 0.1) == []
+    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.2))
+    assert finish.exit_code == 0 and "an interactive shell ignores" in (finish.message or "")
+
+
 def test_rich_run_frames_output_with_c_and_d() -> None:
     t = tracker()
     running(t)

@@ -187,6 +187,11 @@ class Reinjected:
 Action = Send | Decision | Output | Downgraded | Waiting | Reinjected
 
 # What a reader is told when the end was not the integration's own D (or the shell's exit).
+# The command's `kill $$` (a script's `die`) reached an interactive shell, which ignores SIGTERM.
+TERM_IGNORED = ("the command sent its shell SIGTERM (`kill $$`), which an interactive shell ignores, as at a "
+                "terminal, so the command went on; `bash -c` or a script run as `bash FILE` would have ended "
+                "there with 143. End a command with `exit N`")
+
 FALLBACK_ENDS = {
     Reason.SENTINEL: "no shell integration: the end and the exit code came from a marked status echo "
     "typed after the command",
@@ -233,6 +238,7 @@ class Command:
     healing: str | None = None  # the reason given to the heal line typed for this command
     exit_word_end: int | None = None  # where the shell's own word on exit ends in the capture (X)
     held: bytes = b""  # output that may be the shell's word on exit, not passed on yet
+    term_ignored: bool = False  # the interactive shell was sent SIGTERM and went on (T)
 
 
 class CommandTracker:
@@ -459,6 +465,12 @@ class CommandTracker:
     def _command_started(self, now: float, mark: object) -> list[Action]:
         self._enter(Phase.RUNNING)
         self.screen.reset()
+        return []
+
+    def _term_ignored(self, now: float, mark: object) -> list[Action]:
+        """RUNNING, T: the command sent its shell SIGTERM (`kill $$`), which an interactive shell
+        ignores, as at a terminal; said in the result, since `bash -c` would have ended there."""
+        self.command.term_ignored = True
         return []
 
     def _command_ended(self, now: float, mark: object) -> list[Action]:
@@ -805,6 +817,8 @@ class CommandTracker:
             message = f"{message or 'the command ended'}, but its exit code could not be recovered"
         elif exit_code != 0:
             message = f"{message}; {exit_sentence(exit_code)}" if message else exit_sentence(exit_code)
+        if self.command.term_ignored:
+            message = f"{message}; {TERM_IGNORED}" if message else TERM_IGNORED
         return [Decision(Status.COMPLETED, reason, exit_code, self.strategy, message)]
 
     def _completed_by_status_file(self, now: float, exit_code: int) -> list[Action]:
@@ -880,7 +894,7 @@ def _exit_code(args: tuple[str, ...]) -> int | None:
 
 
 Handler = Callable[[CommandTracker, float, object], list[Action]]
-_MARK_KINDS = frozenset("ABCDRX")
+_MARK_KINDS = frozenset("ABCDRTX")
 S, T, R, F, D = Phase.STARTING, Phase.TYPED, Phase.RUNNING, Phase.FETCHING, Phase.DONE
 
 # (phase, event) -> the method that handles it.
@@ -894,6 +908,7 @@ HANDLERS: dict[tuple[Phase, str], Handler] = {
     (R, "mark A"): CommandTracker._prompt_back,
     (R, "mark B"): CommandTracker._prompt_back,
     (R, "mark X"): CommandTracker._exit_word_ends,
+    (R, "mark T"): CommandTracker._term_ignored,
     (F, "mark D"): CommandTracker._status_answered,
     (D, "mark A"): CommandTracker._between_commands,
     (D, "mark B"): CommandTracker._between_commands,
@@ -915,6 +930,7 @@ HANDLERS: dict[tuple[Phase, str], Handler] = {
 # The pairs ignored on purpose, and why. (None, kind): in every phase without a handler.
 IGNORED: dict[tuple[Phase | None, str], str] = {
     (None, "mark other"): "E, P, F, G and the rest: the integration's, or a theme's, never needed to decide",
+    (None, "mark T"): "a SIGTERM the shell ignored outside the command is no command's to report",
     (S, "mark A"): "the prompt starts drawing; its B is what says it waits",
     (S, "mark C"): "a mark of the command before, late: nothing was typed yet",
     (S, "mark D"): "the end mark of the command before, late (a stopped command's D;130)",

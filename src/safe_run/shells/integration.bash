@@ -45,6 +45,18 @@ __sr_on_exit() {
 }
 builtin trap '__sr_on_exit; builtin eval -- "$__sr_exit_trap"' EXIT
 
+# An interactive bash ignores SIGTERM, at a terminal too: a command's `kill $$` does not end it,
+# where `bash -c` would end with 143. A trap that does no more keeps that, and says so (T) for the
+# result to tell. A TERM trap of the user's files is theirs, and kept.
+__sr_trap_term() {
+    builtin local __sr_text= __sr_file="${__sr_cmd%/*}/term-trap"
+    { builtin trap -p TERM >|"$__sr_file"; } 2>/dev/null && builtin read -r -d '' __sr_text <"$__sr_file"
+    if [[ -z $__sr_text || $__sr_text == *__sr_mark* ]]; then
+        builtin trap '__sr_mark T' TERM
+    fi
+}
+__sr_trap_term
+
 # Run before the command: C marks where its output begins.
 __sr_start() {
     __sr_running=1

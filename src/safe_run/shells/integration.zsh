@@ -14,6 +14,14 @@ __sr_mark() {
 
 typeset -g __sr_running=
 
+# An interactive zsh ignores SIGTERM, at a terminal too: a command's `kill $$` does not end it,
+# where `zsh -c` would end with 143. A trap that does no more keeps that, and says so (T) for the
+# result to tell. A TRAPTERM function of the user's files is theirs, and kept (a `trap ... TERM`
+# string is not looked for: that would cost a fork at every start).
+if (( ! ${+functions[TRAPTERM]} )); then
+    builtin trap '__sr_mark T' TERM
+fi
+
 # Typed by safe-run right before the command: C marks where its output begins.
 __sr_start() {
     if [[ -n $__sr_comments ]]; then
