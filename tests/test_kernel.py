@@ -10,6 +10,7 @@ import os
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -469,3 +470,30 @@ def _in_session_as(session: int, comm: str) -> bool:
             if info.session == session and info.comm == comm:
                 return True
     return False
+
+
+def test_a_process_is_named_by_what_it_runs_now_or_ran_when_it_ended() -> None:
+    """A subshell listed as `bash` that has become `sleep` is reported as `sleep`, also once it
+    has ended and waits to be collected; a pid given to another process keeps the name seen."""
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        seen = parse_stat(Path(f"/proc/{child.pid}/stat").read_text())
+        read_end, write_end = os.pipe()
+        try:
+            observer = KernelObserver(read_end, os.getpid())
+            listed_as_bash = ProcessInfo(child.pid, "bash", "S", seen.pgrp, seen.session, start=seen.start)
+            assert observer.name_now(listed_as_bash) == "sleep"
+            child.kill()
+            deadline = time.monotonic() + 5
+            while Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            assert observer.name_now(listed_as_bash) == "sleep", "an ended process keeps its name"
+            another = ProcessInfo(child.pid, "bash", "S", seen.pgrp, seen.session, start=seen.start + 1)
+            assert observer.name_now(another) == "bash"
+        finally:
+            os.close(read_end)
+            os.close(write_end)
+    finally:
+        child.kill()
+        child.wait()

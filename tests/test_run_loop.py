@@ -201,6 +201,9 @@ class FakeObserver:
     def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
         return []
 
+    def name_now(self, process: ProcessInfo) -> str:
+        return process.comm
+
 
 class WroteJustBefore(FakeObserver):
     """The kernel's answers, where the command's last words and its end reach the terminal just

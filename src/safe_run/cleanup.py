@@ -179,7 +179,7 @@ class Reaper:
         for process in processes:
             if process.pid not in self._not_reported:
                 self._not_reported.add(process.pid)
-                killed.append(Killed(pid=process.pid, command=process.comm))
+                killed.append(Killed(pid=process.pid, command=self._kernel.name_now(process)))
         return killed
 
     def _foreground_pgrp(self) -> int | None:

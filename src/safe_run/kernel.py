@@ -58,6 +58,8 @@ class ObserverLike(Protocol):
 
     def run_processes(self, new_only: bool = False) -> list[ProcessInfo]: ...
 
+    def name_now(self, process: ProcessInfo) -> str: ...
+
 
 class KernelObserver:
     """Asks /proc and the PTY master about the shell and whatever owns its terminal.
@@ -171,6 +173,13 @@ class KernelObserver:
         if not self._proc:
             return []
         return session_members(_scan_proc(), self._shell_pid, excluded={self._shell_pid, os.getpid()})
+
+    def name_now(self, process: ProcessInfo) -> str:
+        """What `process` runs now, or ran when it ended: a subshell seen as `bash` may have become
+        `sleep` since (an ended one keeps its name until it is collected). Its name when seen, once
+        it is collected or its pid was given to another."""
+        now = _read_stat(f"/proc/{process.pid}/stat") if self._proc else None
+        return now.comm if now is not None and now.start == process.start else process.comm
 
     def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
         """Every live process the run started but the shell: its session, and what left it.
