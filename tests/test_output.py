@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from safe_run.output import Chunks, HeadTail, clean, cleaned_size
+from safe_run.output import Chunks, HeadTail, clean, cleaned_size, shown
 
 
 def marker(dropped: int) -> str:
@@ -537,3 +537,27 @@ def test_chunks_keep_head_and_tail_between_takes() -> None:
     chunks.write(b"x" * 10_000)
     text, dropped = chunks.take()
     assert dropped == 10_000 - 1024 and "omitted" in text
+
+
+# ---- a full-screen program's drawing, as its screen ----------------------------------------------
+
+FULL_SCREEN = b"\x1b[?1049h\x1b[H\x1b[2Jtitle\x1b[3;1Hthird row\x1b[1;1Hfirst\x1b[3;7Hrow!"
+
+
+def test_a_full_screen_drawing_is_its_last_screen_as_lines() -> None:
+    assert shown(b"before\r\n" + FULL_SCREEN, (20, 5)) == "before\nfirst\n\nthird row!\n"
+    assert shown(b"before" + FULL_SCREEN + b"\x1b[?1049lafter\r\n", (20, 5)) == "before\nfirst\n\nthird row!\nafter\n"
+    assert shown(b"no screen\r\n", (20, 5)) == clean(b"no screen\r\n")
+
+
+def test_a_piece_on_the_full_screen_is_the_whole_screen_not_what_was_redrawn() -> None:
+    screen = ["first", "", "third row!"]
+    chunks = Chunks(1000, (20, 5), lambda: screen)
+    chunks.write(b"before\r\n" + FULL_SCREEN)
+    assert chunks.take() == ("before\nfirst\n\nthird row!\n", 0)
+    assert chunks.take() == ("", 0), "nothing new: nothing to show"
+    chunks.write(b"\x1b[3;1HTHIRD")
+    screen[2] = "THIRD row!"
+    assert chunks.take() == ("first\n\nTHIRD row!\n", 0)
+    chunks.write(b"\x1b[?1049lback\r\n")
+    assert chunks.take()[0].endswith("back\n")

@@ -29,6 +29,20 @@ def emulate(data: bytes, columns: int, rows: int) -> tuple[str, str, int, int]:
     return screen.display[screen.cursor.y], upto, screen.cursor.y, min(screen.cursor.x, columns - 1)
 
 
+def screen_lines(data: bytes, columns: int, rows: int) -> list[str]:
+    """The rows a blank screen of `columns` x `rows` shows after `data`, blanks at their ends and
+    empty rows at the bottom left out."""
+    screen = _Screen(columns, rows)
+    try:
+        pyte.ByteStream(screen).feed(data)
+    except Exception:  # noqa: BLE001 - hostile bytes: what was drawn so far stands
+        pass
+    lines = [row.rstrip() for row in screen.display]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 # pyte's colour names, as SGR numbers for the foreground (the background adds 10).
 _COLOURS = {"black": 30, "red": 31, "green": 32, "brown": 33, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36,
             "white": 37}

@@ -30,6 +30,7 @@ UTF-8), never in raw terminal bytes, so a reader can compare it with the text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from . import escapes
 from .escapes import c1_as_esc, partial_char
@@ -95,6 +96,39 @@ def clean(raw: bytes) -> str:
     if "\r" in text or "\x08" in text or "\x1b" in text:
         text = _render_overprinted(text)
     return text
+
+
+def shown(raw: bytes, screen: tuple[int, int] | None) -> str:
+    """`clean(raw)`, except that what a full-screen program drew on the alternate screen is its
+    last screen there, as lines, on a terminal of `screen` (columns, rows): run together, its
+    drawing would be one long line of what each redraw left (vim: thousands of characters)."""
+    if screen is None or escapes.ALTERNATE_SWITCH.search(raw) is None:
+        return clean(raw)
+    pieces: list[str] = []
+    main_from: int | None = 0  # where the main screen's bytes began; None while on the alternate one
+    drawn_from = 0
+    for switch in escapes.ALTERNATE_SWITCH.finditer(raw):
+        if switch.group(1) == b"h" and main_from is not None:
+            pieces.append(clean(raw[main_from:switch.start()]))
+            main_from, drawn_from = None, switch.end()
+        elif switch.group(1) == b"l" and main_from is None:
+            pieces.append(_last_screen(raw[drawn_from:switch.start()], screen, pieces))
+            main_from = switch.end()
+    if main_from is None:
+        pieces.append(_last_screen(raw[drawn_from:], screen, pieces))
+    else:
+        pieces.append(clean(raw[main_from:]))
+    return "".join(pieces)
+
+
+def _last_screen(drawn: bytes, screen: tuple[int, int], before: list[str]) -> str:
+    from .emulator import screen_lines  # pyte: only for output that used the alternate screen
+
+    lines = screen_lines(drawn, *screen)
+    if not lines:
+        return ""
+    start = "\n" if before and before[-1] and not before[-1].endswith("\n") else ""
+    return start + "\n".join(lines) + "\n"
 
 
 def cleaned_size(raw: bytes) -> int:
@@ -256,9 +290,14 @@ class HeadTail:
     character: cutting further to a line could hide all of it when the output has very long lines.
     """
 
-    def __init__(self, head_bytes: int, tail_bytes: int, raw_per_text: int = _RAW_PER_TEXT_BYTE) -> None:
+    def __init__(
+        self, head_bytes: int, tail_bytes: int, raw_per_text: int = _RAW_PER_TEXT_BYTE,
+        screen: tuple[int, int] | None = None,
+    ) -> None:
+        """`screen`: the terminal's columns and rows, for a full-screen program's last screen (`shown`)."""
         if head_bytes < 0 or tail_bytes < 0:
             raise ValueError("head_bytes and tail_bytes must not be negative")
+        self._screen = screen
         self._head_text = head_bytes
         self._tail_text = tail_bytes
         self._head_limit = head_bytes * raw_per_text
@@ -337,15 +376,15 @@ class HeadTail:
 
     def _cut(self) -> tuple[str, str, int]:
         if self._total <= self._head_limit + self._tail_limit:
-            return clean(bytes(self._head + self._tail)), "", 0
+            return shown(bytes(self._head + self._tail), self._screen), "", 0
         cut = len(self._tail) - self._tail_limit
         window = bytes(self._tail[cut:])
         before = (bytes(self._head[-_SEAM:]) + bytes(self._tail[max(0, cut - _SEAM) : cut]))[-_SEAM:]
         start = _cut_fragment_length(before, window)
-        head = clean(_without_partial_char(bytes(self._head)))
+        head = shown(_without_partial_char(bytes(self._head)), self._screen)
         omitted = bytes(self._tail[:cut]) + window[:start]
         dropped = self._omitted.total(omitted)
-        tail = clean(window[start:])
+        tail = shown(window[start:], self._screen)
         if tail.startswith("\n") and not (omitted or bytes(self._head)).endswith(b"\n"):
             tail, dropped = tail[1:], dropped + 1  # the end of the last line dropped, not a blank line
         return head, tail, dropped
@@ -419,23 +458,40 @@ class Chunks:
     A piece never ends inside a character or an escape sequence: an unfinished one waits for the
     next write, so no piece shows replacement characters or escape fragments. Between takes at
     most `limit` bytes are kept, the first and last halves, like the whole output.
+
+    With `screen` (the terminal's columns and rows) a full-screen program's drawing is its last
+    screen, as lines (see `shown`); a piece that begins and ends on the alternate screen holds
+    only what was redrawn since the last take, so it is the whole screen as `current` gives it.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(
+        self, limit: int, screen: tuple[int, int] | None = None, current: Callable[[], list[str]] | None = None,
+    ) -> None:
         self._limit = limit
+        self._screen = screen
+        self._current = current
         self._pending = self._fresh()
         self._carry = b""
+        self._alternate = False  # the stream is on the alternate screen now
+        self._began_on_alternate = False  # ... and was when the piece began
 
     def write(self, data: bytes) -> None:
         data = self._carry + data
         end = len(data) - escapes.unfinished_length(data, _SEAM)
         self._pending.write(data[:end])
         self._carry = data[end:]
+        if self._screen is not None and b"\x1b[?" in data:
+            for switch in escapes.ALTERNATE_SWITCH.finditer(data, 0, end):
+                self._alternate = switch.group(1) == b"h"
 
     def take(self) -> tuple[str, int]:
         """The cleaned text since the last take, and how many bytes of it were dropped."""
         pending, self._pending = self._pending, self._fresh()
+        began, self._began_on_alternate = self._began_on_alternate, self._alternate
+        if began and self._alternate and self._current is not None and pending.total:
+            lines = self._current()
+            return ("\n".join(lines) + "\n" if lines else ""), 0
         return pending.text(), pending.dropped
 
     def _fresh(self) -> HeadTail:
-        return HeadTail(self._limit // 2, self._limit - self._limit // 2)
+        return HeadTail(self._limit // 2, self._limit - self._limit // 2, screen=self._screen)

@@ -736,7 +736,8 @@ def _config(nonce: str, lines: Lines, request: RunRequest, exit_word: bytes = b"
 
 
 def _capture(request: RunRequest) -> HeadTail:
-    return HeadTail(request.max_output // 2, request.max_output - request.max_output // 2)
+    rows, columns = request.size
+    return HeadTail(request.max_output // 2, request.max_output - request.max_output // 2, screen=(columns, rows))
 
 
 def _first_strategy(requested: str, integrated: bool) -> Strategy:

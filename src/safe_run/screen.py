@@ -112,6 +112,12 @@ class ScreenTail:
 
         return redraw(self._screen_bytes(), self._columns, self._rows, rows, columns, self._alternate)
 
+    def lines(self) -> list[str]:
+        """The screen now shown, as lines: a full-screen program's, for a caller who reads text."""
+        from .emulator import screen_lines  # pyte: only when asked
+
+        return screen_lines(self._screen_bytes(), self._columns, self._rows)
+
     def resize(self, rows: int, columns: int) -> None:
         """The terminal has a new size: what is emulated from now on is drawn at it."""
         self._rows, self._columns = rows, columns

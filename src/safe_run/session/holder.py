@@ -37,6 +37,7 @@ from ..interrupts import Wakeup
 from ..output import Chunks
 from ..recording import FILE_NAME as RECORDING_FILE, Recording
 from ..request import RunRequest, timers_from_dict
+from ..screen import ScreenTail
 from ..result import Killed, Reason, Result, Status, error_result
 from ..runner import CommandRefused, Run, RunFailed
 from ..shells import ShellNotFound
@@ -96,7 +97,8 @@ class Holder:
         self._next: tuple[RunRequest, str] | None = None
         self._last: Result | None = None
         self._listed: tuple[str | None, str | None] | None = None  # the shell's cwd and program, as last written
-        self.chunks = Chunks(request.max_output)
+        self._screen: ScreenTail | None = None  # the run's, once it has started
+        self.chunks = self._chunks(request)
         self.final: Result | None = None
         self.typist: Typist | None = None
         self.handed_out = False  # a caller was given the session id, so the session must outlive the command
@@ -200,7 +202,7 @@ class Holder:
                 continue
             self.current = self._new_command(request.command)
             self.request = request
-            self.chunks = Chunks(request.max_output)
+            self.chunks = self._chunks(request)
             run.set_output(self.chunks.write)
             return True
 
@@ -307,9 +309,16 @@ class Holder:
             why = f"was idle for {self._idle_limit:g} s and closed itself"
         return why
 
+    def _chunks(self, request: RunRequest) -> Chunks:
+        """The output of one command between answers; a full-screen program's as its screen."""
+        rows, columns = request.size
+        return Chunks(request.max_output, (columns, rows), lambda: [] if self._screen is None else self._screen.lines())
+
     def _start(self, workdir: Path) -> Run | None:
         try:
-            return Run(self.request, workdir, self._clock, on_output=self.chunks.write, audience=self.onlookers)
+            run = Run(self.request, workdir, self._clock, on_output=self.chunks.write, audience=self.onlookers)
+            self._screen = run.tracker.screen
+            return run
         except CommandRefused as refused:
             self.final = refused.result
         except (ShellNotFound, TerminalError, RunFailed) as exc:
