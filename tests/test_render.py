@@ -363,6 +363,17 @@ def test_pieces_leave_out_a_last_line_the_result_does_not_have() -> None:
     assert pieces.take_rest("out\nno newline") == ("no newline", 0)
 
 
+@pytest.mark.parametrize("back", [b"\x1b[1G", b"\x1b[0K\x1b[1G", b"\x1b[12D"])
+def test_a_spinner_that_moves_back_along_its_line_shows_only_its_last_frame(back: bytes) -> None:
+    """npm draws each frame of its spinner after `ESC[1G`: no frame is a line of its own in a pipe."""
+    pieces = Pieces(1024, hold=1.0)
+    for frame, at in (("\u2838", 0.0), ("\u283c", 1.5), ("\u2834", 3.0)):
+        pieces.write(back + frame.encode() + b" idealTree", now=at)
+        assert pieces.take(at + 1.2) is None, "a frame is held until the line ends"
+    pieces.write(back + b"added 3 packages\x1b[K\n", now=4.0)
+    assert pieces.take(4.0) == ("added 3 packages\n", 0)
+
+
 def test_pieces_bound_what_they_hold() -> None:
     pieces = Pieces(1024)
     pieces.write(b"x" * (PARTIAL_LIMIT + 1), now=0.0)

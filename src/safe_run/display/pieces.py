@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..escapes import unfinished_length
 from ..output import Chunks, clean
 
@@ -13,6 +15,10 @@ OUTPUT_INTERVAL = 0.1
 PARTIAL_HOLD = 1.0
 # ... and is let through when it grows this long anyway.
 PARTIAL_LIMIT = 64 * 1024
+# What takes the cursor back along its line to draw over it: a carriage return, a backspace, a
+# move to a column or to the left, an erase of the line, a saved position restored (spinners:
+# npm's draws each frame after `ESC[1G`).
+_OVERWRITES = re.compile(rb"[\r\x08]|\x1b\[[0-9;]*[GDK`]|\x1b[78]")
 
 
 class Pieces:
@@ -20,8 +26,8 @@ class Pieces:
 
     Cleaning a piece on its own cannot see a carriage return's effect on the piece before it, so
     a line still being written waits for its newline. A plain partial line (a prompt, "Building...
-    ") is let through after `hold` seconds; one that overwrites itself (`\r` or backspace: a
-    progress bar) waits for its newline, up to `PARTIAL_LIMIT` bytes, so that only its last frame
+    ") is let through after `hold` seconds; one that overwrites itself (`\r`, backspace, a move
+    back along the line: a progress bar, a spinner) waits for its newline, up to `PARTIAL_LIMIT` bytes, so that only its last frame
     is written, as in the JSON output. When a line that was let through is overwritten after all,
     what it became is written whole on a line of its own: a pipe cannot take back what it carried.
     """
@@ -51,7 +57,7 @@ class Pieces:
             if self._partial_since is None:
                 self._partial_since = now
             self._partial += data
-            self._overwrites = self._overwrites or b"\r" in data or b"\x08" in data
+            self._overwrites = self._overwrites or _OVERWRITES.search(data) is not None
             if len(self._partial) > PARTIAL_LIMIT:
                 self._release()
 
@@ -97,7 +103,7 @@ class Pieces:
         self._shown += data[:cut]
         del self._partial[:cut]
         self._partial_since = None if not self._partial else self._partial_since
-        self._overwrites = b"\r" in self._partial or b"\x08" in self._partial
+        self._overwrites = _OVERWRITES.search(self._partial) is not None
         self._ready = True
 
     def _end_line(self, rest: bytes) -> None:
