@@ -6,6 +6,7 @@ for processes are bounded loops on real state (a pid file, a process gone), neve
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -102,6 +103,73 @@ def test_tools_are_listed_with_their_schemas(server: Server) -> None:
             assert tool.input_schema["type"] == "object" and tool.output_schema is not None
         assert tools["run"].input_schema["required"] == ["command"]
         assert "running" in tools["run"].output_schema["properties"]["status"]["enum"]
+
+    drive(test)
+
+
+def test_every_tool_has_a_title_and_says_what_it_does_to_the_world(server: Server) -> None:
+    """A host that confirms destructive tools must not ask before each `poll`."""
+    async def test() -> None:
+        async with server.client() as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        hints = {name: (tool.annotations.read_only_hint, tool.annotations.destructive_hint,
+                        tool.annotations.idempotent_hint) for name, tool in tools.items() if tool.annotations}
+        assert hints == {
+            "run": (False, True, False), "send": (False, True, False), "poll": (True, False, False),
+            "sessions": (True, False, True), "stop": (False, True, True), "close": (False, True, True),
+        }
+        assert all(tool.title for tool in tools.values())
+        send = tools["send"].input_schema["properties"]
+        assert all(send[name].get("description") for name in ("text", "keys", "enter"))
+
+    drive(test)
+
+
+def test_schemas_give_one_type_each(server: Server) -> None:
+    """Hosts with strict checks (the Inspector's) take no list of types such as ["string", "null"]."""
+    def lists(schema: object) -> list[object]:
+        if isinstance(schema, dict):
+            found = [schema] if isinstance(schema.get("type"), list) else []
+            return found + [item for value in schema.values() for item in lists(value)]
+        if isinstance(schema, list):
+            return [item for value in schema for item in lists(value)]
+        return []
+
+    async def test() -> None:
+        async with server.client() as session:
+            tools = (await session.list_tools()).tools
+        assert [found for tool in tools for found in lists([tool.input_schema, tool.output_schema])] == []
+
+    drive(test)
+
+
+def test_null_for_an_optional_argument_is_its_default(server: Server) -> None:
+    """Adapters send every optional argument, null when it was not given."""
+    async def test() -> None:
+        async with server.client() as session:
+            nulls = {"fresh": None, "shell_name": None, "timeout": None, "yield_after": None, "cwd": None, "env": None}
+            assert (await call(session, "run", {"command": "echo ok", **nulls}))["output"] == "ok\n"
+            asked = await call(session, "run", {"command": "read -p 'go? ' x; echo got $x", "fresh": None})
+            assert asked["status"] == "input_required", asked
+            done = await call(session, "send", {"session_id": asked["session_id"], "text": "yes", "keys": None,
+                                                "enter": None, "wait": None})
+            if done["status"] != "completed":
+                done = await call(session, "poll", {"session_id": asked["session_id"], "wait": 10})
+            assert done["output"].endswith("got yes\n"), done
+
+    drive(test)
+
+
+def test_the_text_has_the_summary_and_output_then_the_rest_of_the_result(server: Server, tmp_path: Path) -> None:
+    """For hosts that pass on only text: cwd and shell_name are there too."""
+    async def test() -> None:
+        async with server.client() as session:
+            answer = await session.call_tool("run", {"command": f"cd {tmp_path}; echo hi"})
+        summary, rest = (item.text for item in answer.content)  # type: ignore[union-attr]
+        assert summary == "completed, exit code 0\nhi\n"
+        fields = json.loads(rest)
+        assert "output" not in fields and fields["cwd"] == str(tmp_path) and fields["shell_name"].startswith("mcp-")
+        assert answer.structured_content is not None and answer.structured_content["output"] == "hi\n"
 
     drive(test)
 

@@ -18,6 +18,7 @@ closed and the sessions it started are stopped, except those of named shells.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -55,7 +56,8 @@ CLOSE_RETRY_S = 0.2
 # How long a cancelled call waits for its command to be stopped before it lets go.
 STOP_BOUND_S = 15.0
 
-_NULLABLE_STRING = {"type": ["string", "null"]}
+# One type a schema, for hosts whose checks take no list of types (`["string", "null"]`).
+_NULLABLE_STRING = {"anyOf": [{"type": "string"}, {"type": "null"}]}
 _NUMBER = {"type": "number", "minimum": 0}
 
 RESULT_SCHEMA: dict[str, Any] = {
@@ -65,9 +67,9 @@ RESULT_SCHEMA: dict[str, Any] = {
     "properties": {
         "schema_version": {"const": SCHEMA_VERSION},
         "status": {"enum": [status.value for status in Status]},
-        "exit_code": {"type": ["integer", "null"]},
-        "strategy": {"enum": [*(strategy.value for strategy in Strategy), None]},
-        "completion_reason": {"enum": [*(reason.value for reason in Reason), None]},
+        "exit_code": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "strategy": {"anyOf": [{"enum": [strategy.value for strategy in Strategy]}, {"type": "null"}]},
+        "completion_reason": {"anyOf": [{"enum": [reason.value for reason in Reason]}, {"type": "null"}]},
         "command": _NULLABLE_STRING,
         "output": {"type": "string"},
         "output_truncated": {"type": "boolean"},
@@ -96,6 +98,12 @@ _WAIT = {**_NUMBER, "description": "Wait up to this many seconds for the command
 TOOLS = [
     types.Tool(
         name="run",
+        title="Run a shell command",
+        # It runs anything: destructive, and reaching the world, as the spec's defaults say.
+        annotations=types.ToolAnnotations(
+            title="Run a shell command", read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+            open_world_hint=True,
+        ),
         description=(
             "Run a shell command and get an honest result: status, exit code, clean output. By default it runs "
             "in this connection's persistent shell, so cd, variables and venvs persist; `fresh: true` runs it in "
@@ -130,6 +138,11 @@ TOOLS = [
     ),
     types.Tool(
         name="poll",
+        title="Poll a session",
+        annotations=types.ToolAnnotations(
+            title="Poll a session", read_only_hint=True, destructive_hint=False, idempotent_hint=False,
+            open_world_hint=False,
+        ),
         description="New output of a running command and where it stands; its final result once it ended.",
         input_schema={
             "type": "object", "required": ["session_id"], "additionalProperties": False,
@@ -139,6 +152,12 @@ TOOLS = [
     ),
     types.Tool(
         name="send",
+        title="Type into a session",
+        # What is typed is the command's to act on: as open and as destructive as `run`.
+        annotations=types.ToolAnnotations(
+            title="Type into a session", read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+            open_world_hint=True,
+        ),
         description=(
             "Type text (and Enter) into a session's command while it reads its terminal, and/or press keys "
             "(ctrl-<letter>, enter, tab, esc, up, down, ...); answers like poll. A text ending in one "
@@ -148,9 +167,20 @@ TOOLS = [
             "type": "object", "required": ["session_id"], "additionalProperties": False,
             "properties": {
                 "session_id": _SESSION_ID,
-                "text": {"type": "string"},
-                "keys": {"type": "array", "items": {"type": "string"}},
-                "enter": {"type": "boolean", "default": True},
+                "text": {
+                    "type": "string",
+                    "description": "Text to type, typed only while the command reads its terminal (else refused, "
+                                   "and said why).",
+                },
+                "keys": {
+                    "type": "array", "items": {"type": "string"},
+                    "description": "Keys to press after the text, by name: ctrl-c, ctrl-d (end of input), enter, tab, "
+                                   "esc, up, down, left, right, backspace, ...",
+                },
+                "enter": {
+                    "type": "boolean", "default": True,
+                    "description": "Press Enter after the text (false: the text alone, one key for a key-reading prompt).",
+                },
                 "wait": {**_WAIT, "default": 1.0},
             },
         },
@@ -158,6 +188,11 @@ TOOLS = [
     ),
     types.Tool(
         name="stop",
+        title="Stop a session",
+        annotations=types.ToolAnnotations(
+            title="Stop a session", read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+            open_world_hint=False,
+        ),
         description="End a session's command and everything it started; its final result.",
         input_schema={
             "type": "object", "required": ["session_id"], "additionalProperties": False,
@@ -167,6 +202,11 @@ TOOLS = [
     ),
     types.Tool(
         name="close",
+        title="Close a named shell",
+        annotations=types.ToolAnnotations(
+            title="Close a named shell", read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+            open_world_hint=False,
+        ),
         description="End the named persistent shell and everything it started; its last result, with what was ended.",
         input_schema={
             "type": "object", "required": ["shell_name"], "additionalProperties": False,
@@ -176,6 +216,11 @@ TOOLS = [
     ),
     types.Tool(
         name="sessions",
+        title="List sessions and shells",
+        annotations=types.ToolAnnotations(
+            title="List sessions and shells", read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+            open_world_hint=False,
+        ),
         description="This user's persistent shells and sessions, running and finished: id, status, age, command.",
         input_schema={"type": "object", "additionalProperties": False, "properties": {}},
         output_schema=SESSIONS_SCHEMA,
@@ -259,7 +304,9 @@ def _string(arguments: dict[str, Any], key: str, required: bool = False) -> str 
 
 
 def _seconds(arguments: dict[str, Any], key: str, default: float | None) -> float | None:
-    value = arguments.get(key, default)
+    value = arguments.get(key)
+    if value is None:
+        value = default
     try:
         return calls.seconds(value, key)
     except (TypeError, ValueError) as exc:
@@ -267,7 +314,9 @@ def _seconds(arguments: dict[str, Any], key: str, default: float | None) -> floa
 
 
 def _flag(arguments: dict[str, Any], key: str, default: bool) -> bool:
-    value = arguments.get(key, default)
+    value = arguments.get(key)
+    if value is None:  # absent, or null, as adapters send every optional argument: the default
+        return default
     if not isinstance(value, bool):
         raise BadArguments(f"{key!r} must be true or false")
     return value
@@ -286,8 +335,14 @@ def _summary(result: Result) -> str:
 
 
 def _answer(result: Result) -> types.CallToolResult:
+    """The result as structured content, and as text: a summary line with the output, for a model
+    to read, then the structured content serialized (as the spec asks of a tool that returns it),
+    less the output already given, for hosts that pass on only text (cwd, shell_name, killed)."""
+    structured = result.to_dict()
+    rest = json.dumps({key: value for key, value in structured.items() if key != "output"}, separators=(",", ":"))
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=_summary(result))], structured_content=result.to_dict()
+        content=[types.TextContent(type="text", text=_summary(result)), types.TextContent(type="text", text=rest)],
+        structured_content=structured,
     )
 
 
@@ -555,7 +610,7 @@ class Tools:
     ) -> types.CallToolResult:
         session_id = _string(arguments, "session_id", required=True) or ""
         text = _string(arguments, "text")
-        keys = arguments.get("keys", [])
+        keys = arguments.get("keys") or []
         if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
             raise BadArguments("'keys' must be a list of key names")
         enter = _flag(arguments, "enter", True)
