@@ -200,3 +200,9 @@ def test_the_mcp_verb_without_the_sdk_says_what_to_install() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 125
     assert proc.stderr.strip().splitlines() == ["safe-run: safe-run mcp needs the MCP SDK: pip install 'safe-run[mcp]'"]
+
+
+def test_a_command_over_one_mib_is_refused_before_anything_runs() -> None:
+    """The same limit as the command line's and the MCP server's."""
+    with pytest.raises(ValueError, match="a command may have at most 1048576"):
+        safe_run.run("echo " + "x" * (1024 * 1024))

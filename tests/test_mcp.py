@@ -280,6 +280,21 @@ def test_a_command_waiting_does_not_hold_up_another_call(server: Server, tmp_pat
     assert order == ["quick\n", "completed"]
 
 
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_command_over_the_limit_is_refused_at_once(server: Server, fresh: bool) -> None:
+    """The command line's limit, declared in the schema (maxLength), and a tool error saying so."""
+    async def test() -> None:
+        async with server.client() as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert tools["run"].input_schema["properties"]["command"]["maxLength"] == 1024 * 1024
+            answer = await session.call_tool("run", {"command": "echo " + "x" * (2 * 1024 * 1024), "fresh": fresh})
+            assert answer.is_error
+            assert "a command may have at most 1048576 (1 MiB)" in answer.content[0].text  # type: ignore[union-attr]
+            assert (await call(session, "run", {"command": "echo alive"}))["output"] == "alive\n"
+
+    drive(test)
+
+
 def test_malformed_arguments_are_tool_errors_and_the_server_stays_up(server: Server) -> None:
     async def test() -> None:
         async with server.client() as session:

@@ -27,6 +27,7 @@ pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'sa
 
 import anyio  # noqa: E402
 from mcp import ClientSession  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
@@ -324,6 +325,18 @@ def test_a_stop_signal_ends_the_server_quickly_and_quietly(served: HttpServer) -
     assert served.stop() == 128 + signal.SIGTERM
     assert time.monotonic() - started < 3.0
     assert "Traceback" not in served.stderr.read_text() and "Error" not in served.stderr.read_text()
+
+
+def test_a_command_too_long_and_a_body_too_large_are_answered_and_the_session_goes_on(served: HttpServer) -> None:
+    async def test() -> None:
+        async with served.client() as session:
+            long = await session.call_tool("run", {"command": "echo " + "x" * (1024 * 1024)})
+            assert long.is_error and "a command may have at most 1048576" in long.content[0].text  # type: ignore[union-attr]
+            with pytest.raises(MCPError, match="this server takes at most"):
+                await session.call_tool("run", {"command": "echo " + "x" * (5 * 1024 * 1024)})
+            assert (await session.call_tool("run", {"command": "echo alive"})).structured_content["output"] == "alive\n"  # type: ignore[index]
+
+    drive(test)
 
 
 def test_the_server_is_not_dumpable() -> None:

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 STRATEGIES = STRATEGY_CHOICES
 DEFAULT_MAX_OUTPUT = 1024 * 1024
+# The longest command any front end takes, in bytes of UTF-8: far beyond a command line, and a
+# bound on what a holder is handed.
+MAX_COMMAND_BYTES = 1024 * 1024
 MIN_MAX_OUTPUT = 1024
 MAX_SECONDS = 1e9
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -44,7 +47,7 @@ DEFAULT_YIELD_AFTER_S = 30.0
 WARM_UP = "true"
 
 __all__ = [
-    "DEFAULT_IDLE_EXPIRE_S", "DEFAULT_MAX_OUTPUT", "DEFAULT_YIELD_AFTER_S", "ENV_NAME", "MAX_SECONDS",
+    "DEFAULT_IDLE_EXPIRE_S", "DEFAULT_MAX_OUTPUT", "MAX_COMMAND_BYTES", "DEFAULT_YIELD_AFTER_S", "ENV_NAME", "MAX_SECONDS",
     "MIN_MAX_OUTPUT", "STRATEGIES", "WARM_UP", "Scope",
 ]
 
@@ -79,6 +82,10 @@ def command(text: object) -> str:
         raise ValueError("the command contains a NUL byte, which no shell can run")
     if not text.strip():
         raise ValueError("no command given (an empty command runs nothing)")
+    size = len(text) if len(text) * 4 <= MAX_COMMAND_BYTES else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_COMMAND_BYTES:
+        raise ValueError(f"the command is {size} bytes, and a command may have at most {MAX_COMMAND_BYTES} (1 MiB); "
+                         "put a longer script in a file and run that")
     return text
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
+import re
 import socket
 import sys
 import threading
@@ -24,7 +26,7 @@ import anyio.to_thread
 import uvicorn
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .interrupts import Wakeup
@@ -40,6 +42,15 @@ PR_SET_DUMPABLE = 4
 GRACEFUL_S = 1.0
 # At a stop, the connections' shells are closed side by side, each waited for this long at most.
 CLOSE_ALL_S = 1.5
+# A request body larger than the transport takes is answered here, as JSON-RPC: the SDK's own
+# answer is an HTTP 413, which its client takes for the end of the whole session.
+MAX_BODY = DEFAULT_MAX_REQUEST_BODY_SIZE
+# Of such a body, this much of the start is kept to find the request's id; what is sent beyond
+# LONGEST_READ is not waited for (the connection is closed after the answer).
+ID_WINDOW = 4096
+LONGEST_READ = 64 * 1024 * 1024
+_REQUEST_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
+
 # Every call waits for its command in a worker thread; with anyio's default of 40, the 41st
 # client at once would wait for another's command to end.
 WORKER_THREADS = 256
@@ -114,6 +125,10 @@ class Gate:
         if origin is not None and origin not in self.origins:
             await _plain(send, 403, b"requests from that Origin are refused\n")
             return
+        length = _header(scope, b"content-length")
+        if scope["method"] == "POST" and length is not None and length.isdigit() and int(length) > MAX_BODY:
+            await _too_large(receive, send, int(length))
+            return
         key = _header(scope, MCP_SESSION_ID_HEADER.encode())
         if scope["method"] == "DELETE" and key:
             # The connection's shell is closed first: a close that failed is said, never reported done.
@@ -148,6 +163,31 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
         if key == name:
             return bytes(value)
     return None
+
+
+async def _too_large(receive: Receive, send: Send, length: int) -> None:
+    """A body beyond MAX_BODY: a JSON-RPC error for its request, found by the id at its start."""
+    start, taken = b"", 0
+    while taken < LONGEST_READ:
+        message = await receive()
+        body = message.get("body", b"")
+        taken += len(body)
+        if len(start) < ID_WINDOW:
+            start += body[: ID_WINDOW - len(start)]
+        if not message.get("more_body", False):
+            break
+    found = _REQUEST_ID.search(start)
+    answer = {
+        "jsonrpc": "2.0", "id": json.loads(found.group(1)) if found else None,
+        "error": {"code": -32600, "message": f"the request is {length} bytes; this server takes at most {MAX_BODY} "
+                                             "(a command may have at most 1 MiB)"},
+    }
+    body = json.dumps(answer).encode()
+    await send({
+        "type": "http.response.start", "status": 200,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+    })
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _plain(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:

@@ -116,7 +116,10 @@ TOOLS = [
             "required": ["command"],
             "additionalProperties": False,
             "properties": {
-                "command": {"type": "string", "minLength": 1, "description": "The command line, as typed in a shell."},
+                "command": {
+                    "type": "string", "minLength": 1, "maxLength": calls.MAX_COMMAND_BYTES,
+                    "description": "The command line, as typed in a shell (at most 1 MiB).",
+                },
                 "fresh": {"type": "boolean", "default": False, "description": "Run in a new shell, not the persistent one."},
                 "shell_name": {
                     "type": "string", "pattern": "^" + SHELL_NAME.pattern.removesuffix(r"\Z") + "$",

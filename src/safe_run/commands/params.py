@@ -17,9 +17,7 @@ from typing import BinaryIO
 
 import click
 
-# The longest command text taken from --command-file (or stdin): far more than any script a
-# caller types, small enough that reading it never strains memory.
-MAX_COMMAND_BYTES = 1024 * 1024
+from ..calls import MAX_COMMAND_BYTES  # what --command-file (or stdin) may hold, as every front end
 # select() and the clocks overflow somewhere above this; no wait needs more than ~31 years.
 MAX_SECONDS = 1e9
 
