@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'sa
 
 import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 
 import fastcli  # noqa: E402
 from conftest import shell_path  # noqa: E402
@@ -301,7 +303,7 @@ def test_malformed_arguments_are_tool_errors_and_the_server_stays_up(server: Ser
             for tool, arguments in [
                 ("run", {"command": 5}), ("run", {}), ("run", {"command": "true", "timeout": -1}),
                 ("poll", {}), ("poll", {"session_id": "nope"}), ("send", {"session_id": "0" * 24, "keys": "x"}),
-                ("stop", {"session_id": "0" * 24}), ("no-such-tool", {}),
+                ("stop", {"session_id": "0" * 24}),
             ]:
                 result = await session.call_tool(tool, arguments)
                 assert result.is_error, (tool, arguments)
@@ -309,6 +311,30 @@ def test_malformed_arguments_are_tool_errors_and_the_server_stays_up(server: Ser
             assert (await call(session, "run", {"command": "echo alive"}))["output"] == "alive\n"
 
     drive(test)
+
+
+def test_protocol_errors_are_json_rpc_errors(server: Server) -> None:
+    """An unknown tool is the spec's -32602, not a tool's result; a line that is not JSON gets -32700."""
+    async def test() -> None:
+        async with server.client() as session:
+            with pytest.raises(MCPError) as raised:
+                await session.call_tool("no-such-tool", {})
+            assert raised.value.code == -32602 and "the tools are run, poll" in raised.value.error.message
+            assert (await call(session, "run", {"command": "echo alive"}))["output"] == "alive\n"
+
+    drive(test)
+    params = server.params()
+    done = subprocess.run([params.command, *params.args], input=b"not json\n\n", capture_output=True, env=params.env,
+                          cwd=params.cwd, timeout=BOUND_S)
+    assert json.loads(done.stdout) == {"jsonrpc": "2.0", "id": None,
+                                       "error": {"code": -32700, "message": "Parse error: not JSON"}}
+
+
+def test_a_usage_error_of_the_server_writes_nothing_on_its_stdout(server: Server) -> None:
+    params = server.params()
+    done = subprocess.run([params.command, *params.args, "--bogus"], capture_output=True, env=params.env,
+                          cwd=params.cwd, timeout=BOUND_S, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and done.stdout == b"" and b"No such option '--bogus'" in done.stderr
 
 
 def test_a_client_that_goes_away_leaves_nothing_running(server: Server, tmp_path: Path) -> None:

@@ -167,6 +167,16 @@ def test_without_the_right_token_a_request_is_refused_and_does_nothing(served: H
     drive(test)
 
 
+def test_oauth_discovery_finds_nothing_and_a_refusal_names_the_bearer_token(served: HttpServer) -> None:
+    """Clients probe OAuth's metadata after a 401: a 404 there says there is none, and the 401's
+    challenge says which token to send."""
+    for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+                 "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+        assert raw(served.address, "GET", path)[0] == 404, path
+    status, headers, _ = raw(served.address, "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert status == 401 and "SAFE_RUN_MCP_TOKEN or --token-file" in headers["www-authenticate"]
+
+
 def test_a_foreign_host_is_refused_and_health_says_nothing(served: HttpServer) -> None:
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     assert raw(served.address, "POST", "/mcp", ping, {**bearer(TOKEN), "Host": "attacker.example"})[0] == 421

@@ -20,7 +20,7 @@ import os
 import sys
 
 from . import __version__
-from .verbs import GROUP_OPTIONS, RUN, VERBS, VERSION_ONLY
+from .verbs import GROUP_OPTIONS, RUN, SERVER_VERB, VERBS, VERSION_ONLY
 
 # Not from typing, which alone takes a tenth of the import time; type checkers know the name.
 TYPE_CHECKING = False
@@ -69,6 +69,8 @@ def _fail(message: str, argv: list[str], status: int, hint: str | None = None) -
     from .result import error_result
 
     _say(message + (f" (try '{hint}')" if hint else ""))
+    if argv[:1] == [SERVER_VERB]:
+        return status  # the MCP server's stdout is the protocol's: nothing else goes there
     output_format = _format_from_argv(argv)
     # jsonl only means something to the run verb: the others answer a refused one like auto.
     accepted = FORMATS if _is_run(argv) else SINGLE_ANSWER_FORMATS

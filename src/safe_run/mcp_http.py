@@ -34,6 +34,10 @@ from .mcp_server import Connection, Tools, mcp_server, say, stop_requested
 from .session.forkserver import ForkServer
 
 TOKEN_ENV = "SAFE_RUN_MCP_TOKEN"
+WELL_KNOWN = "/.well-known/"
+# What a refused request is told: which token, and where the server got it.
+_CHALLENGE = (b'Bearer realm="safe-run", error="invalid_token", error_description="the token the server was '
+              b'started with (SAFE_RUN_MCP_TOKEN or --token-file), as Authorization: Bearer TOKEN; no OAuth"')
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
 # prctl's option from <linux/prctl.h>.
@@ -115,8 +119,12 @@ class Gate:
         if scope["path"] == HEALTH_PATH:
             await _plain(send, 200, b"ok\n")
             return
+        if scope["path"].startswith(WELL_KNOWN):
+            # No OAuth here: clients that probe for its metadata after a 401 learn so at once.
+            await _plain(send, 404, b"not found: this server takes a bearer token, and has no OAuth\n")
+            return
         if not self._authorized(scope):
-            await _plain(send, 401, b"unauthorized\n", [(b"www-authenticate", b'Bearer realm="safe-run"')])
+            await _plain(send, 401, b"unauthorized: send Authorization: Bearer TOKEN\n", [(b"www-authenticate", _CHALLENGE)])
             return
         if _header(scope, b"host") not in self.hosts:
             await _plain(send, 421, b"this server does not answer for that Host\n")

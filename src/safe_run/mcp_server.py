@@ -36,6 +36,7 @@ import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from . import __version__, calls
 from .calls import DEFAULT_YIELD_AFTER_S
@@ -508,8 +509,9 @@ class Tools:
 
     async def call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         handler = self.handlers.get(params.name)
-        if handler is None:
-            return _error(f"unknown tool {params.name!r}: {', '.join(tool.name for tool in TOOLS)}")
+        if handler is None:  # the spec's protocol error, not a tool's result
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}: the tools are "
+                                                 f"{', '.join(tool.name for tool in TOOLS)}")
         try:
             arguments = _arguments(params)
             unknown = sorted(set(arguments) - set(INPUT_PROPERTIES[params.name]))
@@ -673,7 +675,8 @@ def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
         async with anyio.create_task_group() as group:
             if wakeup is not None:
                 group.start_soon(_stop_on_request, wakeup, group.cancel_scope)
-            async with stdio_server(stdin=StdinLines(), stdout=StdoutLines()) as (read_stream, write_stream):  # type: ignore[arg-type]
+            answers = StdoutLines()
+            async with stdio_server(stdin=StdinLines(answers), stdout=answers) as (read_stream, write_stream):  # type: ignore[arg-type]
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()
 
@@ -713,21 +716,40 @@ def say(problem: str | None) -> None:
         print(f"safe-run: {problem}", file=sys.stderr, flush=True)
 
 
+# The answer to a line that is not JSON, which has no id to answer to (JSON-RPC's parse error).
+PARSE_ERROR = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: not JSON"}})
+
+
 class StdinLines:
     """The client's messages, a line each, read from descriptor 0 in the event loop.
 
     The SDK reads stdin in a worker thread, which nothing can cancel: a stop signal could then
     end the serving only once the client wrote again. Waiting for input in the loop can be cancelled.
+    A line that is not JSON is answered here with a parse error (the SDK would drop it without a
+    word); a blank line is no message.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, answers: StdoutLines) -> None:
         os.set_blocking(0, False)
         self.buffer = b""
+        self.answers = answers
 
     def __aiter__(self) -> StdinLines:
         return self
 
     async def __anext__(self) -> str:
+        while True:
+            line = (await self._line()).decode("utf-8", "replace")
+            if not line.strip():
+                continue
+            try:
+                json.loads(line)
+            except ValueError:
+                await self.answers.write(PARSE_ERROR + "\n")
+                continue
+            return line + "\n"
+
+    async def _line(self) -> bytes:
         while b"\n" not in self.buffer:
             try:
                 await anyio.wait_readable(0)
@@ -743,7 +765,7 @@ class StdinLines:
                 chunk = b"\n"
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        return line.decode("utf-8", "replace") + "\n"
+        return line
 
 
 class StdoutLines:

@@ -5,7 +5,8 @@ that neither imports the other for them.
 """
 
 RUN = "run"
-VERBS = (RUN, "poll", "send", "stop", "close", "sessions", "attach", "watch", "doctor", "mcp")
+SERVER_VERB = "mcp"  # its stdout carries the protocol alone
+VERBS = (RUN, "poll", "send", "stop", "close", "sessions", "attach", "watch", "doctor", SERVER_VERB)
 # Words that mean the group itself rather than a command to run.
 GROUP_OPTIONS = ("-h", "--help", "--version")
 VERSION_ONLY = ["--version"]
