@@ -39,7 +39,7 @@ class Server:
         self.runtime.mkdir(mode=0o700)
         self.tmpdir.mkdir()
 
-    def params(self) -> StdioServerParameters:
+    def params(self, *options: str) -> StdioServerParameters:
         env = {
             "PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home), "TMPDIR": str(self.tmpdir),
             "XDG_RUNTIME_DIR": str(self.runtime), "LANG": "C.UTF-8", "SHELL": shell_path("bash"),
@@ -47,12 +47,12 @@ class Server:
         }
         env.update(fastcli.program_env("mcp"))
         command, *words = fastcli.program()
-        return StdioServerParameters(command=command, args=[*words, "mcp"], env=env, cwd=str(self.root))
+        return StdioServerParameters(command=command, args=[*words, "mcp", *options], env=env, cwd=str(self.root))
 
     @asynccontextmanager
-    async def client(self) -> AsyncIterator[ClientSession]:
+    async def client(self, *options: str) -> AsyncIterator[ClientSession]:
         with anyio.fail_after(BOUND_S * 2):
-            async with stdio_client(self.params()) as (read, write), ClientSession(read, write) as session:
+            async with stdio_client(self.params(*options)) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 yield session
 
@@ -335,6 +335,20 @@ def test_a_usage_error_of_the_server_writes_nothing_on_its_stdout(server: Server
     done = subprocess.run([params.command, *params.args, "--bogus"], capture_output=True, env=params.env,
                           cwd=params.cwd, timeout=BOUND_S, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and done.stdout == b"" and b"No such option '--bogus'" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_connections_own_shell_closes_when_idle_and_a_named_one_stays(server: Server) -> None:
+    """A client that never ends its session leaves its own shell to `--idle-expire`, not the hour."""
+    async def test() -> None:
+        async with server.client("--idle-expire", "1") as session:
+            own = int((await call(session, "run", {"command": "echo $$"}))["output"])
+            kept = int((await call(session, "run", {"command": "echo $$", "shell_name": "kept"}))["output"])
+            await wait_for(lambda: not alive(own), "the connection's idle shell to close")
+            assert alive(kept), "a named shell keeps its own limit"
+            await call(session, "close", {"shell_name": "kept"})
+
+    drive(test)
 
 
 def test_a_client_that_goes_away_leaves_nothing_running(server: Server, tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .interrupts import Wakeup
 from .mcp_server import Connection, Tools, mcp_server, say, stop_requested
+from .request import DEFAULT_CONNECTION_IDLE_S
 from .session.forkserver import ForkServer
 
 TOKEN_ENV = "SAFE_RUN_MCP_TOKEN"
@@ -249,14 +250,17 @@ class _Server(uvicorn.Server):
         yield
 
 
-def serve_http(cwd: str, sock: socket.socket, token: bytes, wakeup: Wakeup | None = None) -> None:
+def serve_http(
+    cwd: str, sock: socket.socket, token: bytes, wakeup: Wakeup | None = None,
+    own_shell_idle: float | None = DEFAULT_CONNECTION_IDLE_S,
+) -> None:
     """Serve on `sock` until a stop request on `wakeup`; then close the connections' own shells
     and stop their sessions (named shells go on)."""
     host, port = sock.getsockname()[:2]
     hosts = allowed_hosts(host, port)
     connections = Connections()
     launcher = ForkServer().open()
-    server = mcp_server(Tools(connections.of, cwd, launcher))
+    server = mcp_server(Tools(connections.of, cwd, launcher, own_shell_idle))
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[f"http://{name}" for name in hosts],
     )

@@ -42,7 +42,7 @@ from . import __version__, calls
 from .calls import DEFAULT_YIELD_AFTER_S
 from .interrupts import Wakeup
 from .result import SCHEMA_VERSION, ExitStatus, Reason, Result, Status, Strategy
-from .request import RunRequest, Scope
+from .request import DEFAULT_CONNECTION_IDLE_S, DEFAULT_IDLE_EXPIRE_S, RunRequest, Scope
 from .session import SessionError, client, wire
 from .session.forkserver import ForkServer
 from .session.launch import Launcher
@@ -497,10 +497,16 @@ ToolCall = Callable[[ServerRequestContext[Any, Any], Connection, dict[str, Any]]
 class Tools:
     """The tools, each call made for the connection `connection_of` finds for its request."""
 
-    def __init__(self, connection_of: ConnectionOf, cwd: str, launcher: Launcher | None = None) -> None:
+    def __init__(
+        self, connection_of: ConnectionOf, cwd: str, launcher: Launcher | None = None,
+        own_shell_idle: float | None = DEFAULT_CONNECTION_IDLE_S,
+    ) -> None:
         self.connection_of = connection_of
         self.cwd = cwd
         self.launcher = launcher  # how a new shell's or a fresh run's holder is started
+        # A connection's own shell closes after this long without a command (None: never): a
+        # client that never ends its session (no DELETE) leaves it, where a named shell is meant to stay.
+        self.own_shell_idle = own_shell_idle
         # Each listed tool (TOOLS) and the method that answers it.
         self.handlers: dict[str, ToolCall] = {
             "run": self.tool_run, "poll": self.tool_poll, "send": self.tool_send, "stop": self.tool_stop,
@@ -541,9 +547,10 @@ class Tools:
         timeout = _seconds(arguments, "timeout", None)
         bound = _seconds(arguments, "yield_after", DEFAULT_YIELD_AFTER_S)
         scope = calls.scope(_string(arguments, "cwd"), arguments.get("env"))
+        own = not fresh and name is None
         request = calls.request(
             command, cwd=scope.cwd if fresh and scope.cwd else self.cwd, env=scope.env if fresh else None,
-            timeout=timeout,
+            timeout=timeout, idle_expire=self.own_shell_idle if own else DEFAULT_IDLE_EXPIRE_S,
         )
         progress = ctx.meta is not None and ctx.meta.get("progress_token") is not None
         shell = None if fresh else name or connection.shell_name
@@ -664,12 +671,12 @@ def mcp_server(tools: Tools) -> Server[Any]:
     )
 
 
-def serve(cwd: str, wakeup: Wakeup | None = None) -> None:
+def serve(cwd: str, wakeup: Wakeup | None = None, own_shell_idle: float | None = DEFAULT_CONNECTION_IDLE_S) -> None:
     """Serve one client over stdin and stdout until it goes away, or a stop request on `wakeup`
     (the verb's SIGINT, SIGTERM, SIGHUP); then end what it left running."""
     connection = Connection()
     launcher = ForkServer().open()
-    server = mcp_server(Tools(lambda ctx: connection, cwd, launcher))
+    server = mcp_server(Tools(lambda ctx: connection, cwd, launcher, own_shell_idle))
 
     async def main() -> None:
         async with anyio.create_task_group() as group:

@@ -16,6 +16,8 @@ STRATEGY_CHOICES: tuple[StrategyChoice, ...] = get_args(StrategyChoice)
 DEFAULT_SIZE = (50, 200)
 # A persistent shell left without a command this long closes itself.
 DEFAULT_IDLE_EXPIRE_S = 3600.0
+# ... but an MCP connection's own shell sooner: a client that never ends its session leaves it.
+DEFAULT_CONNECTION_IDLE_S = 600.0
 # A session's input wait that no call asked about (and nobody is attached to) this long is stopped:
 # an agent that never comes back is common, and a prompt left open holds what its program holds
 # (apt's dpkg lock, a half-made commit). Minutes, not the hour a shell between commands is kept.

@@ -9,8 +9,9 @@ import stat
 
 import click
 
+from ..request import DEFAULT_CONNECTION_IDLE_S
 from ..result import ExitStatus
-from .params import current_directory
+from .params import SECONDS, current_directory
 
 INSTALL_HINT = "safe-run mcp needs the MCP SDK: pip install 'safe-run[mcp]'"
 # A token is a line: anything longer is not the file meant.
@@ -28,7 +29,12 @@ MIN_TOKEN_CHARS = 32
     "--token-file", "token_file", metavar="PATH", type=click.Path(dir_okay=False),
     help="With --http: the bearer token clients must send, read from PATH (else from $SAFE_RUN_MCP_TOKEN).",
 )
-def mcp_command(address: str | None, token_file: str | None) -> int:
+@click.option(
+    "--idle-expire", type=SECONDS, default=DEFAULT_CONNECTION_IDLE_S, show_default=True, metavar="SECONDS",
+    help="A connection's own shell closes after this long without a command (0: never); named shells keep "
+    "their own limit.",
+)
+def mcp_command(address: str | None, token_file: str | None, idle_expire: float) -> int:
     """Serve safe-run as an MCP server over stdio or HTTP (tools: run, poll, send, stop, close, sessions)."""
     try:
         import mcp  # noqa: F401  (only to tell whether the extra is installed)
@@ -48,7 +54,7 @@ def mcp_command(address: str | None, token_file: str | None) -> int:
 
         # From here a stop signal ends the serving and the clean-up that follows it, in that order.
         arrived = signals.keep()
-        serve(cwd, signals.wakeup)
+        serve(cwd, signals.wakeup, idle_expire or None)
     else:
         from ..mcp_http import serve_http
 
@@ -56,7 +62,7 @@ def mcp_command(address: str | None, token_file: str | None) -> int:
         sock = _listen(address)
         arrived = signals.keep()
         with sock:
-            serve_http(cwd, sock, token, signals.wakeup)
+            serve_http(cwd, sock, token, signals.wakeup, idle_expire or None)
     return 128 + arrived[0] if arrived else 0
 
 
