@@ -297,6 +297,22 @@ def test_a_command_over_the_limit_is_refused_at_once(server: Server, fresh: bool
     drive(test)
 
 
+def test_answers_name_the_tools_and_their_arguments_not_the_command_line(server: Server) -> None:
+    async def test() -> None:
+        async with server.client() as session:
+            asked = await call(session, "run", {"command": "read -p 'name? ' x"})
+            assert 'Answer with the `send` tool (session_id "' in asked["message"], asked["message"]
+            running = await call(session, "run", {"command": "sleep 30", "fresh": True, "yield_after": 0.3})
+            assert "Wait for the end with the `poll` tool" in running["message"]
+            stopped = await call(session, "stop", {"session_id": running["session_id"]})
+            assert stopped["message"].startswith("stopped: the `stop` tool was called")
+            busy = await call(session, "run", {"command": "true"})
+            for answer in (asked, running, stopped, busy):
+                assert "safe-run " not in answer["message"], answer["message"]
+
+    drive(test)
+
+
 def test_malformed_arguments_are_tool_errors_and_the_server_stays_up(server: Server) -> None:
     async def test() -> None:
         async with server.client() as session:

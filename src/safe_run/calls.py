@@ -147,7 +147,7 @@ def request(
     text: object, *, shell: object = None, cwd: str | None = None, env: dict[str, str] | None = None,
     timeout: float | None = None, max_output: object = DEFAULT_MAX_OUTPUT, strategy: object = "auto",
     load_rc: object = True, idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
-    wait_expire: float | None = DEFAULT_WAIT_EXPIRE_S,
+    wait_expire: float | None = DEFAULT_WAIT_EXPIRE_S, caller: str = "cli",
 ) -> RunRequest:
     """The request of a library or MCP call, its arguments checked (cwd and env already are)."""
     if shell is not None and not isinstance(shell, str):
@@ -157,7 +157,7 @@ def request(
     return RunRequest(
         command=command(text), shell=shell, cwd=cwd or os.getcwd(), env=env or {}, load_rc=bool(load_rc),
         strategy=chosen, timers=Timers(timeout=timeout), max_output=max_output, idle_expire=idle_expire,
-        wait_expire=wait_expire,
+        wait_expire=wait_expire, caller=caller,
     )
 
 
@@ -269,9 +269,10 @@ def typed_line(text: str) -> str:
     return text
 
 
-def stop(session_id: str) -> Result:
+def stop(session_id: str, why: str | None = None) -> Result:
+    """End the session's command; `why` is said in its result (else who stopped it)."""
     from .session import wire
 
-    return ask(session_id, wire.Stop())
+    return ask(session_id, wire.Stop(why=why))
 
 

@@ -54,6 +54,9 @@ PROGRESS_STEP_S = 0.5
 # A connection's shell that cannot be closed is tried this many times, this long apart (and more).
 CLOSE_ATTEMPTS = 3
 CLOSE_RETRY_S = 0.2
+# Why the commands a connection started are stopped when it ends.
+GONE = "the MCP client that started it went away"
+CANCELLED = "the MCP call that ran it was cancelled"
 # How long a cancelled call waits for its command to be stopped before it lets go.
 STOP_BOUND_S = 15.0
 
@@ -271,7 +274,7 @@ class Connection:
             pending = list(self.sessions)
         for session_id in pending:
             try:
-                calls.stop(session_id)
+                calls.stop(session_id, GONE)
             except (SessionError, OSError):
                 pass  # ended already, or its holder is gone: nothing of it runs
         problem = None
@@ -441,7 +444,7 @@ class Call:
         session_id = last.session_id if isinstance(last, Result) else self.session_id
         if session_id is not None:
             try:
-                await anyio.to_thread.run_sync(lambda: calls.stop(session_id))
+                await anyio.to_thread.run_sync(lambda: calls.stop(session_id, CANCELLED))
             except (SessionError, OSError):
                 pass
 
@@ -485,7 +488,7 @@ def _interrupt(session: Session) -> None:
     try:
         result = client.interrupt(session)
         if result.session_id is not None and result.status is Status.RUNNING:
-            calls.stop(result.session_id)
+            calls.stop(result.session_id, CANCELLED)
     except (SessionError, OSError):
         pass  # ended already, or its holder is gone: nothing of it runs
 
@@ -550,7 +553,7 @@ class Tools:
         own = not fresh and name is None
         request = calls.request(
             command, cwd=scope.cwd if fresh and scope.cwd else self.cwd, env=scope.env if fresh else None,
-            timeout=timeout, idle_expire=self.own_shell_idle if own else DEFAULT_IDLE_EXPIRE_S,
+            timeout=timeout, idle_expire=self.own_shell_idle if own else DEFAULT_IDLE_EXPIRE_S, caller="mcp",
         )
         progress = ctx.meta is not None and ctx.meta.get("progress_token") is not None
         shell = None if fresh else name or connection.shell_name

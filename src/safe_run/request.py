@@ -63,6 +63,9 @@ class RunRequest:
     idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S
     # A session: a held input wait nobody asked about for this long is stopped (None: never).
     wait_expire: float | None = DEFAULT_WAIT_EXPIRE_S
+    # Whose words the session's answers use for the next steps: "cli" (the command line's, also the
+    # library's) or "mcp" (the tools').
+    caller: str = "cli"
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from .callers import Callers
 from .onlookers import KeysAhead, Onlookers
 from .orphans import process
 from .store import SESSION_ID, Session, SessionStore
+from .phrases import BY_CALLER, COMMAND_LINE, Phrases, next_steps
 from .typist import Typist
 
 # How long a command that ended at once waits for the caller that started it to ask.
@@ -160,6 +161,11 @@ class Holder:
             store.make, session, command, of_shell=self.session, shell_name=self.plan.name, holder_pid=os.getpid(),
         ))
         return session
+
+    @property
+    def _say(self) -> Phrases:
+        """The next steps in the words of the front end that started the session."""
+        return BY_CALLER.get(self.request.caller, COMMAND_LINE)
 
     @property
     def _idle_limit(self) -> float | None:
@@ -282,7 +288,7 @@ class Holder:
         name = self.plan.name
         why = self._why_it_went(run, signals)
         _saved(lambda: self.session.write_meta(ended=why))
-        note = f"the shell {name} {why}; the next `safe-run --in {name}` starts a new shell"
+        note = f"the shell {name} {why}; the next {self._say.run_in.format(name=name)} starts a new shell"
         stopped: tuple[Killed, ...] = ()
         if result is not self._last:  # it went with a command: what ending that command ended is the close's too
             self._command_ended(with_note(result, note))
@@ -499,8 +505,8 @@ class Holder:
             case wire.Send(text=text, keys=keys, queue=queue):
                 outcome = self.typist.send(text.encode("utf-8", "replace"), keys.encode("utf-8", "replace"), queue)
                 self.callers.wait(conn, deadline if outcome.typed else now, note=outcome.note)
-            case wire.Stop():
-                run.stop()
+            case wire.Stop(why=why):
+                run.stop(why or self._say.stopped)
                 self.callers.wait(conn, None)
             case wire.Interrupt(signal=name):
                 run.interrupt(signal.Signals.__members__.get(name, signal.SIGINT))
@@ -534,7 +540,7 @@ class Holder:
         assert self.plan is not None
         return (f"{self.session.id} is the shell {self.plan.name}'s own id, not one of its commands: poll, send "
                 f"and stop take a command's session_id (the one running or last run is {self.current.id}); "
-                f"`safe-run close {self.plan.name}` ends the shell")
+                f"{self._say.close.format(name=self.plan.name)} ends the shell")
 
     def _handle_shell(self, conn: socket.socket, request: wire.Request, run: Run, deadline: float, asked: float) -> bool:
         """What only a persistent shell answers: run, close, and any call between commands."""
@@ -567,8 +573,8 @@ class Holder:
             shell=run.shell, session_id=self.current.id, shell_id=self.session.id, shell_name=self.plan.name,
             message=(
                 f"nothing was run: the shell {self.plan.name} is running {_first_line(self._running_command())!r} "
-                f"(session {self.current.id}). Wait for it with `safe-run poll {self.current.id} --wait 60`, "
-                f"end it with `safe-run stop {self.current.id}`, or use another shell name"
+                f"(session {self.current.id}). Wait for it with {self._say.poll.format(id=self.current.id)}, "
+                f"end it with {self._say.stop.format(id=self.current.id)}, or use another shell name"
             ),
         )
 
@@ -595,7 +601,7 @@ class Holder:
             text, dropped = self.chunks.take()
             result = replace(result, output=text, output_truncated=dropped > 0, output_dropped_bytes=dropped)
             self.handed_out = True
-        result = replace(result, message=_next_steps(result, self.current.id))
+        result = replace(result, message=next_steps(result, self.current.id, self._say))
         if take_output and self.typist is not None:
             result = with_note(result, self.typist.take_notes())
         return result
@@ -673,31 +679,3 @@ def _saved(write: Callable[[], object]) -> None:
         write()
     except OSError:
         pass
-
-
-def _next_steps(result: Result, session_id: str) -> str:
-    """Tell the caller exactly what to run next, and what not to."""
-    if result.status is Status.INPUT_REQUIRED and result.secret:
-        return (
-            f"{result.message}; it is still running in session {session_id}. What is typed there is not shown: "
-            f"ask the person you work for to type it themselves with `safe-run attach {session_id}` (in their own "
-            f"terminal), rather than sending a secret you were given; then poll. End it with "
-            f"`safe-run stop {session_id}`"
-        )
-    if result.status is Status.INPUT_REQUIRED:
-        return (
-            f"{result.message}; it is still running in session {session_id}. Answer with "
-            f"`safe-run send {session_id} 'TEXT'` (or `--key ctrl-d` for end of input, `--key ctrl-c` to interrupt), "
-            f"or end it with `safe-run stop {session_id}`"
-        )
-    if result.reads_keyboard:
-        return (
-            f"{result.message}; it is in session {session_id}. Type to it with `safe-run send {session_id} 'TEXT'` "
-            f"(or `--key ...`), follow it with `safe-run poll {session_id} --wait 60`, or end it with "
-            f"`safe-run stop {session_id}`"
-        )
-    return (
-        f"still running after {result.duration_s:.1f} s in session {session_id}; the output since the last "
-        f"answer is included. Wait for the end with `safe-run poll {session_id} --wait 60` (it returns as soon "
-        "as the command ends or asks for input); do not run the command again"
-    )

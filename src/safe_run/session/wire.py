@@ -50,9 +50,11 @@ class Send:
 
 @dataclass(frozen=True)
 class Stop:
-    """End the command and what it started, and answer with its final result."""
+    """End the command and what it started, and answer with its final result; `why`, when the
+    caller has a reason of its own to give (its client went away)."""
 
     about: str | None = None
+    why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,7 @@ def _fits(name: str, value: object) -> bool:
         return isinstance(value, bool)
     if name in ("text", "keys", "signal", "command"):
         return isinstance(value, str)
-    if name in ("cwd", "about"):
+    if name in ("cwd", "about", "why"):
         return value is None or isinstance(value, str)
     if name == "max_output":
         return isinstance(value, int) and not isinstance(value, bool) and value >= 1024
