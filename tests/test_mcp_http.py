@@ -337,6 +337,40 @@ def test_a_stop_signal_ends_the_server_quickly_and_quietly(served: HttpServer) -
     assert "Traceback" not in served.stderr.read_text() and "Error" not in served.stderr.read_text()
 
 
+@pytest.mark.slow
+def test_a_stop_signal_answers_every_call_in_flight_first(served: HttpServer) -> None:
+    """A client's `run` waiting for its command when the server is told to stop gets its answer
+    (the command stopped), not a stream that ends without one, and nothing is logged as an error."""
+    answers: list[Any] = []
+
+    async def test() -> None:
+        async def caller() -> None:
+            async with served.client() as session:
+                answers.append(await session.call_tool("run", {"command": "sleep 30.75", "yield_after": 60}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(caller)
+            await wait_for_output(served)
+            assert served.proc is not None
+            served.proc.send_signal(signal.SIGTERM)
+            await anyio.to_thread.run_sync(served.proc.wait, BOUND_S)
+
+    drive(test)
+    [answer] = answers
+    assert answer.structured_content["status"] == "interrupted"
+    assert "SIGTERM" in answer.structured_content["message"]
+    log = served.stderr.read_text()
+    assert "Traceback" not in log and "Error" not in log, log
+
+
+async def wait_for_output(served: HttpServer) -> None:
+    """Until the command runs: its call waits for it from then on."""
+    deadline = time.monotonic() + BOUND_S
+    while subprocess.run(["pgrep", "-f", "sleep 30.75"], capture_output=True).returncode != 0:
+        assert time.monotonic() < deadline, "the command never started"
+        await anyio.sleep(0.05)
+
+
 def test_a_command_too_long_and_a_body_too_large_are_answered_and_the_session_goes_on(served: HttpServer) -> None:
     async def test() -> None:
         async with served.client() as session:

@@ -10,9 +10,11 @@ proxy's job, or a tunnel's.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
+import logging
 import re
 import socket
 import sys
@@ -30,7 +32,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .interrupts import Wakeup
-from .mcp_server import Connection, Tools, mcp_server, say, stop_requested
+from .mcp_server import END_RUNNING_S, Connection, Tools, mcp_server, say, stop_requested
 from .request import DEFAULT_CONNECTION_IDLE_S
 from .session.forkserver import ForkServer
 
@@ -59,6 +61,27 @@ _REQUEST_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
 # Every call waits for its command in a worker thread; with anyio's default of 40, the 41st
 # client at once would wait for another's command to end.
 WORKER_THREADS = 256
+
+
+# Where uvicorn and the SDK say that a stream was cut: at a stop, that is the stop's own doing.
+QUIETED_LOGGERS = ("uvicorn.error", "mcp.server.streamable_http", "mcp.server.streamable_http_manager")
+
+
+class CancelledAtStop(logging.Filter):
+    """Once the server stops, a stream still open (a client's listening GET) is cut after the
+    grace time, and uvicorn and the SDK log that with a traceback: the stop is not an error, so
+    those records go. Before the stop, and any other record, passes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stopping = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.stopping:
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, asyncio.CancelledError) and \
+            "graceful shutdown" not in record.getMessage() and "gave up" not in record.getMessage()
 
 
 class Connections:
@@ -260,7 +283,8 @@ def serve_http(
     hosts = allowed_hosts(host, port)
     connections = Connections()
     launcher = ForkServer().open()
-    server = mcp_server(Tools(connections.of, cwd, launcher, own_shell_idle))
+    tools = Tools(connections.of, cwd, launcher, own_shell_idle)
+    server = mcp_server(tools)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[f"http://{name}" for name in hosts],
     )
@@ -270,10 +294,15 @@ def serve_http(
         timeout_graceful_shutdown=int(GRACEFUL_S),
     )
     http = _Server(config)
+    quiet = CancelledAtStop()
+    for name in QUIETED_LOGGERS:
+        logging.getLogger(name).addFilter(quiet)
 
     async def stop_on_request() -> None:
         if wakeup is not None:
             await stop_requested(wakeup)
+            quiet.stopping = True
+            await tools.end_running(END_RUNNING_S)
             http.should_exit = True
 
     async def main() -> None:

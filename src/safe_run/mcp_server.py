@@ -57,6 +57,8 @@ CLOSE_RETRY_S = 0.2
 # Why the commands a connection started are stopped when it ends.
 GONE = "the MCP client that started it went away"
 CANCELLED = "the MCP call that ran it was cancelled"
+# At a stop, the calls in flight get this long to end their commands and be answered.
+END_RUNNING_S = 1.0
 # How long a cancelled call waits for its command to be stopped before it lets go.
 STOP_BOUND_S = 15.0
 
@@ -368,6 +370,19 @@ class Call:
         self.owned = owned
         self.wakeup = Wakeup()
         self.session_id: str | None = None
+        self.warm: Session | None = None  # the shell asked from the event loop, while it is
+
+    def end_now(self) -> None:
+        """The server stops: the command is stopped as SIGTERM would stop it (a named shell's is
+        left running, and the call stops waiting), so that the call is answered before the
+        server goes. Callable from any thread."""
+        if not self.owned:
+            self.wakeup.release()
+            return
+        self.wakeup.trigger(signal.SIGTERM)
+        warm = self.warm
+        if warm is not None:
+            threading.Thread(target=_interrupt, args=(warm, "SIGTERM"), daemon=True).start()
 
     async def step(self, work: Callable[[], Result]) -> Result:
         done = threading.Event()
@@ -410,6 +425,7 @@ class Call:
         conn = session.connect(0.0)  # a full queue of callers refuses at once, never blocking the loop
         if conn is None:
             return None
+        self.warm = session
         with conn:
             try:
                 with anyio.fail_after(client.answer_bound(request)):
@@ -423,6 +439,8 @@ class Call:
                     with anyio.CancelScope(shield=True):
                         await anyio.to_thread.run_sync(_interrupt, session)
                 raise
+            finally:
+                self.warm = None
         message = None if line is None else wire.decode(line)
         if message is None:  # it hung up after taking the command: what it left says how it ended
             result = await anyio.to_thread.run_sync(client.answered, session, request, None)
@@ -482,11 +500,11 @@ async def _received(conn: socket.socket) -> bytes | None:
     return bytes(buffer).partition(b"\n")[0]
 
 
-def _interrupt(session: Session) -> None:
-    """A cancelled call's command in its own shell: stopped as Ctrl-C would, then for good if it
-    goes on (each bounded); as `step` does through its wakeup."""
+def _interrupt(session: Session, signal_name: str = "SIGINT") -> None:
+    """A cancelled call's command in its own shell: stopped as Ctrl-C would (or the signal named),
+    then for good if it goes on (each bounded); as `step` does through its wakeup."""
     try:
-        result = client.interrupt(session)
+        result = client.interrupt(session, signal_name)
         if result.session_id is not None and result.status is Status.RUNNING:
             calls.stop(result.session_id, CANCELLED)
     except (SessionError, OSError):
@@ -507,6 +525,7 @@ class Tools:
         self.connection_of = connection_of
         self.cwd = cwd
         self.launcher = launcher  # how a new shell's or a fresh run's holder is started
+        self.running: set[Call] = set()  # the `run` calls in flight
         # A connection's own shell closes after this long without a command (None: never): a
         # client that never ends its session (no DELETE) leaves it, where a named shell is meant to stay.
         self.own_shell_idle = own_shell_idle
@@ -559,7 +578,20 @@ class Tools:
         shell = None if fresh else name or connection.shell_name
         # A shell the client named is not the connection's: what runs in it outlives the call.
         call = Call(connection, owned=name is None)
-        return _answer(await self._follow(ctx, call, request, shell, scope, bound, progress))
+        self.running.add(call)
+        try:
+            return _answer(await self._follow(ctx, call, request, shell, scope, bound, progress))
+        finally:
+            self.running.discard(call)
+
+    async def end_running(self, within: float) -> None:
+        """The server stops: each `run` in flight ends its command and is answered, for `within`
+        seconds at most; what is not answered by then is cut with the connection."""
+        for call in list(self.running):
+            call.end_now()
+        with anyio.move_on_after(within):
+            while self.running:
+                await anyio.sleep(0.02)
 
     async def _follow(
         self, ctx: ServerRequestContext[Any, Any], call: Call, request: RunRequest, shell: str | None,
@@ -679,12 +711,13 @@ def serve(cwd: str, wakeup: Wakeup | None = None, own_shell_idle: float | None =
     (the verb's SIGINT, SIGTERM, SIGHUP); then end what it left running."""
     connection = Connection()
     launcher = ForkServer().open()
-    server = mcp_server(Tools(lambda ctx: connection, cwd, launcher, own_shell_idle))
+    tools = Tools(lambda ctx: connection, cwd, launcher, own_shell_idle)
+    server = mcp_server(tools)
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
             if wakeup is not None:
-                group.start_soon(_stop_on_request, wakeup, group.cancel_scope)
+                group.start_soon(_stop_on_request, wakeup, group.cancel_scope, tools)
             answers = StdoutLines()
             async with stdio_server(stdin=StdinLines(answers), stdout=answers) as (read_stream, write_stream):  # type: ignore[arg-type]
                 await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -807,6 +840,7 @@ async def stop_requested(wakeup: Wakeup) -> None:
         wakeup.drain()
 
 
-async def _stop_on_request(wakeup: Wakeup, serving: anyio.CancelScope) -> None:
+async def _stop_on_request(wakeup: Wakeup, serving: anyio.CancelScope, tools: Tools) -> None:
     await stop_requested(wakeup)
+    await tools.end_running(END_RUNNING_S)
     serving.cancel()
