@@ -158,7 +158,8 @@ async def called(ctx, params):
 
 async def main():
     server = Server("nothing", on_list_tools=listed, on_call_tool=called)
-    async with stdio_server(stdin=StdinLines(), stdout=StdoutLines()) as (read, write):
+    answers = StdoutLines()
+    async with stdio_server(stdin=StdinLines(answers), stdout=answers) as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 anyio.run(main)
