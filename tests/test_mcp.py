@@ -324,6 +324,8 @@ def test_malformed_arguments_are_tool_errors_and_the_server_stays_up(server: Ser
                 result = await session.call_tool(tool, arguments)
                 assert result.is_error, (tool, arguments)
                 assert result.content and result.content[0].text  # type: ignore[union-attr]
+            typed = await session.call_tool("run", {"command": "true", "timeout": "soon", "env": ["A=1"]})
+            assert "not string" in typed.content[0].text, typed.content  # type: ignore[union-attr]
             assert (await call(session, "run", {"command": "echo alive"}))["output"] == "alive\n"
 
     drive(test)

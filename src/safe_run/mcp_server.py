@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -331,6 +332,19 @@ def _flag(arguments: dict[str, Any], key: str, default: bool) -> bool:
     return value
 
 
+# Python's names in the library's messages, as JSON names them.
+_JSON_TYPES = {"NoneType": "null", "str": "string", "int": "number", "float": "number", "bool": "boolean",
+               "list": "array", "dict": "object"}
+_PYTHON_TYPE = re.compile(r"\bnot (NoneType|str|int|float|bool|list|dict)$")
+
+
+def _in_json_terms(message: str) -> str:
+    """A message of the library's checks, its types named as a JSON caller knows them ("not str",
+    "or None", "a mapping")."""
+    message = _PYTHON_TYPE.sub(lambda match: f"not {_JSON_TYPES[match.group(1)]}", message)
+    return message.replace(" or None,", " or null,").replace("a mapping of", "an object of")
+
+
 def _summary(result: Result) -> str:
     """One line for a model that reads text only; the structured content has everything."""
     line = result.status.value
@@ -548,7 +562,7 @@ class Tools:
             answer: types.CallToolResult = await handler(ctx, self.connection_of(ctx), arguments)
             return answer
         except (BadArguments, ValueError, TypeError) as exc:
-            return _error(f"{params.name}: {exc}")
+            return _error(f"{params.name}: {_in_json_terms(str(exc))}")
         except SessionError as exc:
             return _error(str(exc))
         except OSError as exc:
