@@ -177,6 +177,26 @@ def test_oauth_discovery_finds_nothing_and_a_refusal_names_the_bearer_token(serv
     assert status == 401 and "SAFE_RUN_MCP_TOKEN or --token-file" in headers["www-authenticate"]
 
 
+def test_over_http_too_tools_are_annotated_null_is_the_default_and_errors_are_the_protocols(
+    served: HttpServer,
+) -> None:
+    async def test() -> None:
+        async with served.client() as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert tools["poll"].annotations is not None and tools["poll"].annotations.read_only_hint
+            answer = await session.call_tool("run", {"command": "echo hi", "fresh": None, "timeout": None})
+            summary, rest = (item.text for item in answer.content)  # type: ignore[union-attr]
+            assert summary == "completed, exit code 0\nhi\n" and json.loads(rest)["shell_name"].startswith("mcp-")
+            with pytest.raises(MCPError) as raised:
+                await session.call_tool("no-such-tool", {})
+            assert raised.value.code == -32602
+            asked = await session.call_tool("run", {"command": "read -p 'name? ' x"})
+            assert 'the `send` tool (session_id "' in asked.structured_content["message"]  # type: ignore[index]
+            await session.call_tool("stop", {"session_id": asked.structured_content["session_id"]})  # type: ignore[index]
+
+    drive(test)
+
+
 def test_a_foreign_host_is_refused_and_health_says_nothing(served: HttpServer) -> None:
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     assert raw(served.address, "POST", "/mcp", ping, {**bearer(TOKEN), "Host": "attacker.example"})[0] == 421
