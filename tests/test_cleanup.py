@@ -26,6 +26,9 @@ class SeenBefore:
     def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
         return self._processes
 
+    def name_now(self, process: ProcessInfo) -> str:
+        return process.comm
+
 
 def unused_pid(below: int = 4_000_000) -> int:
     """A pid no process has (a shell and a group the look saw, both gone since)."""
@@ -56,12 +59,13 @@ def test_a_job_that_left_its_group_since_the_look_is_ended_all_the_same() -> Non
         moved.wait()
 
 
-class ForkedDuringTheLook:
+class ForkedDuringTheLook(SeenBefore):
     """Scans of /proc in turn: the first missed a child its parent forked while the scan ran (the
     parent exited before it was read, the child was made after the listing); later ones see it."""
 
     def __init__(self, child: ProcessInfo) -> None:
-        self._scans = [[], [child]]
+        super().__init__([])
+        self._scans: list[list[ProcessInfo]] = [[], [child]]
 
     def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
         return self._scans.pop(0) if self._scans else []
