@@ -22,6 +22,7 @@ import pexpect
 import pytest
 
 from conftest import SafeRun, shell_path
+from test_streaming import Tmux, tmux  # noqa: F401 - the tmux fixture, a person's pane
 
 pytestmark = pytest.mark.slow
 
@@ -151,17 +152,19 @@ def test_keys_typed_while_the_command_does_not_read_are_not_left_for_the_shell(a
 
 
 def test_the_command_end_shows_no_prompt_of_the_shell_and_the_summary_has_its_own_line(agent: SafeRun) -> None:
+    """The attached screen goes, the person's comes back, and below it the command's last lines
+    (not the shell's prompt) and the summary on a line of its own."""
     started = call(agent, "--yield-after", "0.5", "--", "echo start; sleep 1.5; printf bye")
     assert started["status"] == "running", started
     agent.shell = None
     joined = person(agent, "attach", started["session_id"])
     joined.expect("bye")
+    joined.expect(re.escape("\x1b[?1049l"))  # the person's own screen, back
     joined.expect("completed")
-    between = joined.before or ""
+    after = joined.before or ""
     joined.expect(pexpect.EOF)
-    assert "\n" in between, f"the summary went on the command's line: {between!r}"
-    shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[>=]|\x1b\][^\x07]*\x07", "", between)
-    assert shown.strip() == "✓", f"more than the summary's mark after the output (the shell's prompt?): {shown!r}"
+    shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[>=]|\x1b\][^\x07]*\x07", "", after).replace("\r", "")
+    assert shown.strip() == "start\nbye\n✓", f"not the last lines and the summary's mark: {shown!r}"
 
 
 def test_another_users_session_cannot_be_joined(agent: SafeRun) -> None:
@@ -198,3 +201,20 @@ def test_the_recording_plays_with_asciinema(agent: SafeRun) -> None:
         played = subprocess.run([sys.executable, "-m", "asciinema", "cat", done["recording"]], capture_output=True,
                                 text=True, timeout=BOUND_S, env={**os.environ, "HOME": home})
     assert "first line" in played.stdout and "hello bob" in played.stdout, played.stderr
+
+
+def test_attach_gives_the_persons_screen_back_as_tmux_does(agent: SafeRun, tmux: Tmux) -> None:
+    """In a real terminal (a tmux pane): what was on the person's screen before the attach is
+    there after it, the attached screen never drawn over it, then the command's lines and summary."""
+    asked = call(agent, "--yield-after", str(BOUND_S), "--", "read -p 'q: ' a; echo got=$a")
+    assert asked["status"] == "input_required", asked
+    tmux.keys("echo mine-1; echo mine-2", "Enter")
+    tmux.wait_for("mine-2\n")
+    tmux.keys(f"{sys.executable} -m safe_run attach {asked['session_id']}", "Enter")
+    attached = tmux.wait_for("q:")
+    assert "mine-1" not in attached, "the attached screen is drawn on a screen of its own"
+    tmux.keys("yes", "Enter")
+    lines = [line.rstrip() for line in tmux.wait_for("completed").splitlines() if line.strip()]
+    assert lines[lines.index("mine-1") + 1] == "mine-2", lines
+    shown = lines.index("got=yes")
+    assert lines[shown - 1] == "q: yes" and "completed" in lines[shown + 1], lines

@@ -11,11 +11,14 @@ from ..environment import Environment
 from ..result import ExitStatus, exit_status
 from .sessions import _complete_ids
 
+# How many of an ended command's last lines are shown below the person's screen.
+LAST_LINES = 10
+
 
 def _join(target: str, watch: bool) -> int:
     from ..render import print_summary
     from ..session import SessionError
-    from ..session.attach import Left, join
+    from ..session.attach import Left, join, last_lines
     from ..session.client import check_name
     from ..session.store import SESSION_ID, SessionStore
 
@@ -36,6 +39,9 @@ def _join(target: str, watch: bool) -> int:
         how = "stopped watching" if watch else "left"
         print(f"safe-run: {how} {target}; it goes on (`safe-run attach {target}` to come back)", file=sys.stderr)
         return 0
+    # The person's screen is theirs again, as it was: the command's last lines, then its summary.
+    sys.stdout.write(last_lines(outcome.output, LAST_LINES))
+    sys.stdout.flush()
     print_summary(outcome, Environment.current())
     return exit_status(outcome)
 

@@ -5,6 +5,12 @@ the terminal prints; the person's keys go to the command (attach) or nowhere (wa
 terminal's size goes with them. Ctrl-\\ then d leaves the command running (Ctrl-\\ twice types one
 Ctrl-\\; in a watch Ctrl-C leaves too). The command's end ends the attach with its result.
 
+The attached screen is drawn on the person's alternate screen, as tmux draws a session: their own
+screen is left as it was, and is theirs again when they leave or the command ends (the caller then
+shows the command's last lines and its summary below it). The command's own switches between its
+screens are the attached screen's alone: each starts it afresh, and the person's terminal stays
+on its alternate screen until the attach ends.
+
 The person's terminal is in raw mode while attached and is given back as it was, whatever ends it:
 its modes, the main screen, a visible cursor, the keyboard modes a program may have set, its title.
 """
@@ -21,7 +27,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from .. import polling
-from ..escapes import MODES_OFF, ends_line
+from ..escapes import ALTERNATE_SWITCH, MODES_OFF
 from ..result import Result
 from . import SessionError, wire
 from .onlookers import ENDED, KEYS, LEAVE, OUTPUT, SCREEN, SIZE, frame, frames
@@ -34,6 +40,10 @@ CONNECT_S = 5.0
 # What a person's terminal gets back on leaving: the main screen, a visible cursor, no mouse
 # reports, bracketed paste and keypad modes off, and the window title it had.
 GIVE_BACK = b"\x1b[0m\x1b[?1049l\x1b[?25h" + MODES_OFF + b"\x1b[23;0t"
+# What the attached screen starts on: the person's alternate screen, blank.
+TAKE = b"\x1b[?1049h\x1b[0m\x1b[H\x1b[2J"
+# A switch of the command's between its screens, on the attached screen: a fresh start of it.
+AFRESH = b"\x1b[0m\x1b[H\x1b[2J"
 
 
 @dataclass(frozen=True)
@@ -66,7 +76,7 @@ def join(session: Session, watch: bool, stdin: int = 0, stdout: int = 1) -> Resu
         previous_winch = signal.signal(signal.SIGWINCH, _resized)
         try:
             tty.setraw(stdin)
-            _write(stdout, title(session.id, watch))
+            _write(stdout, title(session.id, watch) + TAKE)
             return _follow(conn, watch, stdin, stdout, wake_r)
         finally:
             termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
@@ -84,7 +94,6 @@ def _resized(signum: int, frame: FrameType | None) -> None:
 def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int) -> Result | Left:
     received = bytearray()
     keys = Keys(watch)
-    line_start = False  # the screen drawn first may end anywhere
     while True:
         ready = polling.readable([conn.fileno(), stdin, wake], None)
         if wake in ready:
@@ -107,11 +116,8 @@ def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int
             received += data
             for kind, payload in frames(received):
                 if kind in (SCREEN, OUTPUT):
-                    _write(stdout, payload)
-                    line_start = ends_line(payload, line_start)
+                    _write(stdout, on_attached_screen(payload))
                 elif kind == ENDED:
-                    if not line_start:
-                        _write(stdout, b"\r\n")  # the summary comes next, on a line of its own
                     return Result.from_dict(json.loads(payload))
 
 
@@ -138,6 +144,18 @@ class Keys:
             else:
                 passed.append(byte)
         return (b"" if self._watch else bytes(passed)), False
+
+
+def on_attached_screen(data: bytes) -> bytes:
+    """The terminal's bytes with the command's screen switches kept off the person's terminal,
+    which stays on its alternate screen while attached."""
+    return ALTERNATE_SWITCH.sub(AFRESH, data) if b"\x1b[?" in data else data
+
+
+def last_lines(output: str, count: int) -> str:
+    """The command's last `count` lines, shown below the person's screen once it is given back."""
+    lines = output.rstrip("\n").split("\n")[-count:] if output.strip() else []
+    return "".join(line + "\n" for line in lines)
 
 
 def _size(fd: int) -> tuple[int, int]:
