@@ -258,6 +258,26 @@ def test_in_tmux_less_redraws_when_the_pane_is_resized(tmux: Tmux, tmp_path: Pat
     tmux.wait_for("completed")
 
 
+def test_in_tmux_ctrl_z_in_a_full_screen_program_gives_the_shell_its_screen_and_fg_redraws(
+    tmux: Tmux, tmp_path: Path,
+) -> None:
+    """As at a plain terminal: suspended, the program's screen goes and the shell's is there (its
+    "Stopped" line not drawn over the program); `fg` brings the program back, drawn."""
+    if shutil.which("less") is None:
+        pytest.skip("less is not installed")
+    text = tmp_path / "text.txt"
+    text.write_text("".join(f"row {n}\n" for n in range(1, 300)))
+    tmux.keys(run_line(f"less {text}", interactive=True), "Enter")
+    tmux.wait_for("row 29")
+    tmux.keys("C-z")
+    stopped = tmux.wait_for("Stopped")
+    assert "row " not in stopped, stopped
+    tmux.keys("fg", "Enter")
+    tmux.wait_for("row 29")
+    tmux.keys("q")
+    tmux.wait_for("completed")
+
+
 def test_in_tmux_what_is_typed_while_the_command_works_is_the_persons_shells(tmux: Tmux) -> None:
     """Type-ahead: keys typed while the command does not read stay in the person's terminal, and
     their own shell reads them after the run, as it would without safe-run; the shell safe-run

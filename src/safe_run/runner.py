@@ -352,13 +352,21 @@ class Run:
         return reading(seen, waiting is not None, running and self.finish is None, waiting is not None and waiting.secret)
 
     def resize(self, rows: int, columns: int) -> None:
-        """Give the terminal another size (a person attached with theirs); the kernel tells the
-        foreground with SIGWINCH, and full-screen programs redraw."""
+        """Give the terminal its size (a person attached with theirs, or back at their terminal
+        after `fg`), and tell the foreground with SIGWINCH, as the kernel does only when the size
+        changed: a full-screen program draws its screen anew for whoever looks now. The shell at
+        its prompt is left alone (its line editor would draw the prompt again)."""
         try:
             fcntl.ioctl(self.terminal.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         except OSError:
             return
         self.tracker.screen.resize(rows, columns)
+        try:
+            front = os.tcgetpgrp(self.terminal.fd)
+            if front > 0 and front != self.terminal.pid:
+                os.killpg(front, signal.SIGWINCH)
+        except OSError:
+            pass  # no foreground, or it is gone: nobody to draw
 
     def redraw(self, rows: int, columns: int) -> bytes:
         """What draws the terminal's screen as it is now, for a person who attaches."""

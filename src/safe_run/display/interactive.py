@@ -40,6 +40,7 @@ SAVE_TITLE, RESTORE_TITLE = b"\x1b[22;0t", b"\x1b[23;0t"
 # What a command killed in its full screen leaves behind, taken back: the main screen, a visible
 # cursor, plain colours, and no input mode of its own.
 LEAVE_FULL_SCREEN = b"\x1b[?1049l"
+ENTER_FULL_SCREEN = b"\x1b[?1049h\x1b[H\x1b[2J"
 SANE = b"\x1b[0m\x1b[?25h" + escapes.MODES_OFF
 
 
@@ -218,9 +219,11 @@ class InteractiveDisplay(Display):
                 pass
 
     def _on_suspend(self, signum: int, frame: FrameType | None) -> None:
-        """Ctrl-Z: the person's shell gets its terminal back, and safe-run stops until `fg`."""
+        """Ctrl-Z: the person's shell gets its terminal back, and safe-run stops until `fg`. A
+        full-screen program's screen goes with it, as a program suspended at a plain terminal
+        leaves its screen; `fg` brings it back, and the program draws it again (see `_on_continue`)."""
         self._cooked()
-        self._write(SANE)
+        self._write((LEAVE_FULL_SCREEN if self._full_screen else b"") + SANE)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTSTP)
         signal.signal(signal.SIGTSTP, self._on_suspend)
@@ -230,9 +233,12 @@ class InteractiveDisplay(Display):
         self._quit = True
 
     def _on_continue(self, signum: int, frame: FrameType | None) -> None:
-        """Taken up again: raw mode back, and the command told the size, so a full screen redraws."""
+        """Taken up again: raw mode back, a full-screen program's screen again, and the command told
+        the size, so that it draws that screen anew."""
         if not self._stopped:
             self._raw()
+            if self._full_screen:
+                self._write(ENTER_FULL_SCREEN)
             self._resized = True
 
     def _on_resize(self, signum: int, frame: FrameType | None) -> None:
