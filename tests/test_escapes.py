@@ -71,6 +71,10 @@ def test_alternate_switch_among_other_modes() -> None:
     (b"a\n\x1b[31mb", True, False),
     (b"a\x1b]0;two\nlines\x07", True, False),  # that newline is the title's, not the screen's
     (b"a\x1b]0;unfinished\n", False, False),
+    (b"quit\r\n\x1b[?2004l\r", False, True),  # bc's readline: a return on the empty line after
+    (b"\r", True, True),
+    (b"abc\r", True, False),  # back at the start of a line that has text
+    (b"\x1b[?2004l\r", False, False),
 ])
 def test_ends_line_looks_at_what_the_terminal_shows_last(data: bytes, before: bool, expected: bool) -> None:
     assert escapes.ends_line(data, before) is expected

@@ -151,12 +151,14 @@ def ends_line(data: bytes, before: bool) -> bool:
 
     It runs on every chunk a person's terminal is shown, where cleaning a chunk of coloured lines
     whole took half a millisecond: only what follows the last newline is cleaned, unless that
-    newline lies inside a control string (the one kind of sequence a newline can be part of)."""
+    newline lies inside a control string (the one kind of sequence a newline can be part of).
+    A carriage return moves the cursor to the start of its line, which it leaves empty only if it
+    was (bc's readline ends with one after the last newline)."""
     last = data.rfind(b"\n")
     if last >= 0 and _within_string(data, last):
-        shown = _SHOWS_NOTHING.sub(b"", data)
+        shown = _SHOWS_NOTHING.sub(b"", data).rstrip(b"\r")
         return shown.endswith(b"\n") if shown else before
-    if _SHOWS_NOTHING.sub(b"", data[last + 1:]):
+    if _SHOWS_NOTHING.sub(b"", data[last + 1:]).strip(b"\r"):
         return False
     return True if last >= 0 else before
 
