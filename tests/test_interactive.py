@@ -278,6 +278,20 @@ def test_in_tmux_ctrl_z_in_a_full_screen_program_gives_the_shell_its_screen_and_
     tmux.wait_for("completed")
 
 
+def test_in_tmux_the_title_quotes_no_line_of_a_full_screen_as_its_prompt(tmux: Tmux) -> None:
+    """top waits for a key on a screen it draws in full: its cursor line is a line of that drawing."""
+    if shutil.which("top") is None:
+        pytest.skip("top is not installed")
+    tmux.keys(run_line("top -d 5", interactive=True), "Enter")
+    deadline = time.monotonic() + 20
+    while "waiting for your input" not in (title := tmux.tmux("display", "-p", "#{pane_title}")):
+        assert time.monotonic() < deadline, f"the title never said it waits: {title!r}"
+        time.sleep(0.1)
+    assert " at '" not in title, title
+    tmux.keys("q")
+    tmux.wait_for("completed")
+
+
 def test_in_tmux_what_is_typed_while_the_command_works_is_the_persons_shells(tmux: Tmux) -> None:
     """Type-ahead: keys typed while the command does not read stay in the person's terminal, and
     their own shell reads them after the run, as it would without safe-run; the shell safe-run

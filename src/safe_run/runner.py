@@ -694,8 +694,7 @@ class Shown:
         size = self._display.resized()
         if size is not None:
             self._run.resize(*size)
-        waiting = self._run.waiting
-        self._display.waiting(None if waiting is None or waiting.reads_keyboard else waiting.prompt or "")
+        self._display.waiting(self._prompt())
         self._note_secret()
         self._display.tick(self._clock())
         return None
@@ -709,6 +708,15 @@ class Shown:
         if self._secret_asked:
             self._display.drop_typed()
         self._display.stop()
+
+    def _prompt(self) -> str | None:
+        """What the command waits for the person at: None when it does not; "" when there is no
+        prompt to quote (a full screen, whose cursor line is a line of its drawing: top's, vim's)."""
+        waiting = self._run.waiting
+        if waiting is None or waiting.reads_keyboard:
+            return None
+        screen = self._run.tracker.screen
+        return "" if waiting.reason is Reason.ALTERNATE_SCREEN or screen.drawn_in_place() else waiting.prompt or ""
 
     def _note_secret(self) -> None:
         """Whether the command asks for a secret now: its wait says so, or its terminal reads a line
