@@ -244,13 +244,18 @@ def test_in_tmux_a_question_is_answered_and_the_terminal_is_as_before(tmux: Tmux
     tmux.wait_for("SAME-SETTINGS")
 
 
-def test_in_tmux_less_redraws_when_the_pane_is_resized(tmux: Tmux, tmp_path: Path) -> None:
+def less_in(tmux: Tmux, tmp_path: Path) -> None:
+    """less, on a file of numbered rows, drawn in the pane."""
     if shutil.which("less") is None:
         pytest.skip("less is not installed")
     text = tmp_path / "text.txt"
     text.write_text("".join(f"row {n}\n" for n in range(1, 300)))
     tmux.keys(run_line(f"less {text}", interactive=True), "Enter")
     tmux.wait_for("row 29")
+
+
+def test_in_tmux_less_redraws_when_the_pane_is_resized(tmux: Tmux, tmp_path: Path) -> None:
+    less_in(tmux, tmp_path)
     assert "row 45" not in tmux.screen()
     tmux.tmux("resize-window", "-y", "50")
     tmux.wait_for("row 45")
@@ -263,12 +268,7 @@ def test_in_tmux_ctrl_z_in_a_full_screen_program_gives_the_shell_its_screen_and_
 ) -> None:
     """As at a plain terminal: suspended, the program's screen goes and the shell's is there (its
     "Stopped" line not drawn over the program); `fg` brings the program back, drawn."""
-    if shutil.which("less") is None:
-        pytest.skip("less is not installed")
-    text = tmp_path / "text.txt"
-    text.write_text("".join(f"row {n}\n" for n in range(1, 300)))
-    tmux.keys(run_line(f"less {text}", interactive=True), "Enter")
-    tmux.wait_for("row 29")
+    less_in(tmux, tmp_path)
     tmux.keys("C-z")
     stopped = tmux.wait_for("Stopped")
     assert "row " not in stopped, stopped
