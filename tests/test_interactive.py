@@ -292,6 +292,18 @@ def test_in_tmux_the_title_quotes_no_line_of_a_full_screen_as_its_prompt(tmux: T
     tmux.wait_for("completed")
 
 
+def test_in_tmux_with_stdout_a_pipe_the_run_is_still_the_persons(tmux: Tmux) -> None:
+    """`safe-run -- CMD | cat`: stdin is the person's terminal, so they answer the command, as at a
+    plain terminal, and the output reaches the pipe as cleaned lines; no session is left behind."""
+    line = f"{sys.executable} -m safe_run --shell {shell_path('bash')} -- 'echo hi; read -p \"q: \" a; echo got=$a'"
+    tmux.keys(f"{line} | cat", "Enter")
+    tmux.wait_for("q:")
+    tmux.keys("yes", "Enter")
+    lines = [row.rstrip() for row in tmux.wait_for("completed").splitlines() if row.strip()]
+    shown = lines.index("got=yes")
+    assert lines[shown - 2:shown] == ["hi", "q: yes"] and "completed" in lines[shown + 1], lines
+
+
 def test_in_tmux_what_is_typed_while_the_command_works_is_the_persons_shells(tmux: Tmux) -> None:
     """Type-ahead: keys typed while the command does not read stay in the person's terminal, and
     their own shell reads them after the run, as it would without safe-run; the shell safe-run

@@ -56,6 +56,11 @@ class Environment:
         return is_ci(self.environ)
 
     @property
+    def persons_keyboard(self) -> bool:
+        """stdin is a person's terminal: outside CI, and not the dumb terminal agents declare."""
+        return self.stdin_isatty and not self.ci and self.environ.get("TERM", "") != "dumb"
+
+    @property
     def github_actions(self) -> bool:
         return self.environ.get("GITHUB_ACTIONS") == "true"
 
@@ -72,10 +77,11 @@ class Environment:
         """A machine reads stdout: JSON (or JSON lines) rather than the pretty form.
 
         Under CI, auto is the pretty form (plain, streaming into the log): a CI step's log is read
-        by people, who expect to see a build's output as it runs.
+        by people, who expect to see a build's output as it runs. So it is at a person's terminal
+        whatever stdout is (`safe-run -- make | tee log`): the run is theirs.
         """
         if output_format == "auto":
-            return not self.stdout_isatty and not self.ci
+            return not self.stdout_isatty and not self.ci and not self.persons_keyboard
         return output_format in ("json", "jsonl")
 
     def resolve_format(self, output_format: str) -> str:

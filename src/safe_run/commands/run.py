@@ -292,9 +292,10 @@ def _run(request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, e
     if shown == "jsonl":
         utf8_stdout(env.stdout)  # JSON is UTF-8, whatever PYTHONIOENCODING says
     if request.interactive:
-        from ..display.interactive import InteractiveDisplay
+        from ..display.interactive import InteractiveDisplay, PipedInteractiveDisplay
 
-        display = InteractiveDisplay(env, time.monotonic)
+        display = InteractiveDisplay(env, time.monotonic) if env.stdout_isatty else \
+            PipedInteractiveDisplay(env, time.monotonic, request.max_output)
     elif shown != "json":
         from ..display import make_display
 

@@ -31,6 +31,7 @@ from .. import escapes, polling
 from ..environment import Environment
 from ..result import Result, ShellInfo, Strategy
 from .interface import Display
+from .lines import LineDisplay
 from .status_line import elapsed
 
 QUIT = b"\x1c"  # Ctrl-\, the command's quit character
@@ -45,22 +46,29 @@ SANE = b"\x1b[0m\x1b[?25h" + escapes.MODES_OFF
 
 
 def interactive(env: Environment, no_input: bool) -> bool:
-    """Whether the run is the person's: both ends a terminal, and they did not ask for --no-input."""
-    return not no_input and env.stdin_isatty and env.stdout_isatty and env.presentation.passthrough
+    """Whether the run is the person's: stdin their terminal (whatever stdout is: `| tee log`), and
+    they did not ask for --no-input."""
+    if no_input or not env.persons_keyboard:
+        return False
+    return env.presentation.passthrough or not env.stdout_isatty
 
 
 def terminal_size(env: Environment) -> tuple[int, int]:
     """The person's terminal's size, rows and columns, for the command's terminal."""
-    size = os.get_terminal_size(env.stdout.fileno())
+    size = os.get_terminal_size((env.stdout if env.stdout_isatty else env.stdin).fileno())
     return size.lines, size.columns
 
 
 class InteractiveDisplay(Display):
+    # Output processing (a newline also returns the carriage) stays off: the command's terminal
+    # sends its own carriage returns, and they reach the person's as they are.
+    output_processing = False
+
     def __init__(self, env: Environment, clock: Callable[[], float]) -> None:
         self._env = env
         self._clock = clock
         self._in = env.stdin.fileno()
-        self._out = env.stdout.fileno()
+        self._out: int | None = env.stdout.fileno()
         self._saved: list[Any] | None = None
         self._resized = False
         self._started_at: float | None = None
@@ -161,13 +169,17 @@ class InteractiveDisplay(Display):
         self.stop()
         from ..render import print_summary
 
+        if not self._line_start:
+            self._write(b"\r\n")
+        print_summary(result, self._env, omitted=0, notes=self.notes())
+
+    def notes(self) -> list[str]:
+        """What the summary says of the person's part in the run."""
         notes = [f"waited {elapsed(self.waited)} for your input"] if self.waited >= 0.5 else []
         if self.dropped:
             notes.append(f"dropped {self.dropped} bytes you typed that the command never read: it had asked "
                          "for a secret, so they were not left for your shell")
-        if not self._line_start:
-            self._write(b"\r\n")
-        print_summary(result, self._env, omitted=0, notes=notes)
+        return notes
 
     def _output(self, data: bytes) -> None:
         start = 0
@@ -205,6 +217,8 @@ class InteractiveDisplay(Display):
             tty.setraw(self._in, termios.TCSANOW)
             modes = termios.tcgetattr(self._in)
             modes[3] |= termios.ISIG
+            if self.output_processing:
+                modes[1] |= termios.OPOST
             termios.tcsetattr(self._in, termios.TCSANOW, modes)
             if self._saved is None:
                 self._saved = saved
@@ -245,11 +259,53 @@ class InteractiveDisplay(Display):
         self._resized = True
 
     def _write(self, data: bytes) -> None:
+        out = self._out
+        if out is None:
+            return
         view = memoryview(data)
         while view:
             try:
-                view = view[os.write(self._out, view):]
+                view = view[os.write(out, view):]
             except BlockingIOError:  # a terminal another program made non-blocking: wait, not spin
-                polling.wait((), 1.0, (self._out,))
+                polling.wait((), 1.0, (out,))
             except OSError:
                 return
+
+
+class PipedInteractiveDisplay(InteractiveDisplay):
+    """A person's run whose stdout is a pipe or a file (`safe-run -- make | tee log`): their keys
+    go to the command from their terminal, as at their own terminal, and the output goes on as
+    cleaned lines, as all pretty output to a pipe does (the command's terminal colours and moves
+    are its terminal's, not the pipe's). The window title goes to the terminal on stderr, and the
+    terminal keeps its output processing, since what reaches it through the pipe has newlines alone."""
+
+    output_processing = True
+
+    def __init__(self, env: Environment, clock: Callable[[], float], limit: int) -> None:
+        super().__init__(env, clock)
+        self._out = env.stderr.fileno() if env.stderr_isatty else None
+        self._lines = LineDisplay(env, limit, clock)
+        self.on_output = self._lines.on_output
+
+    @property
+    def broken(self) -> bool:
+        return self._lines.broken
+
+    def wait(self, now: float) -> float | None:
+        own, lines = super().wait(now), self._lines.wait(now)
+        return own if lines is None else lines if own is None else min(own, lines)
+
+    def tick(self, now: float) -> None:
+        super().tick(now)
+        self._lines.tick(now)
+
+    def stop(self) -> None:
+        super().stop()
+        self._lines.stop()
+
+    def finished(self, result: Result) -> None:
+        self.stop()
+        from ..render import print_summary
+
+        self._lines.finish_output(result)
+        print_summary(result, self._env, omitted=self._lines.omitted, notes=self.notes())

@@ -65,13 +65,21 @@ class LineDisplay(Display):
 
     def finished(self, result: Result) -> None:
         self.stop()
+        self.finish_output(result)
+        from ..render import print_summary
+
+        print_summary(result, self._env, omitted=self._omitted)
+
+    @property
+    def omitted(self) -> int:
+        return self._omitted
+
+    def finish_output(self, result: Result) -> None:
+        """The last of the output, ending its line, before a summary."""
         self._write_output(self._clock(), self._encoded(self._pieces.take_rest(result.output)))
         if not self._line_start:
             self._out.write_bytes(b"\n")
             self._line_start = True
-        from ..render import print_summary
-
-        print_summary(result, self._env, omitted=self._omitted)
 
     def _encoded(self, piece: tuple[str, int] | None) -> bytes:
         if piece is None:
