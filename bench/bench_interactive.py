@@ -8,6 +8,8 @@ Prints, for the machine it runs on, all measured in this invocation:
                 difference (target: within 5 ms of script)
   throughput    `seq 1 LINES` shown on the terminal to its end: safe-run / script wall time, as
                 the median of PAIRS alternating pairs (target: within 10%)
+  fg -> redrawn less, suspended with Ctrl-Z in an interactive bash, until its screen is back after
+                `fg`: under safe-run and run plainly in the same bash; medians of PAIRS
 """
 
 from __future__ import annotations
@@ -61,6 +63,29 @@ def shown_in(program: tuple[str, list[str]], env: dict[str, str]) -> float:
     return took
 
 
+def redrawn_after_fg(plainly: bool, env: dict[str, str], text: str) -> float:
+    """Seconds from `fg` to less's screen drawn again, in a bash at a terminal."""
+    shell = pexpect.spawn("bash", ["--norc", "--noprofile", "-i"], env={**env, "PS1": "$ "}, dimensions=(30, 100),
+                          timeout=BOUND_S)
+    shell.delaybeforesend = None
+    shell.expect_exact("$ ")
+    line = f"less {text}" if plainly else f"{sys.executable} -m safe_run --shell /bin/bash -- 'less {text}'"
+    shell.send(line + "\r")
+    shell.expect_exact("row 29")
+    shell.sendcontrol("z")
+    shell.expect_exact("Stopped")
+    shell.expect_exact("$ ")
+    began = time.perf_counter()
+    shell.send("fg\r")
+    shell.expect_exact("row 29")
+    took = time.perf_counter() - began
+    shell.send("q")
+    shell.expect_exact("$ ")
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+    return took
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keys", type=int, default=100)
@@ -78,6 +103,11 @@ def main() -> None:
             mine.append(a)
             reference.append(b)
             ratios.append(a / b)
+        text = os.path.join(root, "rows.txt")
+        with open(text, "w") as rows:
+            rows.write("".join(f"row {n}\n" for n in range(1, 300)))
+        fg_ours = [redrawn_after_fg(False, env, text) for _ in range(args.pairs)]
+        fg_plain = [redrawn_after_fg(True, env, text) for _ in range(args.pairs)]
     ours_ms, theirs_ms = statistics.median(ours) * 1000, statistics.median(theirs) * 1000
     print(f"{os.cpu_count()} CPUs")
     print(f"key -> echo   safe-run {ours_ms:.2f} ms, script {theirs_ms:.2f} ms: {ours_ms - theirs_ms:+.2f} ms "
@@ -85,6 +115,8 @@ def main() -> None:
     print(f"throughput    seq 1 {args.lines} on the terminal: safe-run {statistics.median(mine):.2f} s, script "
           f"{statistics.median(reference):.2f} s; safe-run/script {statistics.median(ratios):.2f}x "
           f"(target <= 1.10x; median of {args.pairs} pairs)")
+    print(f"fg -> redrawn less after Ctrl-Z: safe-run {statistics.median(fg_ours) * 1000:.1f} ms, plainly "
+          f"{statistics.median(fg_plain) * 1000:.1f} ms (medians of {args.pairs})")
 
 
 if __name__ == "__main__":
