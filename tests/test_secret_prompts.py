@@ -167,7 +167,7 @@ def test_a_password_typed_after_sudo_gave_up_never_reaches_the_persons_shell(sud
     screen.send(sudoer.password + "\r")
     screen.expect("incorrect password attempts")
     seen = screen.before or ""
-    screen.expect(r"dropped \d+ bytes you typed")
+    screen.expect(r"dropped \d+ bytes typed after a secret was asked")
     seen += (screen.before or "") + (screen.after or "")
     screen.send("echo shell-$((20+22))\r")
     screen.expect("shell-42")

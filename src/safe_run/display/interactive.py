@@ -177,8 +177,8 @@ class InteractiveDisplay(Display):
         """What the summary says of the person's part in the run."""
         notes = [f"waited {elapsed(self.waited)} for your input"] if self.waited >= 0.5 else []
         if self.dropped:
-            notes.append(f"dropped {self.dropped} bytes you typed that the command never read: it had asked "
-                         "for a secret, so they were not left for your shell")
+            notes.append(f"dropped {self.dropped} bytes typed after a secret was asked, which the command never "
+                         "read: not left for your shell")
         return notes
 
     def _output(self, data: bytes) -> None:
