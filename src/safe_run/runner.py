@@ -356,11 +356,15 @@ class Run:
         after `fg`), and tell the foreground with SIGWINCH, as the kernel does only when the size
         changed: a full-screen program draws its screen anew for whoever looks now. The shell at
         its prompt is left alone (its line editor would draw the prompt again)."""
+        size = struct.pack("HHHH", rows, columns, 0, 0)
         try:
-            fcntl.ioctl(self.terminal.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+            unchanged = fcntl.ioctl(self.terminal.fd, termios.TIOCGWINSZ, bytes(8))[:4] == size[:4]
+            fcntl.ioctl(self.terminal.fd, termios.TIOCSWINSZ, size)
         except OSError:
             return
         self.tracker.screen.resize(rows, columns)
+        if not unchanged:
+            return  # the kernel tells the foreground itself; a second signal can cost a key (less)
         try:
             front = os.tcgetpgrp(self.terminal.fd)
             if front > 0 and front != self.terminal.pid:
