@@ -260,7 +260,7 @@ def test_options_before_a_verb_go_to_the_verb(sessions: SafeRun) -> None:
 def test_an_option_the_verb_does_not_take_is_a_usage_error_that_says_how(sessions: SafeRun) -> None:
     outcome = sessions("--timeout", "5", "poll", "0" * SESSION_ID_LENGTH)
     assert outcome.returncode == 2
-    assert "--timeout is not an option of `poll`" in outcome.stderr
+    assert "--timeout is not an option of `poll` (it takes --format, --wait)" in outcome.stderr
     assert "put `--` before poll to run a program of that name" in outcome.stderr
 
 

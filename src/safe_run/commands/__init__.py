@@ -89,8 +89,10 @@ class SafeRunGroup(click.Group):
         for word in options:
             name = word.split("=", 1)[0]
             if name.startswith("-") and name not in known:
+                own = sorted(n for n in known if n.startswith("--") and n != "--help")
+                takes = f" (it takes {', '.join(own)})" if own else ""
                 raise click.UsageError(
-                    f"{name} is not an option of `{verb}`: write `safe-run {verb} ...` with its own options "
+                    f"{name} is not an option of `{verb}`{takes}: write `safe-run {verb} ...` with its own options "
                     f"(`safe-run {verb} --help`), or put `--` before {verb} to run a program of that name"
                 )
         return [verb, *options, *args[verb_at + 1:]]
