@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -333,7 +334,10 @@ class Tmux:
     with capture-pane: what a person would see on the screen."""
 
     def __init__(self, safe_run: SafeRun, tmp_path: Path) -> None:
-        self.socket = str(tmp_path / "tmux.sock")
+        # A socket's path has room for about a hundred bytes: pytest's directory can be longer
+        # (an ordinary user's TMPDIR inside another directory), so the socket has its own.
+        self._socket_dir = tempfile.mkdtemp(prefix="srtmux-", dir="/tmp")
+        self.socket = os.path.join(self._socket_dir, "s")
         env = safe_run.environment({"TERM": "xterm-256color", "PS1": "$ "})
         self.env = env
         rc = tmp_path / "bashrc"
@@ -363,6 +367,7 @@ class Tmux:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], env=self.env, capture_output=True, timeout=30)
+        shutil.rmtree(self._socket_dir, ignore_errors=True)
 
 
 @pytest.fixture
