@@ -33,7 +33,7 @@ def project_copy(tmp_path: Path) -> Path:
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, copy / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("src", "completions", "man"):
+    for name in ("src", "scripts", "completions", "man"):
         shutil.copytree(ROOT / name, copy / name, ignore=ignore)
     return copy
 
