@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pyte
 
+from .escapes import ENTER_ALTERNATE, FRESH_SCREEN
+
 
 class _Screen(pyte.Screen):
     """pyte 0.8 hands `CSI > ... m` (key-modifier settings, sent by vim) to this method with a
@@ -59,7 +61,7 @@ def redraw(data: bytes, columns: int, rows: int, shown_rows: int, shown_columns:
     except Exception:  # noqa: BLE001 - hostile bytes: what was drawn so far stands
         pass
     top = max(0, min(screen.cursor.y - shown_rows + 1, rows - shown_rows)) if shown_rows < rows else 0
-    out = [b"\x1b[?1049h" if alternate else b"", b"\x1b[0m\x1b[H\x1b[2J"]
+    out = [ENTER_ALTERNATE if alternate else b"", FRESH_SCREEN]
     for y in range(top, min(rows, top + shown_rows)):
         out.append(b"\x1b[%d;1H" % (y - top + 1) + _row(screen.buffer[y], min(columns, shown_columns)))
     out.append(b"\x1b[0m\x1b[%d;%dH" % (screen.cursor.y - top + 1, min(screen.cursor.x, shown_columns - 1) + 1))

@@ -171,6 +171,10 @@ def _within_string(data: bytes, at: int) -> bool:
         and data.find(b"\x07", begun + 2, at) < 0
 
 
+FRESH_SCREEN = b"\x1b[0m\x1b[H\x1b[2J"
+"""Plain colours, the cursor home, the screen cleared: where a drawing of a whole screen starts."""
+ENTER_ALTERNATE = b"\x1b[?1049h"
+
 MODES_OFF = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>"
 """Input modes a program turns on and, stopped or killed, may never turn off: mouse reports,
 bracketed paste, application cursor keys and keypad. A person's terminal left in them sends

@@ -41,7 +41,7 @@ SAVE_TITLE, RESTORE_TITLE = b"\x1b[22;0t", b"\x1b[23;0t"
 # What a command killed in its full screen leaves behind, taken back: the main screen, a visible
 # cursor, plain colours, and no input mode of its own.
 LEAVE_FULL_SCREEN = b"\x1b[?1049l"
-ENTER_FULL_SCREEN = b"\x1b[?1049h\x1b[H\x1b[2J"
+ENTER_FULL_SCREEN = escapes.ENTER_ALTERNATE + escapes.FRESH_SCREEN
 SANE = b"\x1b[0m\x1b[?25h" + escapes.MODES_OFF
 
 

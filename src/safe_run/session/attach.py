@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from .. import polling
-from ..escapes import ALTERNATE_SWITCH, MODES_OFF
+from ..escapes import ALTERNATE_SWITCH, ENTER_ALTERNATE, FRESH_SCREEN, MODES_OFF
 from ..result import Result
 from . import SessionError, wire
 from .onlookers import ENDED, KEYS, LEAVE, OUTPUT, SCREEN, SIZE, frame, frames
@@ -41,9 +41,7 @@ CONNECT_S = 5.0
 # reports, bracketed paste and keypad modes off, and the window title it had.
 GIVE_BACK = b"\x1b[0m\x1b[?1049l\x1b[?25h" + MODES_OFF + b"\x1b[23;0t"
 # What the attached screen starts on: the person's alternate screen, blank.
-TAKE = b"\x1b[?1049h\x1b[0m\x1b[H\x1b[2J"
-# A switch of the command's between its screens, on the attached screen: a fresh start of it.
-AFRESH = b"\x1b[0m\x1b[H\x1b[2J"
+TAKE = ENTER_ALTERNATE + FRESH_SCREEN
 
 
 @dataclass(frozen=True)
@@ -148,8 +146,8 @@ class Keys:
 
 def on_attached_screen(data: bytes) -> bytes:
     """The terminal's bytes with the command's screen switches kept off the person's terminal,
-    which stays on its alternate screen while attached."""
-    return ALTERNATE_SWITCH.sub(AFRESH, data) if b"\x1b[?" in data else data
+    which stays on its alternate screen while attached: each is a fresh start of the attached screen."""
+    return ALTERNATE_SWITCH.sub(FRESH_SCREEN, data) if b"\x1b[?" in data else data
 
 
 def last_lines(output: str, count: int) -> str:
