@@ -1,5 +1,6 @@
 import json
 import random
+from dataclasses import dataclass
 
 import pytest
 
@@ -550,14 +551,27 @@ def test_a_full_screen_drawing_is_its_last_screen_as_lines() -> None:
     assert shown(b"no screen\r\n", (20, 5)) == clean(b"no screen\r\n")
 
 
+@dataclass
+class Emulated:
+    """The terminal's emulated screen, as the tests set it."""
+
+    rows: list[str]
+    alternate: bool = False
+
+    def lines(self) -> list[str]:
+        return self.rows
+
+
 def test_a_piece_on_the_full_screen_is_the_whole_screen_not_what_was_redrawn() -> None:
-    screen = ["first", "", "third row!"]
+    screen = Emulated(["first", "", "third row!"])
     chunks = Chunks(1000, (20, 5), lambda: screen)
     chunks.write(b"before\r\n" + FULL_SCREEN)
+    screen.alternate = True
     assert chunks.take() == ("before\nfirst\n\nthird row!\n", 0)
     assert chunks.take() == ("", 0), "nothing new: nothing to show"
     chunks.write(b"\x1b[3;1HTHIRD")
-    screen[2] = "THIRD row!"
+    screen.rows[2] = "THIRD row!"
     assert chunks.take() == ("first\n\nTHIRD row!\n", 0)
     chunks.write(b"\x1b[?1049lback\r\n")
+    screen.alternate = False
     assert chunks.take()[0].endswith("back\n")

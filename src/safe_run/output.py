@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Protocol
 
 from . import escapes
 from .escapes import c1_as_esc, partial_char
@@ -452,6 +453,15 @@ def _char_overrun(before: bytes, window: bytes) -> int:
     return count
 
 
+class FullScreen(Protocol):
+    """The terminal's screen as an emulator keeps it (`screen.ScreenTail`)."""
+
+    @property
+    def alternate(self) -> bool: ...
+
+    def lines(self) -> list[str]: ...
+
+
 class Chunks:
     """The output since it was last taken, cleaned a piece at a time for callers who follow along.
 
@@ -461,35 +471,34 @@ class Chunks:
 
     With `screen` (the terminal's columns and rows) a full-screen program's drawing is its last
     screen, as lines (see `shown`); a piece that begins and ends on the alternate screen holds
-    only what was redrawn since the last take, so it is the whole screen as `current` gives it.
+    only what was redrawn since the last take, so it is the whole screen, as `current` (the
+    terminal's emulated screen, which sees the same bytes) shows it.
     """
 
     def __init__(
-        self, limit: int, screen: tuple[int, int] | None = None, current: Callable[[], list[str]] | None = None,
+        self, limit: int, screen: tuple[int, int] | None = None, current: Callable[[], FullScreen | None] | None = None,
     ) -> None:
         self._limit = limit
         self._screen = screen
         self._current = current
         self._pending = self._fresh()
         self._carry = b""
-        self._alternate = False  # the stream is on the alternate screen now
-        self._began_on_alternate = False  # ... and was when the piece began
+        self._began_on_alternate = False  # the piece began on the alternate screen
 
     def write(self, data: bytes) -> None:
         data = self._carry + data
         end = len(data) - escapes.unfinished_length(data, _SEAM)
         self._pending.write(data[:end])
         self._carry = data[end:]
-        if self._screen is not None and b"\x1b[?" in data:
-            for switch in escapes.ALTERNATE_SWITCH.finditer(data, 0, end):
-                self._alternate = switch.group(1) == b"h"
 
     def take(self) -> tuple[str, int]:
         """The cleaned text since the last take, and how many bytes of it were dropped."""
         pending, self._pending = self._pending, self._fresh()
-        began, self._began_on_alternate = self._began_on_alternate, self._alternate
-        if began and self._alternate and self._current is not None and pending.total:
-            lines = self._current()
+        now = self._current() if self._current is not None else None
+        on = now is not None and now.alternate
+        began, self._began_on_alternate = self._began_on_alternate, on
+        if began and now is not None and on and pending.total:
+            lines = now.lines()
             return ("\n".join(lines) + "\n" if lines else ""), 0
         return pending.text(), pending.dropped
 

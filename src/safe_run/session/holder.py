@@ -318,7 +318,7 @@ class Holder:
     def _chunks(self, request: RunRequest) -> Chunks:
         """The output of one command between answers; a full-screen program's as its screen."""
         rows, columns = request.size
-        return Chunks(request.max_output, (columns, rows), lambda: [] if self._screen is None else self._screen.lines())
+        return Chunks(request.max_output, (columns, rows), lambda: self._screen)
 
     def _start(self, workdir: Path) -> Run | None:
         try:
