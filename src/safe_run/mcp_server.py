@@ -102,15 +102,19 @@ SESSIONS_SCHEMA: dict[str, Any] = {
 _SESSION_ID = {"type": "string", "description": "The session_id of a result that had one."}
 _WAIT = {**_NUMBER, "description": "Wait up to this many seconds for the command to end or ask for input."}
 
+def _named(title: str, *, read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> dict[str, Any]:
+    """A tool's title, and what it does to the world as hosts read it (the spec's annotations)."""
+    return {"title": title, "annotations": types.ToolAnnotations(
+        title=title, read_only_hint=read_only, destructive_hint=destructive, idempotent_hint=idempotent,
+        open_world_hint=open_world,
+    )}
+
+
 TOOLS = [
     types.Tool(
         name="run",
-        title="Run a shell command",
         # It runs anything: destructive, and reaching the world, as the spec's defaults say.
-        annotations=types.ToolAnnotations(
-            title="Run a shell command", read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-            open_world_hint=True,
-        ),
+        **_named("Run a shell command", read_only=False, destructive=True, idempotent=False, open_world=True),
         description=(
             "Run a shell command and get an honest result: status, exit code, clean output. By default it runs "
             "in this connection's persistent shell, so cd, variables and venvs persist; `fresh: true` runs it in "
@@ -148,11 +152,7 @@ TOOLS = [
     ),
     types.Tool(
         name="poll",
-        title="Poll a session",
-        annotations=types.ToolAnnotations(
-            title="Poll a session", read_only_hint=True, destructive_hint=False, idempotent_hint=False,
-            open_world_hint=False,
-        ),
+        **_named("Poll a session", read_only=True, destructive=False, idempotent=False, open_world=False),
         description="New output of a running command and where it stands; its final result once it ended.",
         input_schema={
             "type": "object", "required": ["session_id"], "additionalProperties": False,
@@ -162,12 +162,8 @@ TOOLS = [
     ),
     types.Tool(
         name="send",
-        title="Type into a session",
         # What is typed is the command's to act on: as open and as destructive as `run`.
-        annotations=types.ToolAnnotations(
-            title="Type into a session", read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-            open_world_hint=True,
-        ),
+        **_named("Type into a session", read_only=False, destructive=True, idempotent=False, open_world=True),
         description=(
             "Type text (and Enter) into a session's command while it reads its terminal, and/or press keys "
             "(ctrl-<letter>, enter, tab, esc, up, down, ...); answers like poll. A text ending in one "
@@ -198,11 +194,7 @@ TOOLS = [
     ),
     types.Tool(
         name="stop",
-        title="Stop a session",
-        annotations=types.ToolAnnotations(
-            title="Stop a session", read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        **_named("Stop a session", read_only=False, destructive=True, idempotent=True, open_world=False),
         description="End a session's command and everything it started; its final result.",
         input_schema={
             "type": "object", "required": ["session_id"], "additionalProperties": False,
@@ -212,11 +204,7 @@ TOOLS = [
     ),
     types.Tool(
         name="close",
-        title="Close a named shell",
-        annotations=types.ToolAnnotations(
-            title="Close a named shell", read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        **_named("Close a named shell", read_only=False, destructive=True, idempotent=True, open_world=False),
         description="End the named persistent shell and everything it started; its last result, with what was ended.",
         input_schema={
             "type": "object", "required": ["shell_name"], "additionalProperties": False,
@@ -226,11 +214,7 @@ TOOLS = [
     ),
     types.Tool(
         name="sessions",
-        title="List sessions and shells",
-        annotations=types.ToolAnnotations(
-            title="List sessions and shells", read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        **_named("List sessions and shells", read_only=True, destructive=False, idempotent=True, open_world=False),
         description="This user's persistent shells and sessions, running and finished: id, status, age, command.",
         input_schema={"type": "object", "additionalProperties": False, "properties": {}},
         output_schema=SESSIONS_SCHEMA,
