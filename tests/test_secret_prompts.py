@@ -155,6 +155,43 @@ def test_a_person_attached_answers_sudo(sudoer: User) -> None:
     kept_nowhere(sudoer.password, done)
 
 
+def test_a_password_typed_in_one_go_with_the_last_wrong_one_is_dropped(sudoer: User) -> None:
+    """The last wrong answer and the right one arrive together: only the line sudo reads goes to its
+    terminal, so the other is dropped when sudo gives up, not read by a shell."""
+    screen = terminal(sudoer.shell_argv(), sudoer.home)
+    screen.expect_exact("$ ")
+    screen.send(f"{sudoer.python} -m safe_run -- '{SUDO}'\r")
+    for attempt in range(2):
+        screen.expect("password for")
+        screen.send(f"wrong-{attempt}\r")
+    screen.expect("password for")
+    screen.send(f"wrong-2\r{sudoer.password}\r")
+    screen.expect(r"dropped \d+ bytes typed after a secret was asked")
+    seen = (screen.before or "") + (screen.after or "")
+    assert "incorrect password attempts" in seen
+    screen.send("echo shell-$((20+22))\r")
+    screen.expect("shell-42")
+    seen += screen.before or ""
+    screen.send("exit\r")
+    screen.expect(pexpect.EOF)
+    assert sudoer.password not in seen + (screen.before or "")
+
+
+def test_a_line_typed_ahead_at_a_password_prompt_answers_the_next_one(sudoer: User) -> None:
+    """A wrong password and the right one typed together: sudo reads the first, asks again, and
+    gets the second, as at a plain terminal."""
+    screen = terminal(sudoer.shell_argv(), sudoer.home)
+    screen.expect_exact("$ ")
+    screen.send(f"{sudoer.python} -m safe_run -- '{SUDO}'\r")
+    screen.expect("password for")
+    screen.send(f"wrong\r{sudoer.password}\r")
+    screen.expect("rc=0")
+    screen.expect(r"\$ $")
+    assert "dropped" not in (screen.before or "")
+    screen.send("exit\r")
+    screen.expect(pexpect.EOF)
+
+
 def test_a_password_typed_after_sudo_gave_up_never_reaches_the_persons_shell(sudoer: User) -> None:
     """Three wrong answers, and the right one typed as sudo gives up: it is dropped, and said so,
     rather than read by the person's own shell as a command and kept in its history."""

@@ -36,7 +36,7 @@ from .shells import posix
 from .shells.kind import ShellKind
 from .shells.registry import is_shell, kind_of
 from .syntax import check_syntax
-from .terminal import Terminal, TerminalError, TerminalLike
+from .terminal import Terminal, TerminalError, TerminalLike, unread_input
 from .request import RunRequest
 from .tracker import (
     Action, CommandTracker, Config, Decision, Downgraded, Lines, Look, Output, Phase, Reinjected, Replacement, Send,
@@ -55,6 +55,11 @@ TERM = "xterm-256color"
 PENDING_READS = 16
 # How long a stop waits for output the command wrote just before it (see `_take_written_before_the_stop`).
 STOP_GRACE_S = 0.005
+# A line given to a password read reaches the terminal within microseconds and is read at once;
+# the next line waits at least this long, and for a fresh look that the command reads again.
+LINE_SETTLE_S = 0.02
+# How often a person's run with such a line kept back looks whether the command reads again.
+AHEAD_RETRY_S = 0.05
 # The status file is emptied when it has grown this big (a few bytes a command).
 STATUS_FILE_MAX = 64 * 1024
 # Variables describing the caller's terminal, wrong inside ours.
@@ -376,6 +381,10 @@ class Run:
         """What draws the terminal's screen as it is now, for a person who attaches."""
         return self.tracker.screen.redraw(rows, columns)
 
+    def unread_input(self) -> int | None:
+        """How many typed bytes wait in the command's terminal, unread; None when unknown."""
+        return unread_input(self.terminal.fd)
+
     def answer(self, data: bytes) -> int:
         """Type into the command, as the person at a terminal would; how much the terminal took.
 
@@ -669,14 +678,17 @@ class Shown:
         self._display = display
         self._clock = clock
         self._reported = 0
-        self._keys = bytearray()  # typed, not yet taken by the command's terminal
+        self._keys = bytearray()  # given to the command, not yet taken by its terminal
+        self._ahead = bytearray()  # typed, not yet given: lines after a password's
+        self._line_given_at: float | None = None  # when a line went to a password read
         self._holding = False  # the command works: what the person types stays in their terminal
         self._secret_asked = False  # then what it never read is dropped at the end, not left there
         display.started(run.request.command, run.shell, run.tracker.strategy, run.started_at)
 
     def wait_time(self) -> float | None:
         self._report_downgrades()
-        return self._display.wait(self._clock())
+        wait = self._display.wait(self._clock())
+        return min(wait, AHEAD_RETRY_S) if self._ahead and wait is not None else wait
 
     def fds(self) -> Sequence[int]:
         return () if self._holding else self._display.input_fds()
@@ -689,9 +701,10 @@ class Shown:
             self._holding = False  # the last look saw the command wait on its terminal again
         if not self._holding and self._display.input_ready():
             if self._run.reading().reading:
-                self._keys += self._display.typed()
+                self._ahead += self._display.typed()
             else:
                 self._holding = True  # left in the person's terminal until the command reads
+        self._give_ahead()
         self._keys += self._display.control_keys()
         if self._keys:
             del self._keys[: self._run.answer(bytes(self._keys))]
@@ -710,8 +723,31 @@ class Shown:
         self._report_downgrades()
         self._note_secret()
         if self._secret_asked:
-            self._display.drop_typed()
+            self._display.drop_typed(len(self._ahead))
         self._display.stop()
+
+    def _give_ahead(self) -> None:
+        """Give the command what the person typed. A password is read one line per prompt, and a
+        line typed behind it is kept here until the command reads that line and asks again:
+        given at once, it would wait in the terminal for whoever reads next, which after a last
+        wrong password (sudo gives up) is the shell, reading it as a command line."""
+        if not self._ahead:
+            return
+        given = self._line_given_at
+        now = self._run.reading(fresh=given is not None)
+        if not now.reading:
+            return
+        if not (now.secret and now.canonical):
+            self._keys += self._ahead
+            self._ahead.clear()
+            return
+        if given is not None and (self._clock() - given < LINE_SETTLE_S or self._run.unread_input()):
+            return  # the last line given is not read yet, or may not have reached the terminal
+        ends = [at for at in (self._ahead.find(brk) for brk in (b"\r", b"\n")) if at >= 0]
+        cut = min(ends) + 1 if ends else len(self._ahead)
+        self._keys += self._ahead[:cut]
+        del self._ahead[:cut]
+        self._line_given_at = self._clock() if ends else None
 
     def _prompt(self) -> str | None:
         """What the command waits for the person at: None when it does not; "" when there is no

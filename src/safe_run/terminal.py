@@ -9,8 +9,11 @@ of the slave side is gone).
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import signal
+import struct
+import termios
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +32,8 @@ BATCH_BYTES = 65536
 HANGUP_GRACE_S = 1.0
 # How long a write waits for a terminal whose input is full (a command that does not read).
 WRITE_TIMEOUT_S = 1.0
+# Linux's ioctl (4.13 and later) that opens a terminal's other side from its master.
+TIOCGPTPEER = 0x5441
 
 
 class TerminalError(Exception):
@@ -242,3 +247,19 @@ def _open_pidfd(pid: int) -> int | None:
         return os.pidfd_open(pid)
     except (AttributeError, OSError):
         return None
+
+
+def unread_input(master: int) -> int | None:
+    """How many typed bytes wait in the terminal of `master` for a program to read them; None when
+    the kernel cannot say. The other side is opened only for the question: held open, it would
+    keep the master from seeing the shell hang up."""
+    try:
+        peer = fcntl.ioctl(master, TIOCGPTPEER, os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return None
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(peer, termios.FIONREAD, bytes(4)))[0])
+    except OSError:
+        return None
+    finally:
+        os.close(peer)

@@ -119,7 +119,8 @@ class InteractiveDisplay(Display):
         pressed, self._quit = (QUIT if self._quit else b""), False
         return pressed
 
-    def drop_typed(self) -> None:
+    def drop_typed(self, kept: int = 0) -> None:
+        self.dropped += kept
         try:
             pending = struct.unpack("i", fcntl.ioctl(self._in, termios.FIONREAD, b"\0\0\0\0"))[0]
             termios.tcflush(self._in, termios.TCIFLUSH)

@@ -50,9 +50,10 @@ class Display:
         """The person's terminal's new size (rows, columns), once, after it changed."""
         return None
 
-    def drop_typed(self) -> None:
+    def drop_typed(self, kept: int = 0) -> None:
         """The command asked for a secret: what the person typed that it never read is thrown away,
-        never left for their own shell to read as a command line (nor kept in its history)."""
+        never left for their own shell to read as a command line (nor kept in its history).
+        `kept`: bytes already taken from their terminal but never given to the command."""
 
     def waiting(self, prompt: str | None) -> None:
         """The command waits for the person's input at `prompt`; None: it does not (any more)."""
