@@ -1,10 +1,11 @@
-"""The JSON contract: schema/result.schema.json against the code, against real results, and against README.md.
+"""The JSON contract: schema/result.schema.json against the code, against real results, and against
+docs/reference.md.
 
 Agents code against the schema, not against result.py, so it must not drift from either side: the
 enums and keys are compared with the Python definitions, results of the real CLI (run as a
 subprocess, as an agent runs it) must validate, deliberately broken results must not (a schema
-that accepts anything would pass every other test here), and the README's reference tables must
-name exactly what the schema names.
+that accepts anything would pass every other test here), and the reference tables of
+docs/reference.md must name exactly what the schema names.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from safe_run.session.client import UNRESPONSIVE
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "schema" / "result.schema.json"
-README_PATH = ROOT / "README.md"
+REFERENCE_PATH = ROOT / "docs" / "reference.md"
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 # No single call to the CLI in this file may take longer: a hang fails the test instead of stalling it.
 CALL_LIMIT_S = 30.0
@@ -318,7 +319,7 @@ def test_a_broken_session_listing_fails_validation(breakage: str, schema: Json) 
     assert errors(validator, {"schema_version": 1, "sessions": [row]}) != []
 
 
-# ---- README.md ----------------------------------------------------------------------------------
+# ---- docs/reference.md --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -358,24 +359,24 @@ def markdown_tables(text: str) -> list[Table]:
     return tables
 
 
-def readme_table(first_header_cell: str, heading_word: str = "") -> Table:
-    """The one README table whose header starts with `first_header_cell` (backquotes ignored)."""
-    found = [t for t in markdown_tables(README_PATH.read_text(encoding="utf-8"))
+def reference_table(first_header_cell: str, heading_word: str = "") -> Table:
+    """The one table of docs/reference.md whose header starts with `first_header_cell` (backquotes ignored)."""
+    found = [t for t in markdown_tables(REFERENCE_PATH.read_text(encoding="utf-8"))
              if _name(t.header[0]) == first_header_cell and heading_word in t.heading]
-    assert len(found) == 1, f"README.md needs exactly one table starting with {first_header_cell!r}"
+    assert len(found) == 1, f"docs/reference.md needs exactly one table starting with {first_header_cell!r}"
     return found[0]
 
 
-def test_the_readme_json_table_lists_every_key(schema: Json) -> None:
-    keys = readme_table("key", heading_word="JSON").first_column()
+def test_the_reference_json_table_lists_every_key(schema: Json) -> None:
+    keys = reference_table("key", heading_word="JSON").first_column()
     assert len(keys) == len(set(keys))
     assert set(keys) == set(schema["properties"])
 
 
-def test_the_readme_statuses_table_lists_every_status(schema: Json) -> None:
-    assert set(readme_table("status").first_column()) == set(schema["$defs"]["status"]["enum"])
+def test_the_reference_statuses_table_lists_every_status(schema: Json) -> None:
+    assert set(reference_table("status").first_column()) == set(schema["$defs"]["status"]["enum"])
 
 
-def test_the_readme_completion_reasons_table_lists_every_reason(schema: Json) -> None:
-    reasons = readme_table("completion_reason").first_column()
+def test_the_reference_completion_reasons_table_lists_every_reason(schema: Json) -> None:
+    reasons = reference_table("completion_reason").first_column()
     assert set(reasons) == set(schema["$defs"]["completion_reason"]["enum"])
