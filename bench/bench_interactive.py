@@ -10,6 +10,9 @@ Prints, for the machine it runs on, all measured in this invocation:
                 the median of PAIRS alternating pairs (target: within 10%)
   fg -> redrawn less, suspended with Ctrl-Z in an interactive bash, until its screen is back after
                 `fg`: under safe-run and run plainly in the same bash; medians of PAIRS
+  piped key -> echo  the same keys with safe-run's stdin a pipe (`true | safe-run -- cat /dev/tty`:
+                the pipe is the command's, the keys come from the terminal) against `true | cat
+                /dev/tty` run plainly, where the terminal's own echo is all there is
 """
 
 from __future__ import annotations
@@ -34,6 +37,12 @@ def safe_run(command: str) -> tuple[str, list[str]]:
 
 def script(command: str) -> tuple[str, list[str]]:
     return "script", ["-qc", command, "/dev/null"]
+
+
+def piped(program: tuple[str, list[str]] | None, command: str) -> tuple[str, list[str]]:
+    """`command` with stdin a pipe, under `program` (None: plainly)."""
+    inner = command if program is None else " ".join([program[0], *program[1][:-1], f"'{command}'"])
+    return "/bin/bash", ["-c", f"true | {inner}"]
 
 
 def echo_times(program: tuple[str, list[str]], env: dict[str, str], keys: int) -> list[float]:
@@ -108,6 +117,8 @@ def main() -> None:
             rows.write("".join(f"row {n}\n" for n in range(1, 300)))
         fg_ours = [redrawn_after_fg(False, env, text) for _ in range(args.pairs)]
         fg_plain = [redrawn_after_fg(True, env, text) for _ in range(args.pairs)]
+        piped_ours = echo_times(piped(safe_run("-"), "cat /dev/tty"), env, args.keys)
+        piped_plain = echo_times(piped(None, "cat /dev/tty"), env, args.keys)
     ours_ms, theirs_ms = statistics.median(ours) * 1000, statistics.median(theirs) * 1000
     print(f"{os.cpu_count()} CPUs")
     print(f"key -> echo   safe-run {ours_ms:.2f} ms, script {theirs_ms:.2f} ms: {ours_ms - theirs_ms:+.2f} ms "
@@ -117,6 +128,8 @@ def main() -> None:
           f"(target <= 1.10x; median of {args.pairs} pairs)")
     print(f"fg -> redrawn less after Ctrl-Z: safe-run {statistics.median(fg_ours) * 1000:.1f} ms, plainly "
           f"{statistics.median(fg_plain) * 1000:.1f} ms (medians of {args.pairs})")
+    print(f"piped key -> echo  safe-run {statistics.median(piped_ours) * 1000:.2f} ms, plainly "
+          f"{statistics.median(piped_plain) * 1000:.2f} ms (medians of {args.keys} keys)")
 
 
 if __name__ == "__main__":

@@ -158,6 +158,23 @@ def test_read_on_anything_else_is_not_a_key(target: str | None, kind: Wait) -> N
     assert classify_call(call("read", 0, 1, 2), [target], None, False, TTY).kind is kind
 
 
+def test_a_read_of_the_standard_input_given_by_the_caller_is_a_wait_for_input_but_not_for_a_key() -> None:
+    """`seq 9 | safe-run -- fzf`: the pipe is the person's input, yet no key reaches it."""
+    given = frozenset({"pipe:[4711]"})
+    assert fd_kind("pipe:[4711]", given) == "input" and fd_kind("pipe:[5]", given) == "relative"
+    assert classify_call(call("read", 0, 1, 2), ["pipe:[4711]"], None, True, "pipe:[4711]", given) == \
+        TaskWait(Wait.TERMINAL, keyboard=False)
+    assert classify_call(call("read", 0, 1, 2), ["pipe:[4711]"], None, True, "pipe:[4711]").kind is Wait.RELATIVE
+
+
+def test_a_poll_of_the_given_standard_input_and_the_terminal_waits_for_input_and_listens() -> None:
+    given = frozenset({"pipe:[4711]"})
+    assert classify_call(call("epoll_wait", 3), ["pipe:[4711]", TTY], None, False, "pipe:[4711]", given) == \
+        TaskWait(Wait.TERMINAL, keyboard=True)
+    assert classify_call(call("epoll_wait", 3), ["pipe:[4711]"], None, False, "pipe:[4711]", given) == \
+        TaskWait(Wait.TERMINAL, keyboard=False)
+
+
 def test_a_poll_on_the_terminal_alone_waits_for_a_key_with_its_timeout() -> None:
     """vi polls the keyboard with a 4 s timeout: a key wait that also goes on by itself later."""
     assert classify_call(call("pselect6", 1), [TTY], None, False, TTY) == TaskWait(Wait.TERMINAL, keyboard=True)

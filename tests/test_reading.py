@@ -10,9 +10,9 @@ from safe_run.reading import Reading, reading
 
 
 def seen(shell_in_foreground: bool = False, waiting: bool = False, canonical: bool = True, echo: bool = True,
-         hidden: bool = False, listening: bool = False) -> Observation:
+         hidden: bool = False, listening: bool = False, keyless: bool = False) -> Observation:
     return Observation(shell_in_foreground, 100, waiting, canonical, "sudo" if hidden else "cat", echo=echo,
-                       hidden=hidden, listening=listening)
+                       hidden=hidden, listening=listening, keyless=keyless)
 
 
 @pytest.mark.parametrize(
@@ -21,6 +21,7 @@ def seen(shell_in_foreground: bool = False, waiting: bool = False, canonical: bo
         (seen(waiting=True), False, True),  # a program blocked reading the terminal
         (seen(listening=True), False, True),  # an event loop: it takes keys at once
         (seen(), True, False),  # a busy program, whatever the run thought before
+        (seen(waiting=True, keyless=True), True, False),  # it waits on the pipe it was given: keys wait
         (seen(True, True), False, False),  # the shell reading: at its prompt, or not yet known
         (seen(True, True), True, True),  # a shell builtin (`read`) in an input wait
         (None, True, True),  # nothing seen: the run's input wait decides

@@ -452,6 +452,29 @@ def test_output_after_a_wait_means_it_is_no_longer_waiting() -> None:
     assert tick(t, T0 + 2.6, READING) == [], "no new wait before the quiet window passes"
 
 
+ON_THE_PIPE = replace(READING, keyless=True)  # blocked on the standard input its caller gave it (--stdin)
+
+
+def test_a_wait_on_the_given_standard_input_is_held_for_a_person_as_any_input_wait() -> None:
+    t = tracker(hold=True, idle=0.5)
+    running(t)
+    [wait] = waits(tick(t, T0 + 0.6, ON_THE_PIPE))
+    assert wait.status is Status.INPUT_REQUIRED and "standard input" in (wait.message or "")
+    assert not wait.secret
+
+
+def test_without_a_person_a_quiet_given_standard_input_is_stopped_only_after_the_silence_timeout() -> None:
+    """Its writer may be slow (`curl ... | safe-run --stdin -- jq`): a pipe quiet for the idle
+    window is no reason to stop the command; one quiet for the silence timeout is reported."""
+    t = tracker(idle=0.5, silence=30)
+    running(t)
+    assert tick(t, T0 + 1, ON_THE_PIPE) == []
+    assert tick(t, T0 + 29.9, ON_THE_PIPE) == []
+    finish = only_finish(tick(t, T0 + 30.1, ON_THE_PIPE))
+    assert (finish.status, finish.stop) == (Status.INPUT_REQUIRED, True)
+    assert "sent nothing for 30 s" in (finish.message or "")
+
+
 def test_without_a_session_an_answer_settle_does_not_apply() -> None:
     t = tracker(hold=False, idle=0.5, answer=0.05)
     running(t)

@@ -61,6 +61,11 @@ class Environment:
         return self.stdin_isatty and not self.ci and self.environ.get("TERM", "") != "dumb"
 
     @property
+    def persons_screen(self) -> bool:
+        """stdout is a person's terminal: outside CI, and not the dumb terminal agents declare."""
+        return self.stdout_isatty and not self.ci and self.environ.get("TERM", "") != "dumb"
+
+    @property
     def github_actions(self) -> bool:
         return self.environ.get("GITHUB_ACTIONS") == "true"
 

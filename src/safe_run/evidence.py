@@ -143,6 +143,7 @@ class Observation:
     activity: tuple[tuple[int, int], ...] = ()  # (pid, CPU ticks) of the foreground work: changes when it works
     reader: str | None = None  # comm of a process in another session that waits on our terminal
     listening: bool = False  # the foreground waits on the keyboard among other things (see the module)
+    keyless: bool = False  # its input wait is on the caller's standard input alone: keys do not reach it
 
 
 def parse_stat(text: str) -> ProcessInfo:
@@ -215,11 +216,14 @@ def is_terminal(path: str | None, terminal: str | None) -> bool:
     return path == CONTROLLING_TTY or (terminal is not None and path == terminal)
 
 
-def fd_kind(target: str | None) -> str:
-    """What waiting on a descriptor means: `terminal` (any tty, either side), `relative` (a pipe or
+def fd_kind(target: str | None, inputs: frozenset[str] = frozenset()) -> str:
+    """What waiting on a descriptor means: `terminal` (any tty, either side), `input` (one of
+    `inputs`: the caller's standard input given to the command, `--stdin`), `relative` (a pipe or
     an event between tasks), `timer`, `gone`, or `outside` (sockets, files, everything else)."""
     if target is None:
         return "gone"
+    if target in inputs:
+        return "input"
     if target.startswith(TERMINAL_PREFIXES):
         return "terminal"
     if target.startswith("pipe:") or target in RELATIVE_INODES:
@@ -231,25 +235,27 @@ def fd_kind(target: str | None) -> str:
 
 def classify_call(
     call: Syscall | None, targets: Sequence[str | None] | None, timeout: float | None, canonical: bool,
-    stdin: str | None,
+    stdin: str | None, inputs: frozenset[str] = frozenset(),
 ) -> TaskWait:
     """What a task asleep in `call` waits for.
 
     `targets` are what the call waits on (the fd it reads; the descriptors of a poll, select or
     epoll, read from the task's memory), None when they could not be read; `timeout` is the call's
     own deadline in seconds, None when it has none. Without the descriptor set, a poll counts as a
-    keyboard wait only when the terminal is raw and on stdin, as REPLs and pagers do it.
+    keyboard wait only when the terminal is raw and on stdin, as REPLs and pagers do it. A wait on
+    one of `inputs` (the caller's standard input, given to the command) is a wait for input, as a
+    wait on the terminal is, but not for a key: what is typed does not reach it.
     """
     if call is None:
         return TaskWait(Wait.EXTERNAL)
     name, args = call
     if name in READ_CALLS:
-        kind = fd_kind(targets[0]) if targets else "outside"
-        if kind == "terminal":
-            return TaskWait(Wait.TERMINAL, keyboard=True)
+        kind = fd_kind(targets[0], inputs) if targets else "outside"
+        if kind in ("terminal", "input"):
+            return TaskWait(Wait.TERMINAL, keyboard=kind == "terminal")
         return TaskWait(Wait.RELATIVE if kind == "relative" else Wait.EXTERNAL)
     if name in POLL_CALLS:
-        return _classify_poll(targets, timeout, canonical, stdin)
+        return _classify_poll(targets, timeout, canonical, stdin, inputs)
     if name in RELATIVE_CALLS:
         return TaskWait(Wait.RELATIVE)
     if name in SLEEP_CALLS:
@@ -260,7 +266,8 @@ def classify_call(
 
 
 def _classify_poll(
-    targets: Sequence[str | None] | None, timeout: float | None, canonical: bool, stdin: str | None
+    targets: Sequence[str | None] | None, timeout: float | None, canonical: bool, stdin: str | None,
+    inputs: frozenset[str],
 ) -> TaskWait:
     if targets is None:
         keyboard = not canonical and fd_kind(stdin) == "terminal"
@@ -269,12 +276,12 @@ def _classify_poll(
         if keyboard:
             return TaskWait(Wait.TERMINAL, timeout, keyboard=True)
         return TaskWait(Wait.EXTERNAL if timeout is None else Wait.TIMED)
-    kinds = {fd_kind(target) for target in targets} - {"gone"}
+    kinds = {fd_kind(target, inputs) for target in targets} - {"gone"}
     keyboard = "terminal" in kinds
-    if keyboard and not kinds & {"outside", "timer"}:
+    if kinds & {"terminal", "input"} and not kinds & {"outside", "timer"}:
         if timeout is not None and timeout <= LOOP_POLL_S:
-            return TaskWait(Wait.TIMED, keyboard=True)
-        return TaskWait(Wait.TERMINAL, timeout, keyboard=True)
+            return TaskWait(Wait.TIMED, keyboard=keyboard)
+        return TaskWait(Wait.TERMINAL, timeout, keyboard=keyboard)
     if timeout is not None or "timer" in kinds:
         return TaskWait(Wait.TIMED, keyboard=keyboard)
     if kinds <= {"relative"}:

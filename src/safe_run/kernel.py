@@ -71,9 +71,11 @@ class KernelObserver:
     """
 
     def __init__(
-        self, master_fd: int, shell_pid: int, *, marker: str | None = None, rescan_interval: float = RESCAN_INTERVAL_S
+        self, master_fd: int, shell_pid: int, *, marker: str | None = None, rescan_interval: float = RESCAN_INTERVAL_S,
+        inputs: frozenset[str] = frozenset(),
     ) -> None:
         self._master_fd = master_fd
+        self._inputs = inputs  # what the caller gave the command as its standard input (evidence.fd_kind)
         self._shell_pid = shell_pid
         self._marker = marker
         self._rescan_interval = rescan_interval
@@ -243,6 +245,8 @@ class KernelObserver:
             activity=tuple(sorted(activity)),
             reader=reader if verdict is Verdict.INPUT else None,
             listening=verdict is Verdict.LISTENING,
+            keyless=verdict is Verdict.INPUT and reader is None and not any(
+                wait.kind is Wait.TERMINAL and wait.keyboard for wait in waits),
         )
 
     def _scan(self, fresh: bool) -> list[ProcessInfo]:
@@ -304,7 +308,7 @@ class KernelObserver:
             return TaskWait(Wait.RUNNING)
         call = parse_syscall(text, self._arch)
         targets, timeout = self._targets(pid, task, call) if call is not None else (None, None)
-        wait = classify_call(call, targets, timeout, canonical, _readlink(f"{task}/fd/0"))
+        wait = classify_call(call, targets, timeout, canonical, _readlink(f"{task}/fd/0"), self._inputs)
         # Still asleep after its call was read: a task just woken is no longer waiting.
         return wait if _asleep(task) else TaskWait(Wait.RUNNING)
 

@@ -67,11 +67,15 @@ def _strings(words: list[bytes]) -> ctypes.Array[ctypes.c_char_p]:
     return (ctypes.c_char_p * (len(words) + 1))(*words, None)
 
 
-def spawn_session(program: bytes, argv: list[bytes], env: dict[bytes, bytes], cwd: bytes, terminal: bytes) -> int:
+def spawn_session(
+    program: bytes, argv: list[bytes], env: dict[bytes, bytes], cwd: bytes, terminal: bytes,
+    given: tuple[int, int] | None = None,
+) -> int:
     """Start `program` as the leader of a new session in `cwd`, with the terminal at path `terminal`
-    (opened after the new session, so it becomes the controlling one) as 0-2, no other descriptor,
-    every signal at its default and none blocked. Its pid; OSError with the errno of the step that
-    failed (changing directory, opening the terminal, exec), which the C library does not name."""
+    (opened after the new session, so it becomes the controlling one) as 0-2, no other descriptor
+    but `given` (this process's descriptor, and the number it has in the program), every signal at
+    its default and none blocked. Its pid; OSError with the errno of the step that failed (changing
+    directory, opening the terminal, exec), which the C library does not name."""
     assert _LIBC is not None, "available() first"
     libc = _LIBC
     attributes = ctypes.create_string_buffer(OPAQUE_SIZE)
@@ -85,10 +89,18 @@ def spawn_session(program: bytes, argv: list[bytes], env: dict[bytes, bytes], cw
             _check(libc.posix_spawnattr_setsigdefault(attributes, _sigset(_every_signal())))
             _check(libc.posix_spawnattr_setsigmask(attributes, _sigset(())))
             _check(libc.posix_spawn_file_actions_addchdir_np(actions, cwd))
+            if given is not None:  # first: the given descriptor may be 0
+                _check(libc.posix_spawn_file_actions_adddup2(actions, *given))
             _check(libc.posix_spawn_file_actions_addopen(actions, 0, terminal, os.O_RDWR, 0))
             _check(libc.posix_spawn_file_actions_adddup2(actions, 0, 1))
             _check(libc.posix_spawn_file_actions_adddup2(actions, 0, 2))
-            _check(libc.posix_spawn_file_actions_addclosefrom_np(actions, 3))
+            if given is None:
+                _check(libc.posix_spawn_file_actions_addclosefrom_np(actions, 3))
+            else:
+                # A close of a descriptor that is not open is no error to the C library.
+                for fd in range(3, given[1]):
+                    _check(libc.posix_spawn_file_actions_addclose(actions, fd))
+                _check(libc.posix_spawn_file_actions_addclosefrom_np(actions, given[1] + 1))
             pid = ctypes.c_int()
             environment = [key + b"=" + value for key, value in env.items()]
             _check(libc.posix_spawn(ctypes.byref(pid), program, actions, attributes, _strings(argv), _strings(environment)))

@@ -5,7 +5,8 @@ Typed keys that the command does not read wait in its terminal; if it ends witho
 the shell reads them as its next command line (`touch x` runs; a password becomes a command and
 an error message). So keys go only to a command that reads its terminal:
   - the kernel sees its foreground blocked reading the terminal, or listening to it among other
-    things (an event loop takes keys at once). The shell itself reading counts only in an input
+    things (an event loop takes keys at once); not blocked on the standard input the caller gave
+    it alone (`--stdin`), which no key reaches. The shell itself reading counts only in an input
     wait the run holds (a builtin `read`): otherwise it is the shell at its prompt;
   - the kernel cannot see what the foreground waits on (a setuid program such as sudo, su or
     passwd, seen by its own user, who is not root) and the wait is known another way: the run
@@ -47,7 +48,7 @@ def reading(seen: Observation | None, input_wait: bool, running: bool = True, se
         return Reading(input_wait, secret=secret)
     if seen.hidden:
         reads = input_wait or password_read(seen)
-    elif seen.waiting_for_terminal or seen.listening:
+    elif (seen.waiting_for_terminal and not seen.keyless) or seen.listening:
         reads = not seen.shell_in_foreground or input_wait
     else:
         reads = False

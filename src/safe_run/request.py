@@ -66,6 +66,9 @@ class RunRequest:
     # Whose words the session's answers use for the next steps: "cli" (the command line's, also the
     # library's) or "mcp" (the tools').
     caller: str = "cli"
+    # This process's descriptor that the command reads as its standard input (`--stdin`), instead
+    # of its terminal; None: the terminal, as at a prompt. A run in this process only.
+    stdin: int | None = None
 
 
 @dataclass(frozen=True)
@@ -81,8 +84,9 @@ class Scope:
 
 
 def request_to_dict(request: RunRequest) -> dict[str, Any]:
-    """The request as JSON data, for a holder started as a new process (the log goes as a descriptor)."""
-    data = {item.name: getattr(request, item.name) for item in fields(request) if item.name != "log"}
+    """The request as JSON data, for a holder started as a new process (the log goes as a
+    descriptor; a given standard input never goes to a holder)."""
+    data = {item.name: getattr(request, item.name) for item in fields(request) if item.name not in ("log", "stdin")}
     data["timers"] = asdict(request.timers)
     return data
 

@@ -36,6 +36,7 @@ from .shells import posix
 from .shells.kind import ShellKind
 from .shells.registry import is_shell, kind_of
 from .syntax import check_syntax
+from .spawn import GIVEN_STDIN_FD
 from .terminal import Terminal, TerminalError, TerminalLike, unread_input
 from .request import RunRequest
 from .tracker import (
@@ -115,7 +116,7 @@ class Run:
         clock: Callable[[], float],
         on_output: Callable[[bytes], None] | None = None,
         *,
-        start_terminal: Callable[[list[str], dict[str, str], str, int, int], TerminalLike] = Terminal.spawn,
+        start_terminal: Callable[..., TerminalLike] = Terminal.spawn,
         observe_with: Callable[..., ObserverLike] = KernelObserver,
         audience: Audience | None = None,
     ) -> None:
@@ -141,7 +142,8 @@ class Run:
         kind = kind_of(shell_path)
         self.shell = ShellInfo(name=kind.name, path=shell_path)
         command_file = workdir / "command"
-        self._check(request.command, command_file)
+        given = request.stdin
+        self._check(request.command if given is None else kind.with_stdin(request.command, GIVEN_STDIN_FD), command_file)
         cwd = os.path.abspath(request.cwd or os.getcwd())
         env = {**BATCH_ENV, **request.env} if request.batch_env else dict(request.env)
         setup = shells.RunSetup(shell_path, workdir, os.urandom(16).hex(), command_file, cwd, request.load_rc, env)
@@ -162,8 +164,12 @@ class Run:
         self._status_from = 0  # where the status of the line typed last begins in the file
         marker = os.urandom(8).hex()  # finds what the command started in other sessions
         shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
-        self.terminal = start_terminal(launch.argv, shell_env, cwd, rows, cols)
-        self.kernel = observe_with(self.terminal.fd, self.terminal.pid, marker=marker)
+        if given is None:
+            self.terminal = start_terminal(launch.argv, shell_env, cwd, rows, cols)
+            self.kernel = observe_with(self.terminal.fd, self.terminal.pid, marker=marker)
+        else:
+            self.terminal = start_terminal(launch.argv, shell_env, cwd, rows, cols, stdin=given)
+            self.kernel = observe_with(self.terminal.fd, self.terminal.pid, marker=marker, inputs=_targets(given))
         self.tracker.start(clock())
 
     def _begin_command(self, request: RunRequest) -> None:
@@ -752,9 +758,9 @@ class Shown:
     def _prompt(self) -> str | None:
         """What the command waits for the person at: None when it does not; "" when there is no
         prompt to quote (a full screen, whose cursor line is a line of its drawing: top's, vim's)."""
-        waiting = self._run.waiting
-        if waiting is None or waiting.reads_keyboard:
-            return None
+        waiting, seen = self._run.waiting, self._run.last_seen
+        if waiting is None or waiting.reads_keyboard or (seen is not None and seen.keyless):
+            return None  # not waiting for the person's keys: on the pipe they gave it, it works for them
         screen = self._run.tracker.screen
         return "" if waiting.reason is Reason.ALTERNATE_SCREEN or screen.drawn_in_place() else waiting.prompt or ""
 
@@ -769,6 +775,14 @@ class Shown:
         for downgrade in self._run.downgrades[self._reported:]:
             self._display.downgraded(downgrade)
         self._reported = len(self._run.downgrades)
+
+
+def _targets(fd: int) -> frozenset[str]:
+    """What the kernel shows a process's descriptor `fd` of this process as (a pipe's `pipe:[N]`)."""
+    try:
+        return frozenset({os.readlink(f"/proc/self/fd/{fd}")})
+    except OSError:
+        return frozenset()
 
 
 def _launch(kind: ShellKind, setup: shells.RunSetup, strategy: str) -> shells.Launch:

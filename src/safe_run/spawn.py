@@ -22,7 +22,7 @@ import signal
 import struct
 import termios
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from . import libc_spawn, polling
@@ -34,6 +34,10 @@ FIXED_SIGNALS = frozenset({signal.SIGKILL, signal.SIGSTOP})
 CHILD_FAILED = 127
 # The steps between fork and exec that can fail, as the child reports them.
 SETUP, CHDIR, EXEC = "setup", "chdir", "exec"
+# Where the shell finds the standard input a caller gives the command (`--stdin`): a number above
+# the ten that scripts use, below where bash and zsh move their own (10 up, and bash's 255), and
+# not bash's first process substitution (63).
+GIVEN_STDIN_FD = 57
 
 
 class SpawnError(Exception):
@@ -56,12 +60,14 @@ class _Plan:
     cwd: bytes
     signals: list[int]
     max_fd: int
+    stdin: int | None = None  # this process's descriptor the shell gets as GIVEN_STDIN_FD
 
 
-def spawn(argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int) -> Spawned:
-    """Start `argv` as the leader of a new session whose controlling terminal is a new PTY."""
+def spawn(argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int, stdin: int | None = None) -> Spawned:
+    """Start `argv` as the leader of a new session whose controlling terminal is a new PTY; with
+    `stdin`, that descriptor of this process goes along as the shell's GIVEN_STDIN_FD."""
     program = _find_program(argv[0], env)
-    plan = _plan(program, argv, env, cwd)
+    plan = replace(_plan(program, argv, env, cwd), stdin=stdin)
     master, slave = (_above_stdio(fd) for fd in os.openpty())
     try:
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
@@ -80,7 +86,8 @@ def spawn(argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int) 
 def _spawned(plan: _Plan, slave: int) -> int:
     """Through the C library's posix_spawn (see `libc_spawn`): no fork of this process."""
     try:
-        return libc_spawn.spawn_session(plan.program, plan.argv, plan.env, plan.cwd, os.fsencode(os.ttyname(slave)))
+        given = None if plan.stdin is None else (plan.stdin, GIVEN_STDIN_FD)
+        return libc_spawn.spawn_session(plan.program, plan.argv, plan.env, plan.cwd, os.fsencode(os.ttyname(slave)), given)
     except OSError as exc:
         report = f"{_failed_step(plan)} {exc.errno or 0}".encode("ascii")
         raise SpawnError(describe_failure(report, os.fsdecode(plan.program), os.fsdecode(plan.cwd))) from exc
@@ -196,6 +203,10 @@ def _become_shell(plan: _Plan, slave: int, report_write: int) -> NoReturn:
     step = SETUP
     errno = 0
     try:
+        kept = [report_write]
+        if plan.stdin is not None:
+            os.dup2(plan.stdin, GIVEN_STDIN_FD)  # first: the given descriptor may be 0
+            kept.append(GIVEN_STDIN_FD)
         os.setsid()
         fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
         for target in (0, 1, 2):
@@ -205,8 +216,11 @@ def _become_shell(plan: _Plan, slave: int, report_write: int) -> NoReturn:
         step = SETUP
         for signum in plan.signals:
             _default_disposition(signum)
-        os.closerange(3, report_write)
-        os.closerange(report_write + 1, plan.max_fd)
+        low = 3
+        for fd in sorted(kept):
+            os.closerange(low, fd)
+            low = fd + 1
+        os.closerange(low, plan.max_fd)
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         step = EXEC
         os.execve(plan.program, plan.argv, plan.env)

@@ -86,10 +86,13 @@ class Terminal:
         self._closed = False
 
     @classmethod
-    def spawn(cls, argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int) -> Terminal:
-        """The shell as a terminal window would start it (see `spawn`): its own session, a pristine state."""
+    def spawn(
+        cls, argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int, stdin: int | None = None,
+    ) -> Terminal:
+        """The shell as a terminal window would start it (see `spawn`): its own session, a pristine
+        state; with `stdin`, the descriptor its command reads as its standard input (`--stdin`)."""
         try:
-            started = spawn(argv, env, cwd, rows, cols)
+            started = spawn(argv, env, cwd, rows, cols, stdin)
         except SpawnError as exc:
             raise TerminalError(str(exc)) from exc
         return cls(started.pid, started.master_fd)

@@ -631,7 +631,7 @@ class CommandTracker:
             return []
         if self._at_its_prompt(seen, line):
             if seen.waiting_for_terminal:
-                return self._input_wait(seen.reader or seen.foreground_command, password_read(seen))
+                return self._input_wait(seen.reader or seen.foreground_command, password_read(seen), seen.keyless)
             if seen.listening and idle_for >= (window if answered else timers.listen):
                 return self._listening(seen.foreground_command)
         if seen.wake_in is not None and idle_for < seen.wake_in + timers.idle:
@@ -640,9 +640,11 @@ class CommandTracker:
             return self._judge_hidden(now, seen, line)
         if not seen.waiting_for_terminal:
             return []  # working, or waiting on the world outside: never "done" for being quiet
+        if seen.keyless and not self.config.hold_on_input and idle_for < timers.silence:
+            return []  # a pipe's writer may be slow: stopped for it only after the silence timeout
         # The shell itself reading, with its line's status not written, is the command's own read.
         program = None if seen.shell_in_foreground else seen.reader or seen.foreground_command
-        return self._input_wait(program, password_read(seen))
+        return self._input_wait(program, password_read(seen), seen.keyless)
 
     def _at_its_prompt(self, seen: Observation, line: str) -> bool:
         """In a session, a quiet program that waits on the keyboard at a prompt it drew (or on a
@@ -843,15 +845,19 @@ class CommandTracker:
                    "itself; it was ended, output so far included")
         return [Decision(Status.INTERRUPTED, Reason.PROCESS_STOPPED, None, self.strategy, message, stop=True)]
 
-    def _input_wait(self, program: str | None, secret: bool = False) -> list[Action]:
+    def _input_wait(self, program: str | None, secret: bool = False, keyless: bool = False) -> list[Action]:
         """An input wait: the end of a run, or in a session a state to report while it goes on.
-        `secret`: the terminal does not echo what is typed (a password, a passphrase)."""
+        `secret`: the terminal does not echo what is typed (a password, a passphrase); `keyless`:
+        the command waits on the standard input its caller gave it (--stdin), not on its terminal."""
         line = self.screen.cursor_line()
         alternate = self.screen.used_alternate
         reason = Reason.ALTERNATE_SCREEN if alternate else Reason.INPUT_WAIT
         who = program or "the command"
-        shown = f" at {line.strip()!r}" if line.strip() else ""
-        what = "opened a full-screen program" if alternate else "is asking for a secret" if secret else "is waiting for input"
+        shown = f" at {line.strip()!r}" if line.strip() and not keyless else ""
+        secret = secret and not keyless
+        what = "opened a full-screen program" if alternate else "is asking for a secret" if secret else \
+            "is waiting on its standard input (safe-run's own), which sends nothing" if keyless else "is waiting for input"
+        line = "" if keyless else line  # what the screen shows is not what it waits on
         if self.config.hold_on_input:
             wait = Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, f"{who} {what}{shown}", prompt=line,
                             secret=secret)
@@ -860,6 +866,10 @@ class CommandTracker:
         message = (f"{who} {what}{shown}; it was stopped. safe-run gives commands no input: its standard "
                    "input is the terminal, whatever safe-run's own is. Pass answers in the command (a flag such "
                    "as --yes, `< file`, a pipe, a here-document), or end of input with `</dev/null`, and retry")
+        if keyless:
+            message = (f"{who} waited on its standard input (safe-run's own) and it sent nothing for "
+                       f"{self.command.timers.silence:g} s; it was stopped. Send the input through the pipe given "
+                       "to safe-run, or close it for end of input, and retry (--silence-timeout sets the wait)")
         return [Decision(Status.INPUT_REQUIRED, reason, None, self.strategy, message, stop=True, prompt=line,
                          secret=secret)]
 

@@ -167,6 +167,12 @@ def yield_after_for(
     help="At a terminal, keep your keys from the command: an input wait is stopped and reported, as for an agent.",
 )
 @click.option(
+    "--stdin", "given_stdin", is_flag=True,
+    help="The command reads safe-run's standard input (a pipe or a file) rather than its terminal. "
+    "The default when stdout is your terminal and stdin is not (seq 9 | safe-run -- fzf). "
+    "The run is then not handed to a session.",
+)
+@click.option(
     "--no-batch-env", is_flag=True,
     help="Keep the caller's PAGER, GIT_PAGER, GIT_EDITOR, ... instead of non-interactive defaults.",
 )
@@ -208,6 +214,7 @@ def run_command(
     wait: bool,
     keep_background: bool,
     no_input: bool,
+    given_stdin: bool,
     no_batch_env: bool,
     log: str | None,
     in_shell: str | None,
@@ -224,7 +231,12 @@ def run_command(
     shown = environment.resolve_format(output_format)
     if shown == "jsonl" and (yield_after or in_shell is not None):
         raise click.UsageError("--format jsonl follows a one-shot run to its end; with --yield-after or --in use json")
-    bound = yield_after_for(yield_after, wait, timeout, shown, environment.environ)
+    stdin = _given_stdin(given_stdin, environment)
+    if stdin is not None and given_stdin and (in_shell is not None or yield_after):
+        raise click.UsageError("--stdin runs the command here, to its end: it cannot go with --in or --yield-after")
+    if stdin is not None and in_shell is not None:
+        stdin = None  # a named shell's commands read their terminal
+    bound = None if stdin is not None else yield_after_for(yield_after, wait, timeout, shown, environment.environ)
     request = RunRequest(
         command=text,
         shell=shell,
@@ -244,12 +256,16 @@ def run_command(
         max_output=max_output,
         idle_expire=idle_expire or None,
         wait_expire=wait_expire or None,
+        stdin=stdin,
         log=None if log is None else open_log(log),  # last: nothing is created for a refused call
     )
+    keyboard: int | None = None
     if shown == "pretty" and bound is None and in_shell is None:
-        from ..display.interactive import interactive, terminal_size
+        from ..display.interactive import interactive, open_keyboard, terminal_size
 
-        if interactive(environment, no_input):
+        if stdin is not None and not no_input and environment.presentation.passthrough:
+            keyboard = open_keyboard(environment)
+        if keyboard is not None or interactive(environment, no_input):
             # The person's own run: their keys, their screen and its size (display.interactive).
             request = replace(request, hold_on_input=True, interactive=True, size=terminal_size(environment))
     signals = _stop_signals()
@@ -262,10 +278,12 @@ def run_command(
             result = _in_shell(in_shell, request, bound, scope, wakeup)
             emit(result, shown, environment)
         else:
-            result = _run(request, bound, shown, wakeup, environment)
+            result = _run(request, bound, shown, wakeup, environment, keyboard)
     finally:
         if request.log is not None:
             request.log.close()
+        if keyboard is not None:
+            os.close(keyboard)
     annotate(result, environment)
     return exit_status(result)
 
@@ -276,8 +294,24 @@ def _stop_signals() -> StopSignals:
     return obj if isinstance(obj, StopSignals) else StopSignals()
 
 
-def _run(request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, env: Environment) -> Result:
-    """The run, in the foreground or in a session, and its answer written."""
+def _given_stdin(asked: bool, env: Environment) -> int | None:
+    """The descriptor the command reads as its standard input instead of its terminal: safe-run's
+    own, when asked (--stdin), or when it is a pipe or a file and stdout a person's terminal, as in
+    their pipeline (`seq 9 | safe-run -- fzf`). Never a terminal: that is the command's own."""
+    if env.stdin_isatty:
+        return None
+    if not stdin_is_open():
+        if asked:
+            raise click.UsageError("--stdin: standard input is closed")
+        return None
+    return env.stdin.fileno() if asked or env.persons_screen else None
+
+
+def _run(
+    request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, env: Environment, keyboard: int | None = None,
+) -> Result:
+    """The run, in the foreground or in a session, and its answer written. `keyboard`: the person's
+    terminal when their keys do not come on stdin (see `display.interactive.open_keyboard`)."""
     if bound is not None:
         if shown == "pretty":
             result = _watched_session(request, bound, wakeup, env)
@@ -294,7 +328,7 @@ def _run(request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, e
     if request.interactive:
         from ..display.interactive import InteractiveDisplay, PipedInteractiveDisplay
 
-        display = InteractiveDisplay(env, time.monotonic) if env.stdout_isatty else \
+        display = InteractiveDisplay(env, time.monotonic, keyboard) if env.stdout_isatty else \
             PipedInteractiveDisplay(env, time.monotonic, request.max_output)
     elif shown != "json":
         from ..display import make_display

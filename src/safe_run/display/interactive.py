@@ -53,6 +53,16 @@ def interactive(env: Environment, no_input: bool) -> bool:
     return env.presentation.passthrough or not env.stdout_isatty
 
 
+def open_keyboard(env: Environment) -> int | None:
+    """The person's terminal on stdout opened again for their keys, when stdin is not it (`seq 9 |
+    safe-run -- fzf`: the pipe is the command's, the keys come from the terminal, as fzf takes
+    them); None when it cannot be opened."""
+    try:
+        return os.open(os.ttyname(env.stdout.fileno()), os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+
+
 def terminal_size(env: Environment) -> tuple[int, int]:
     """The person's terminal's size, rows and columns, for the command's terminal."""
     size = os.get_terminal_size((env.stdout if env.stdout_isatty else env.stdin).fileno())
@@ -64,10 +74,11 @@ class InteractiveDisplay(Display):
     # sends its own carriage returns, and they reach the person's as they are.
     output_processing = False
 
-    def __init__(self, env: Environment, clock: Callable[[], float]) -> None:
+    def __init__(self, env: Environment, clock: Callable[[], float], keyboard: int | None = None) -> None:
+        """`keyboard`: where the person's keys come from when it is not stdin (see `open_keyboard`)."""
         self._env = env
         self._clock = clock
-        self._in = env.stdin.fileno()
+        self._in = env.stdin.fileno() if keyboard is None else keyboard
         self._out: int | None = env.stdout.fileno()
         self._saved: list[Any] | None = None
         self._resized = False

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from ..tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
-from .posix import EXE_PROBE, arrival, header, line_end, lines, scoped, sourced_heal_line
+from .posix import EXE_PROBE, arrival, bash_with_stdin, header, line_end, lines, scoped, sourced_heal_line
 
 # An alias of the integration's: C, the command, and the line's own end (see integration.bash).
 RUN = " __sr_c"
@@ -67,6 +67,7 @@ SHELL = ShellKind(
     family="bash",
     plain_launch=plain_launch,
     scoped=scoped,
+    with_stdin=bash_with_stdin,
     launch=launch,
     live_lines=live_lines,
     # extglob changes how `!(x)` parses and many interactive setups (the bash-completion package

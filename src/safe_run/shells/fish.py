@@ -54,6 +54,10 @@ def scoped(command: str, cwd: str | None, env: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
+def with_stdin(command: str, fd: int) -> str:
+    return f"begin; {command}\nend <&{fd} {fd}<&-"
+
+
 def _argv(setup: RunSetup) -> list[str]:
     argv = [setup.shell_path, "--private", "--interactive"]
     return argv if setup.load_rc else [*argv, "--no-config"]
@@ -121,6 +125,7 @@ SHELL = ShellKind(
     family="fish",
     plain_launch=plain_launch,
     scoped=scoped,
+    with_stdin=with_stdin,
     launch=launch,
     live_lines=live_lines,
     # --no-config: the user's files are not even read.

@@ -61,6 +61,9 @@ class ShellKind:
     # A persistent shell's later command with a directory and variables of its own, in this
     # shell's syntax: (command, cwd or None, variables) -> the text to run.
     scoped: Callable[[str, str | None, Mapping[str, str]], str]
+    # The command with its standard input read from the shell's descriptor N (`--stdin`), which
+    # the command itself does not get: (command, N) -> the text to run. Its lines keep their numbers.
+    with_stdin: Callable[[str, int], str]
     # Starts it with integration; None where there is none.
     launch: Callable[[RunSetup], Launch] | None = None
     # What to type into a live shell of this kind, the line that loads the integration again

@@ -132,6 +132,16 @@ def scoped(command: str, cwd: str | None, env: Mapping[str, str]) -> str:
     return "(\n" + "\n".join(lines) + "\n" + command + "\n)"
 
 
+def with_stdin(command: str, fd: int) -> str:
+    """Any POSIX shell: one that takes only one digit before a redirection (dash) opens the
+    descriptor again by its name, and leaves it to the command."""
+    return f"{{ {command}\n}} </dev/fd/{fd}"
+
+
+def bash_with_stdin(command: str, fd: int) -> str:
+    return f"{{ {command}\n}} <&{fd} {fd}<&-"
+
+
 def status_file(setup: RunSetup) -> Path:
     """Where the typed line leaves the command's exit status."""
     return setup.workdir / "status"
@@ -154,6 +164,7 @@ SHELL = ShellKind(
     family="posix",
     plain_launch=plain_launch,
     scoped=scoped,
+    with_stdin=with_stdin,
     syntax=SyntaxFacts(("-n",), accepts_open_heredoc=True),
     doctor=DoctorFacts(rc_candidates=rc_candidates, exe_probe=EXE_PROBE),
     prompt_mark=PROMPT_MARK,

@@ -71,11 +71,17 @@ def rc_candidates(environ: Mapping[str, str], home: str, zdotdir: str | None) ->
             "/etc/zsh/zshrc", "/etc/zshrc", os.path.join(zdotdir or first, ".zshrc")]
 
 
+def with_stdin(command: str, fd: int) -> str:
+    """zsh names a descriptor above 9 in a redirection only through a parameter."""
+    return f"__sr_in={fd}; {{ builtin exec {{__sr_in}}<&-; {command}\n}} <&{fd}"
+
+
 SHELL = ShellKind(
     name="zsh",
     family="zsh",
     plain_launch=plain_launch,
     scoped=scoped,
+    with_stdin=with_stdin,
     launch=launch,
     live_lines=live_lines,
     # -f: the user's files are not even read (only /etc/zshenv is, whatever the options, and not run).
