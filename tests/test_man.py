@@ -427,16 +427,16 @@ def test_every_key_of_the_doctor_report_is_documented(page) -> None:
 
 
 def test_environment_lists_what_is_read_and_what_commands_get(page) -> None:
-    from safe_run import runner
+    from safe_run import shell_start
 
     env = section(page, "ENVIRONMENT")
     read = {"SHELL", "PATH", "HOME", "ZDOTDIR", "TMPDIR", "NO_COLOR", "FORCE_COLOR", "TERM", "SAFE_RUN_DEBUG"}
     read |= {"XDG_RUNTIME_DIR", "XDG_STATE_HOME", "CI", "GITHUB_ACTIONS"}
     assert read <= tags(env), f"missing from ENVIRONMENT: {sorted(read - tags(env))}"
     words = set(env.text.replace(",", " ").split()) | tags(env)
-    given = {f"TERM={runner.TERM}"} | {f"{name}={value}" for name, value in runner.BATCH_ENV.items()}
+    given = {f"TERM={shell_start.TERM}"} | {f"{name}={value}" for name, value in shell_start.BATCH_ENV.items()}
     assert given <= words, f"missing from ENVIRONMENT: {sorted(given - words)}"
-    assert set(runner.CALLER_TERMINAL_VARS) <= words
+    assert set(shell_start.CALLER_TERMINAL_VARS) <= words
 
 
 def test_files_names_the_private_and_the_sessions_directories(page) -> None:

@@ -24,7 +24,7 @@ from . import shells
 from .cleanup import Reaper
 from .loop import follow
 from .interrupts import Wakeup
-from .evidence import MARKER_VAR, Observation
+from .evidence import Observation
 from .kernel import KernelObserver, ObserverLike, boot_ticks
 from .output import HeadTail
 from .queries import Questions, answer
@@ -33,10 +33,9 @@ from .result import Downgrade, Killed, Reason, Reinjection, Result, ShellInfo, S
 from .screen import ScreenTail
 from .sequences import Osc, SequenceParser
 from .shells import posix
-from .shells.kind import ShellKind
 from .shells.registry import is_shell, kind_of
 from .syntax import check_syntax
-from .spawn import GIVEN_STDIN_FD
+from .shell_start import KeptShell, RunFailed, command_text, run_setup, start_key, start_shell
 from .terminal import Terminal, TerminalError, TerminalLike, unread_input
 from .request import RunRequest
 from .tracker import (
@@ -49,8 +48,6 @@ from .workdir import private_workdir
 if TYPE_CHECKING:
     from .display import Display
 
-# The emulated terminal, whatever the caller's own TERM is (agents and CI have dumb or none).
-TERM = "xterm-256color"
 # Reads of what is already in the terminal before a decision on the kernel's look: bounded, since
 # a command that prints without pause always has more (and then no quiet-time decision comes).
 PENDING_READS = 16
@@ -63,24 +60,6 @@ LINE_SETTLE_S = 0.02
 AHEAD_RETRY_S = 0.05
 # The status file is emptied when it has grown this big (a few bytes a command).
 STATUS_FILE_MAX = 64 * 1024
-# Variables describing the caller's terminal, wrong inside ours.
-CALLER_TERMINAL_VARS = ("COLUMNS", "LINES", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TERM_SESSION_ID")
-# Nobody is there to page, edit or type a password: commands get non-interactive settings
-# unless the caller keeps their own (--no-batch-env). --env values win over these.
-BATCH_ENV = {
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "GH_PAGER": "cat",
-    "MANPAGER": "cat",
-    "SYSTEMD_PAGER": "cat",
-    "GIT_EDITOR": ":",
-    "GIT_TERMINAL_PROMPT": "0",
-    "DEBIAN_FRONTEND": "noninteractive",
-}
-
-
-class RunFailed(Exception):
-    """safe-run itself could not carry out the run (not the command failing)."""
 
 
 class CommandRefused(Exception):
@@ -106,7 +85,8 @@ class Run:
     """A started run: the shell in its terminal and the tracker following the command.
 
     `start_terminal` and `observe_with` start the shell and watch it; the loop is tested with a
-    stand-in for both that plays a shell (tests/test_run_loop.py).
+    stand-in for both that plays a shell (tests/test_run_loop.py). `kept`: a shell started ahead
+    (`shell_start.KeptShell`), taken when it is the one this run would start, else closed.
     """
 
     def __init__(
@@ -119,6 +99,7 @@ class Run:
         start_terminal: Callable[..., TerminalLike] = Terminal.spawn,
         observe_with: Callable[..., ObserverLike] = KernelObserver,
         audience: Audience | None = None,
+        kept: KeptShell | None = None,
     ) -> None:
         self.request = request
         self._audience = audience
@@ -141,14 +122,17 @@ class Run:
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
         kind = kind_of(shell_path)
         self.shell = ShellInfo(name=kind.name, path=shell_path)
-        command_file = workdir / "command"
-        given = request.stdin
-        self._check(request.command if given is None else kind.with_stdin(request.command, GIVEN_STDIN_FD), command_file)
-        cwd = os.path.abspath(request.cwd or os.getcwd())
-        env = {**BATCH_ENV, **request.env} if request.batch_env else dict(request.env)
-        setup = shells.RunSetup(shell_path, workdir, os.urandom(16).hex(), command_file, cwd, request.load_rc, env)
-        self._setup = setup
-        launch = _launch(kind, setup, request.strategy)
+        taken = None if kept is None else kept.taken_for(start_key(request, shell_path))
+        self._kept = kept if taken is not None else None
+        setup = taken.setup if taken is not None else run_setup(request, shell_path, workdir)
+        try:
+            self._check(command_text(request, kind), setup.command_file)
+            started = taken or start_shell(request, kind, setup, start_terminal, observe_with)
+        except BaseException:
+            if self._kept is not None:
+                self._kept.close()
+            raise
+        self._setup, launch = setup, started.launch
         rows, cols = request.size
         self.tracker = CommandTracker(
             config=_config(setup.nonce, launch.lines, request, launch.exit_word),
@@ -162,14 +146,7 @@ class Run:
         self._questions = Questions()
         self._status_file = posix.status_file(setup)
         self._status_from = 0  # where the status of the line typed last begins in the file
-        marker = os.urandom(8).hex()  # finds what the command started in other sessions
-        shell_env = {**_shell_environment(env, launch.env), MARKER_VAR: marker}
-        if given is None:
-            self.terminal = start_terminal(launch.argv, shell_env, cwd, rows, cols)
-            self.kernel = observe_with(self.terminal.fd, self.terminal.pid, marker=marker)
-        else:
-            self.terminal = start_terminal(launch.argv, shell_env, cwd, rows, cols, stdin=given)
-            self.kernel = observe_with(self.terminal.fd, self.terminal.pid, marker=marker, inputs=_targets(given))
+        self.terminal, self.kernel = started.terminal, started.kernel
         self.tracker.start(clock())
 
     def _begin_command(self, request: RunRequest) -> None:
@@ -456,6 +433,8 @@ class Run:
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=not stop and not idle)
         self.terminal.close(hang_up=not self.request.keep_background)
+        if self._kept is not None:
+            self._kept.close()  # its directory held this run's files
         return self.killed[before:]
 
     def end_command(self) -> None:
@@ -777,24 +756,6 @@ class Shown:
         self._reported = len(self._run.downgrades)
 
 
-def _targets(fd: int) -> frozenset[str]:
-    """What the kernel shows a process's descriptor `fd` of this process as (a pipe's `pipe:[N]`)."""
-    try:
-        return frozenset({os.readlink(f"/proc/self/fd/{fd}")})
-    except OSError:
-        return frozenset()
-
-
-def _launch(kind: ShellKind, setup: shells.RunSetup, strategy: str) -> shells.Launch:
-    if strategy == "none":
-        return kind.plain_launch(setup)
-    if kind.launch is not None:
-        return kind.launch(setup)
-    if strategy in ("rich", "basic"):
-        raise RunFailed(f"--strategy {strategy} needs shell integration, which {kind.name} does not have")
-    return kind.plain_launch(setup)
-
-
 def _config(nonce: str, lines: Lines, request: RunRequest, exit_word: bytes = b"") -> Config:
     return Config(
         nonce=nonce,
@@ -814,14 +775,6 @@ def _first_strategy(requested: str, integrated: bool) -> Strategy:
     if not integrated:
         return Strategy.NONE
     return Strategy.BASIC if requested == "basic" else Strategy.RICH
-
-
-def _shell_environment(requested: dict[str, str], launch_env: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in CALLER_TERMINAL_VARS}
-    env["TERM"] = TERM
-    env.update(requested)
-    env.update(launch_env)
-    return env
 
 
 def _earliest(a: float | None, b: float | None) -> float | None:

@@ -85,6 +85,10 @@ class Terminal:
         self._signalled = False
         self._closed = False
 
+    def descriptors(self) -> list[int]:
+        """What this terminal holds open, for a process that closes all but what it names."""
+        return [fd for fd in (self.fd, self._pidfd) if fd is not None]
+
     @classmethod
     def spawn(
         cls, argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int, stdin: int | None = None,

@@ -39,14 +39,34 @@ def private_workdir(parent: Path | None = None) -> Iterator[Path]:
     in `parent` (a session's directory, so that the leftovers of a holder that was killed go with
     the session).
     """
-    if parent is None:
-        sweep_leftovers(Path(tempfile.gettempdir()))
-    path, lock = _make_locked(parent)
+    held = HeldDirectory.make(parent)
     try:
-        yield path
+        yield held.path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
-        os.close(lock)
+        held.remove()
+
+
+class HeldDirectory:
+    """A private directory and the lock that says its owner lives, for an owner whose directory
+    outlives a block of code (a shell started ahead of its command, `shell_start.KeptShell`)."""
+
+    def __init__(self, path: Path, lock: int) -> None:
+        self.path = path
+        self.lock = lock
+
+    @classmethod
+    def make(cls, parent: Path | None = None) -> HeldDirectory:
+        """As `private_workdir` makes it."""
+        if parent is None:
+            sweep_leftovers(Path(tempfile.gettempdir()))
+        return cls(*_make_locked(parent))
+
+    def remove(self) -> None:
+        if self.lock < 0:
+            return
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.close(self.lock)
+        self.lock = -1
 
 
 def sweep_leftovers(directory: Path) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 
 from ..result import Result, Status
 from ..request import RunRequest
-from ..runner import CALLER_TERMINAL_VARS, TERM
+from ..shell_start import CALLER_TERMINAL_VARS, TERM
 from ..shells.registry import kind_of
 from .discovery import Target, find_exec_lines, rc_files, read_texts
 from .probe import (

@@ -39,7 +39,8 @@ from ..recording import FILE_NAME as RECORDING_FILE, Recording
 from ..request import RunRequest, timers_from_dict
 from ..screen import ScreenTail
 from ..result import Killed, Reason, Result, Status, error_result
-from ..runner import CommandRefused, Run, RunFailed
+from ..runner import CommandRefused, Run
+from ..shell_start import RunFailed
 from ..shells import ShellNotFound
 from ..shells.registry import kind_of
 from ..terminal import TerminalError
