@@ -6,6 +6,11 @@ Each line runs the reference and safe-run in turn (A B A B ...), so that both me
 of a shared machine, and prints the median of the pairs' ratios beside the target:
   startup      `safe-run --format json -- true` with its warm process up / `python3 -c pass` of the
                same interpreter (target <= 2.5)
+  rc SHELL     the same call with a user's rc file that takes 0.15 s (bash's .bashrc, zsh's .zshrc,
+               fish's config.fish), calls 0.4 s apart as an agent makes them / the same call with
+               --no-rc (target <= 1.5); then what the warm context's processes hold between calls
+               (proportional set size, shared pages split among their sharers): the warm process,
+               its spare child, the holder forked ahead and the shell it keeps
   warm run     median of CALLS `Shell.run("echo i")` in a started shell / the same through
                `pexpect.replwrap.bash()` without its send delay (target <= 3)
   100 calls    100 `Shell.run("echo i")` in a row / 100 through replwrap (target <= 3)
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import select
+import shutil
 import statistics
 import subprocess
 import sys
@@ -56,6 +62,65 @@ def startup(env: dict[str, str]) -> Pair:
         whole_process(safe_run, env)
     time.sleep(0.5)
     return lambda: (whole_process(safe_run, env), whole_process(reference, env))
+
+
+# A user's rc file that costs what pyenv's, nvm's or conda's initialisation costs.
+SLOW_RC = {"bash": ".bashrc", "zsh": ".zshrc", "fish": ".config/fish/config.fish"}
+RC_PACE_S = 0.4
+
+
+def with_slow_rc(env: dict[str, str], shell: str) -> Pair:
+    """A call with the rc and one with --no-rc, each after RC_PACE_S of quiet, as an agent calls."""
+    path = os.path.join(env["HOME"], SLOW_RC[shell])
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as rc:
+        rc.write("sleep 0.15\n")
+    called = {**env, "SHELL": f"/usr/bin/{shell}" if shell != "bash" else "/bin/bash"}
+    safe_run = [os.path.join(os.path.dirname(sys.executable), "safe-run"), "--format", "json"]
+    for _ in range(3):
+        whole_process([*safe_run, "--", "true"], called)
+
+    def pair() -> tuple[float, float]:
+        time.sleep(RC_PACE_S)
+        loaded = whole_process([*safe_run, "--", "true"], called)
+        time.sleep(RC_PACE_S)
+        return loaded, whole_process([*safe_run, "--no-rc", "--", "true"], called)
+
+    return pair
+
+
+def held(env: dict[str, str]) -> str:
+    """What the warm context's processes hold between calls, by name, in MB of proportional set size."""
+    time.sleep(1.0)  # the spare, its holder and its shell are made once a call has ended
+    warm_dir = os.path.join(env["XDG_RUNTIME_DIR"], "safe-run", "warm")
+    locks = [os.path.join(warm_dir, name) for name in os.listdir(warm_dir) if name.endswith(".lock")]
+    with open(locks[0]) as lock:
+        pids = [int(lock.read().strip())]
+    names = ["warm", "spare", "holder ahead", "kept shell"]
+    parts = []
+    for name in names:
+        if not pids:
+            break
+        parts.append((name, _pss_mb(pids[0])))
+        pids = _children(pids[0])
+    total = sum(size for _, size in parts)
+    return ", ".join(f"{name} {size:.1f}" for name, size in parts) + f": {total:.1f} MB"
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listing:
+            return [int(word) for word in listing.read().split()]
+    except OSError:
+        return []
+
+
+def _pss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        for line in rollup:
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def drained(env: dict[str, str]) -> float:
@@ -233,7 +298,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
-    wanted = set(args.only or ("startup", "warm", "100", "json", "pretty", "mcp"))
+    wanted = set(args.only or ("startup", "rc", "warm", "100", "json", "pretty", "mcp"))
     with tempfile.TemporaryDirectory(prefix="bench-speed-") as root:
         env = private_environment(root)
         env.pop("SAFE_RUN_WARM")  # the warm process is part of what is measured
@@ -243,6 +308,20 @@ def main() -> None:
         print(f"{os.cpu_count()} CPUs, python {sys.version.split()[0]}, {args.pairs} pairs")
         if "startup" in wanted:
             show("startup", "safe-run", "python3 -c pass", paired(args.pairs, startup(env)), "target <= 2.5")
+        if "rc" in wanted:
+            for shell in SLOW_RC:
+                if shutil.which(shell) is None:
+                    print(f"rc {shell:7} skipped: {shell} is not installed")
+                    continue
+                with tempfile.TemporaryDirectory(prefix=f"bench-rc-{shell}-") as home:
+                    rc_env = private_environment(home)
+                    rc_env.pop("SAFE_RUN_WARM")
+                    rc_env["TERM"] = "dumb"
+                    figures = paired(args.pairs, with_slow_rc(rc_env, shell))
+                    show(f"rc {shell}", "0.15 s rc", "--no-rc", figures, "target <= 1.5")
+                    whole_process([os.path.join(os.path.dirname(sys.executable), "safe-run"), "--format", "json",
+                                   "--", "true"], {**rc_env, "SHELL": shutil.which(shell) or shell})
+                    print(f"{'':10} held between calls: {held(rc_env)}")
         if wanted & {"warm", "100", "mcp"}:
             calls = Calls()
             try:

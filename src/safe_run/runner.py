@@ -434,7 +434,7 @@ class Run:
             self.killed += reaper.kill_session(settle=not stop and not idle)
         self.terminal.close(hang_up=not self.request.keep_background)
         if self._kept is not None:
-            self._kept.close()  # its directory held this run's files
+            self._kept.close(taken=True)  # its directory held this run's files
         return self.killed[before:]
 
     def end_command(self) -> None:

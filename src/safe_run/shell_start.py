@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import shells
+from .cleanup import Reaper
 from .evidence import MARKER_VAR
 from .kernel import KernelObserver, ObserverLike
 from .request import RunRequest
@@ -117,12 +118,15 @@ class KeptShell:
     """A shell started ahead of the run that will take it (see the module), with a private
     directory of its own that goes when it is closed, or with the run that took it."""
 
-    def __init__(self, start: ShellStart, key: StartKey, directory: HeldDirectory, terminal: Terminal) -> None:
+    def __init__(
+        self, start: ShellStart, key: StartKey, directory: HeldDirectory, terminal: Terminal,
+        rc: list[tuple[str, int, int, int] | None],
+    ) -> None:
         self.start = start
         self.key = key
         self._directory = directory
         self._terminal = terminal
-        self._rc = _stamps(start.kind, start.setup.load_rc)
+        self._rc = rc  # the rc files as they were before the shell read them
 
     @classmethod
     def ahead_of(cls, request: RunRequest) -> KeptShell | None:
@@ -132,6 +136,7 @@ class KeptShell:
         kind = kind_of(shell_path)
         if kind.launch is None:
             return None  # a shell without integration starts in no time anyway
+        rc = _stamps(kind, request.load_rc)
         directory = HeldDirectory.make()
         try:
             start = start_shell(request, kind, run_setup(request, shell_path, directory.path))
@@ -139,7 +144,7 @@ class KeptShell:
             directory.remove()
             return None
         assert isinstance(start.terminal, Terminal)
-        return cls(start, start_key(request, shell_path), directory, start.terminal)
+        return cls(start, start_key(request, shell_path), directory, start.terminal, rc)
 
     def taken_for(self, key: StartKey) -> ShellStart | None:
         """The shell, for a run whose shell has `key`, when it is this one and still as started;
@@ -153,10 +158,15 @@ class KeptShell:
         """What it holds open, for a process that closes all but what it names."""
         return [*self._terminal.descriptors(), self._directory.lock]
 
-    def close(self) -> None:
-        """The shell hung up and its directory removed (for a shell no run took, or once its run is over)."""
-        self._terminal.close()
-        self._directory.remove()
+    def close(self, taken: bool = False) -> None:
+        """Its directory removed, once its run is over (`taken`: the run ended the shell and what it
+        left); a shell no run took is ended first, with whatever its rc files started, as a run
+        ends what it leaves."""
+        ended = taken or self._directory.lock < 0
+        self._directory.remove()  # first: whoever waits for this process may not wait long
+        if not ended:
+            Reaper(self._terminal, self.start.kernel).kill_session()
+            self._terminal.close()
 
 
 def _stamps(kind: ShellKind, load_rc: bool) -> list[tuple[str, int, int, int] | None]:

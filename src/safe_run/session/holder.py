@@ -40,7 +40,7 @@ from ..request import RunRequest, timers_from_dict
 from ..screen import ScreenTail
 from ..result import Killed, Reason, Result, Status, error_result
 from ..runner import CommandRefused, Run
-from ..shell_start import RunFailed
+from ..shell_start import KeptShell, RunFailed
 from ..shells import ShellNotFound
 from ..shells.registry import kind_of
 from ..terminal import TerminalError
@@ -86,9 +86,11 @@ class Holder:
 
     def __init__(
         self, session: Session, listener: socket.socket, request: RunRequest, clock: Callable[[], float] = time.monotonic,
-        plan: ShellPlan | None = None,
+        plan: ShellPlan | None = None, kept: KeptShell | None = None,
     ) -> None:
+        """`kept`: a shell started ahead of this session (`shell_start.KeptShell`), for its run to take."""
         self.session = session
+        self._kept = kept
         self.callers = Callers(listener, clock)
         self.request = request
         self.plan = plan
@@ -322,14 +324,17 @@ class Holder:
         return Chunks(request.max_output, (columns, rows), lambda: self._screen)
 
     def _start(self, workdir: Path) -> Run | None:
+        kept, self._kept = self._kept, None
         try:
-            run = Run(self.request, workdir, self._clock, on_output=self.chunks.write, audience=self.onlookers)
+            run = Run(self.request, workdir, self._clock, on_output=self.chunks.write, audience=self.onlookers, kept=kept)
             self._screen = run.tracker.screen
             return run
         except CommandRefused as refused:
             self.final = refused.result
         except (ShellNotFound, TerminalError, RunFailed) as exc:
             self.final = error_result(self.request.command, str(exc))
+        if kept is not None:
+            kept.close()
         return None
 
     def _record_shell(self, run: Run) -> None:

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..interrupts import STOP_SIGNALS, StopSignals
-from ..memory import take_own_pages
 from ..process_title import name_holder
 from ..request import RunRequest, request_from_dict, request_to_dict
+from ..shell_start import KeptShell
 from .adoption import adopt_orphans, collect_adopted, end_child, set_parent_death_signal
 from .holder import Holder, ShellPlan
 from .store import Session
@@ -92,10 +92,11 @@ class Fork:
     def __init__(self) -> None:
         self._ready: tuple[int, socket.socket] | None = None
 
-    def prepare(self) -> None:
+    def prepare(self, ahead: Callable[[], KeptShell | None] = lambda: None) -> None:
+        """Fork the holder now; `ahead` starts the shell it will likely need, in that holder."""
         if self._ready is None:
             parent = os.getpid()
-            self._ready = fork_with_channel(lambda channel: _wait_to_hold(channel, parent))
+            self._ready = fork_with_channel(lambda channel: _wait_to_hold(channel, parent, ahead))
 
     def abandon(self) -> None:
         """Let a holder forked ahead go unused (see `let_go`)."""
@@ -185,23 +186,28 @@ def fork_with_channel(child: Callable[[socket.socket], None]) -> tuple[int, sock
     return pid, ours
 
 
-def _become_holder(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
-    """In a forked child: the holder, in a session of its own with only its own descriptors."""
+def _become_holder(
+    session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None, kept: KeptShell | None = None,
+) -> int:
+    """In a forked child: the holder, in a session of its own with only its own descriptors (and
+    those of the shell it started ahead, `kept`)."""
     for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
         signal.signal(signum, signal.SIG_DFL)
     os.setsid()
-    detach_descriptors(session, listener.fileno(), request)
-    return serve_here(session, listener, request, plan)
+    detach_descriptors(session, listener.fileno(), request, [] if kept is None else kept.descriptors())
+    return serve_here(session, listener, request, plan, kept)
 
 
-def _wait_to_hold(channel: socket.socket, parent: int) -> None:
-    """A holder forked ahead: until its caller hands it a session, or ends (and it with it)."""
+def _wait_to_hold(channel: socket.socket, parent: int, ahead: Callable[[], KeptShell | None]) -> None:
+    """A holder forked ahead: until its caller hands it a session, or ends (and it with it).
+    Meanwhile the shell its session will likely need starts (`ahead`), the user's rc files with it."""
     status = 0
+    kept = None
     try:
         set_parent_death_signal(signal.SIGKILL)
         if os.getppid() != parent:
             return  # the caller was gone before the signal was set
-        take_own_pages()
+        kept = ahead()
         data, received, _, _ = socket.recv_fds(channel, 1 << 20, 3)
         head, _, message = data.partition(b"\n")
         while data and head.isdigit() and len(message) < int(head):
@@ -217,10 +223,13 @@ def _wait_to_hold(channel: socket.socket, parent: int) -> None:
         set_parent_death_signal(0)  # from here on it outlives its caller, as a holder does
         status = 1
         session, request, plan = _from_spec(Path(job["path"]), job["spec"], log[0] if log else -1)
-        status = _become_holder(session, socket.socket(fileno=listen_fd), request, plan)
+        kept, given = None, kept
+        status = _become_holder(session, socket.socket(fileno=listen_fd), request, plan, given)
     except BaseException:  # nothing may return into the caller's code
         traceback.print_exc()
     finally:
+        if kept is not None:
+            kept.close()  # no session came for it
         sys.stderr.flush()
         os._exit(status)
 
@@ -266,7 +275,9 @@ def _from_spec(path: Path, spec: dict[str, Any], log_fd: int) -> tuple[Session, 
     return Session(path.name, path), request_from_dict(spec["request"], log), plan
 
 
-def serve_here(session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
+def serve_here(
+    session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None, kept: KeptShell | None = None,
+) -> int:
     """The holder's life, in the process that is now its own; its exit status."""
     try:
         name_holder(session.id)
@@ -274,7 +285,7 @@ def serve_here(session: Session, listener: socket.socket, request: RunRequest, p
         signals = StopSignals()
         signals.install(deferring=True)
         adopt_orphans()  # what its commands detach comes back to it, to be collected
-        Holder(session, listener, request, plan=plan).serve(signals.wakeup)
+        Holder(session, listener, request, plan=plan, kept=kept).serve(signals.wakeup)
         collect_adopted(None)  # the shell is collected by now
         return 0
     except BaseException:  # a holder must never return into its caller's code
@@ -295,13 +306,13 @@ def _write_private(path: Path, text: str) -> None:
         handle.write(text)
 
 
-def detach_descriptors(session: Session, listener_fd: int, request: RunRequest) -> None:
-    """Only the holder's own descriptors stay open: nothing of its caller's (pipes, terminal)."""
+def detach_descriptors(session: Session, listener_fd: int, request: RunRequest, kept: list[int] | None = None) -> None:
+    """Only the holder's own descriptors stay open (`kept` too): nothing of its caller's (pipes, terminal)."""
     devnull = os.open(os.devnull, os.O_RDWR)
     log = os.open(session.path / "holder.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for target, source in ((0, devnull), (1, devnull), (2, log)):
         os.dup2(source, target)
-    keep = {0, 1, 2, listener_fd}
+    keep = {0, 1, 2, listener_fd, *(kept or [])}
     if request.log is not None:
         keep.add(request.log.fileno())
     for fd in _open_fds():

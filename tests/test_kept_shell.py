@@ -1,0 +1,226 @@
+"""A shell started ahead, with the user's rc files loaded, for the next call of a warm process.
+
+An agent's calls come a fraction of a second apart from one context; between two of them the
+holder its warm process forks ahead starts the shell the next call will likely need
+(`shell_start.KeptShell`). These tests call `safe-run` as an agent does (no terminal, TERM=dumb,
+JSON with its default bound, so that the run is a session's) with rc files that say when they
+were loaded, and check that a call takes a shell loaded before it was made, and only when that
+shell is exactly the one it would have started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import alive, children_of, shell_path
+from test_warm import Caller, _caller, gone
+
+pytestmark = pytest.mark.slow
+
+# An agent's pace: the shell for the next call has long been started when it comes.
+PACE_S = 1.0
+RC = {
+    "bash": (".bashrc", "echo $$ >> ~/loaded; loaded_at=$(date +%s.%N)\nrc_fn() { echo fn-$1; }\nalias rc_alias='echo alias'\n"
+                        "shopt -s extglob\nexport RC_VAR=${RC_VALUE:-one}\n"),
+    "zsh": (".zshrc", "echo $$ >> ~/loaded; loaded_at=$(date +%s.%N)\nrc_fn() { echo fn-$1; }\nalias rc_alias='echo alias'\n"
+                      "setopt extendedglob\nexport RC_VAR=${RC_VALUE:-one}\n"),
+    "fish": (".config/fish/config.fish", "echo $fish_pid >> ~/loaded; set -g loaded_at (date +%s.%N)\nfunction rc_fn; echo fn-$argv[1]; end\n"
+                                         "alias rc_alias='echo alias'\nset -gx RC_VAR one\n"),
+}
+USES = {
+    "bash": "echo $loaded_at; rc_fn 1; rc_alias; shopt -q extglob && echo extglob; echo $RC_VAR",
+    "zsh": "echo $loaded_at; rc_fn 1; rc_alias; [[ -o extendedglob ]] && echo extglob; echo $RC_VAR",
+    "fish": "echo $loaded_at; rc_fn 1; rc_alias; echo extglob; echo $RC_VAR",
+}
+
+
+@pytest.fixture
+def caller() -> Iterator[Caller]:
+    yield from _caller()
+
+
+def agent(caller: Caller, name: str, **extra: str) -> dict[str, str]:
+    """As an agent calls: JSON with the default bound, so that a session's holder runs the command."""
+    env = caller.env(SHELL=shell_path(name), **extra)
+    del env["SAFE_RUN_YIELD_AFTER"]
+    return env
+
+
+def with_rc(caller: Caller, name: str, text: str | None = None) -> None:
+    path = caller.home / RC[name][0]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(RC[name][1] if text is None else text)
+
+
+def kept_shell_loading(caller: Caller, used: set[int] = set()) -> int:  # noqa: B006 - never changed
+    """Until the shell kept for the next call has begun to load its rc; its pid. `used`: shells
+    that served calls, whose processes may linger a moment as if they still waited."""
+    deadline = time.monotonic() + 20
+    while True:
+        kept = [pid for pid in waiting_shells(caller) if pid not in used]
+        loaded = caller.home / "loaded"
+        if kept and loaded.exists() and str(kept[0]) in loaded.read_text().split():
+            return kept[0]
+        assert time.monotonic() < deadline, "no shell was kept for the next call"
+        time.sleep(0.02)
+
+
+def waiting(pids: list[int]) -> list[int]:
+    """The spare child and the holder forked ahead, by their title: not a call's child, nor a
+    session's holder, which are what they were a moment ago."""
+    titled = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"safe-run warm"):
+                titled.append(pid)
+        except OSError:
+            continue
+    return titled
+
+
+def call(caller: Caller, command: str, env: dict[str, str], cwd: Path | None = None) -> tuple[float, list[str]]:
+    """When the call was made, and its output's lines."""
+    time.sleep(PACE_S)
+    made = time.time()
+    outcome = caller("--format", "json", "--", command, env=env, cwd=cwd or caller.home)
+    answer = json.loads(outcome.stdout)
+    assert answer["status"] == "completed", answer
+    return made, str(answer["output"]).splitlines()
+
+
+def kept_call(caller: Caller, command: str, env: dict[str, str], used: set[int]) -> tuple[float, list[str]]:
+    """A call once a shell is kept for it, and its answer, which must come from that shell. On a
+    busy machine the caller may give up on the warm process and run the call itself (the kept
+    shell then waits on): that call is made again. `used`: the shells earlier calls took."""
+    for _ in range(3):
+        time.sleep(PACE_S)
+        shell = kept_shell_loading(caller, used)
+        made = time.time()
+        pid = "$fish_pid" if env["SHELL"].endswith("fish") else "$$"
+        answer = json.loads(caller("--format", "json", "--", f"echo {pid}; {command}", env=env).stdout)
+        assert answer["status"] == "completed", answer
+        first, *lines = str(answer["output"]).splitlines()
+        used.add(int(first))
+        if int(first) == shell:
+            return made, lines
+        assert shell in waiting_shells(caller), f"the call was the warm process's, and did not take the kept shell: {answer}"
+    raise AssertionError("the warm process took none of three calls")
+
+
+def waiting_shells(caller: Caller) -> list[int]:
+    warm = caller.warm_pids()
+    return [shell for spare in waiting(children_of(warm[0])) for ahead in waiting(children_of(spare))
+            for shell in children_of(ahead)] if warm else []
+
+
+@pytest.mark.parametrize("name", ["bash", "zsh", "fish"])
+def test_a_call_takes_a_shell_whose_rc_was_loaded_before_it_was_made(caller: Caller, name: str) -> None:
+    env = agent(caller, name)
+    with_rc(caller, name)
+    caller("--", "true", env=env)
+    caller("--", "true", env=env)  # the second call starts the warm process
+    # The first call it serves says where the next will come from.
+    used = {int(call(caller, "echo $fish_pid" if name == "fish" else "echo $$", env)[1][0])}
+    for _ in range(2):
+        made, lines = kept_call(caller, USES[name], env, used)
+        assert float(lines[0]) < made, "the rc was loaded ahead of the call"
+        assert lines[1:] == ["fn-1", "alias", "extglob", "one"], lines
+
+
+def test_without_the_warm_process_every_call_loads_the_rc_itself(caller: Caller) -> None:
+    env = agent(caller, "bash", SAFE_RUN_WARM="0")
+    with_rc(caller, "bash")
+    for _ in range(3):
+        made, lines = call(caller, USES["bash"], env)
+        assert float(lines[0]) > made
+        assert lines[1:] == ["fn-1", "alias", "extglob", "one"]
+
+
+def test_an_edited_rc_is_seen_by_the_next_call(caller: Caller) -> None:
+    env = agent(caller, "bash")
+    with_rc(caller, "bash")
+    caller.warmed()
+    call(caller, "true", env)
+    call(caller, "true", env)
+    kept_shell_loading(caller)
+    time.sleep(PACE_S)  # its rc loaded
+    with_rc(caller, "bash", RC["bash"][1].replace("${RC_VALUE:-one}", "two"))
+    made, lines = call(caller, USES["bash"], env)
+    assert lines[-1] == "two" and float(lines[0]) > made, "a kept shell whose rc changed is not taken"
+
+
+def test_the_callers_directory_and_variables_are_the_commands(caller: Caller) -> None:
+    env = agent(caller, "bash")
+    with_rc(caller, "bash")
+    elsewhere = caller.home / "elsewhere"
+    elsewhere.mkdir()
+    caller.warmed()
+    call(caller, "true", env)
+    _, lines = call(caller, "pwd; echo ${ONLY_NOW-unset}; echo $RC_VAR", {**env, "ONLY_NOW": "yes", "RC_VALUE": "own"},
+                    cwd=elsewhere)
+    assert lines == [str(elsewhere), "yes", "own"]
+    _, lines = call(caller, "pwd; echo ${ONLY_NOW-unset}; echo $RC_VAR", env)
+    assert lines == [str(caller.home), "unset", "one"]
+
+
+def test_nothing_of_one_call_reaches_the_next(caller: Caller) -> None:
+    """Each kept shell serves one call: variables, functions, options, the directory, history and
+    jobs of an earlier call are not there."""
+    env = agent(caller, "bash")
+    with_rc(caller, "bash")
+    caller.warmed()
+    call(caller, "left=behind; f() { :; }; set -o noclobber; cd /; echo typed-before; sleep 300 &", env)
+    _, lines = call(caller, "echo ${left-none}; type f >/dev/null 2>&1 || echo no-f; [[ -o noclobber ]] || "
+                             "echo clobber; pwd; history | grep -c typed-before; jobs | wc -l", env)
+    assert lines == ["none", "no-f", "clobber", str(caller.home), "0", "0"]
+
+
+def test_a_stopped_warm_process_leaves_no_kept_shell_nor_its_directory(caller: Caller) -> None:
+    env = agent(caller, "bash", TMPDIR=str(caller.home / "tmp"))
+    (caller.home / "tmp").mkdir()
+    with_rc(caller, "bash")
+    caller("--", "true", env=env)
+    caller("--", "true", env=env)
+    call(caller, "true", env)
+    warm = caller.warm_pids()[0]
+    deadline = time.monotonic() + 20
+    while not (kept := [shell for spare in children_of(warm) for ahead in children_of(spare)
+                        for shell in children_of(ahead)]):
+        assert time.monotonic() < deadline, "no shell was kept"
+        time.sleep(0.02)
+    assert list((caller.home / "tmp").glob("safe-run-*")), "the kept shell's directory"
+    caller.stop()
+    assert gone(lambda: [pid for pid in kept if alive(pid)])
+    assert list((caller.home / "tmp").glob("safe-run-*")) == []
+    assert not os.path.exists(f"/proc/{kept[0]}")
+
+
+def test_what_the_rc_of_a_shell_no_call_took_started_is_ended_with_it(caller: Caller) -> None:
+    """An rc that starts a program in the background (an agent of its own): the kept shell's is
+    ended when the shell is let go, as a run ends what it leaves."""
+    env = agent(caller, "bash")
+    marker = caller.home / "started"
+    with_rc(caller, "bash", f"(exec -a rc-daemon-{caller.home.name} sleep 300 &)\necho $$ >> {marker}\n")
+    caller("--", "true", env=env)
+    caller("--", "true", env=env)
+    call(caller, "true", env)
+    time.sleep(PACE_S)
+    caller.stop()
+    assert gone(lambda: running(f"rc-daemon-{caller.home.name}")), "the rc's daemon was left running"
+
+
+def running(name: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(name.encode()):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
