@@ -20,6 +20,10 @@ of a shared machine, and prints the median of the pairs' ratios beside the targe
   pty floor    with json or pretty: the same seq read to its end by a bare poll-and-read loop in
                this process, no safe-run at all / script(1): the most any reader of a
                pseudo-terminal gets here (the writer blocks once the terminal's buffer is full)
+  json floor   the bare loop's time / safe-run's JSON run of the same seq, i.e. how near the floor
+               safe-run reads (target >= 0.95)
+  json pexpect pexpect reading the same seq to its end (`pexpect.spawn`, its default buffer, as
+               the reference agents drive a terminal) / safe-run's JSON run (target >= 1)
   mcp          median of CALLS MCP `tools/call` of `run` in the connection's warm shell, from the
                SDK's client over stdio / median of CALLS warm `Shell.run` (target <= 2); skipped
                without the SDK. Beside it, the SDK's own share: the same client calling a tool
@@ -141,6 +145,17 @@ def drained(env: dict[str, str]) -> float:
         pass
     child.wait()
     os.close(master)
+    return time.perf_counter() - started
+
+
+def pexpected(env: dict[str, str]) -> float:
+    """SEQ read to its end by pexpect, as an agent drives a terminal with it."""
+    import pexpect
+
+    started = time.perf_counter()
+    child = pexpect.spawn("sh", ["-c", SEQ], env=env, timeout=None)
+    child.expect(pexpect.EOF)
+    child.close()
     return time.perf_counter() - started
 
 
@@ -342,6 +357,12 @@ def main() -> None:
         if wanted & {"json", "pretty"}:
             figures = paired(args.pairs, floor(env))
             show("pty floor", "script(1)", "bare read", figures, "a loop that only reads the terminal, as fast as script(1)", unit=1.0)
+        if "json" in wanted:
+            json_run = [sys.executable, "-m", "safe_run", "--format", "json", "--", SEQ]
+            figures = paired(args.pairs, lambda: (drained(env), whole_process(json_run, env)))
+            show("json floor", "bare read", "safe-run", figures, "target >= 0.95", unit=1.0)
+            figures = paired(args.pairs, lambda: (pexpected(env), whole_process(json_run, env)))
+            show("json pexpect", "pexpect", "safe-run", figures, "target >= 1", unit=1.0)
 
 
 def mcp_calls(args: argparse.Namespace, calls: Calls, env: dict[str, str]) -> None:
