@@ -90,7 +90,9 @@ class FakeTerminal:
         self.nonce = nonce
         self._prompt()
 
-    def wait(self, timeout: float | None, wake_fds: Sequence[int] = (), typing: bool = False) -> Readiness:
+    def wait(
+        self, timeout: float | None, wake_fds: Sequence[int] = (), typing: bool = False, wake_writers: Sequence[int] = (),
+    ) -> Readiness:
         self._waits += 1
         assert self._waits < MAX_WAITS, "the loop never decided"
         meanwhile = self._meanwhile
@@ -286,6 +288,9 @@ class StopsLate:
     def fds(self) -> Sequence[int]:
         return ()
 
+    def writers(self) -> Sequence[int]:
+        return ()
+
     def turn(self) -> int | None:
         if self._clock.now >= self._at and not self.stopped:
             self.stopped = True
@@ -303,6 +308,9 @@ class ReaderGone:
         return None
 
     def fds(self) -> Sequence[int]:
+        return ()
+
+    def writers(self) -> Sequence[int]:
         return ()
 
     def turn(self) -> int | None:

@@ -7,7 +7,9 @@ stops whatever a failing test left running.
 from __future__ import annotations
 
 import json
+import os
 import signal
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -299,3 +301,46 @@ def test_a_syntax_error_with_yield_after_is_refused_at_once(sessions: SafeRun) -
     outcome = start(sessions, "echo 'unterminated", yield_after=30)
     assert outcome.returncode == 2 and outcome.json["status"] == "syntax_error"
     assert kept(sessions) == []
+
+
+@pytest.mark.slow
+def test_a_large_answer_reaches_a_slow_reader_as_fast_as_it_reads(sessions: SafeRun) -> None:
+    """Twelve megabytes of output polled by a caller whose socket holds little at a time, while the
+    command waits for input: each piece goes out as soon as the caller has taken the one before,
+    not at the holder's next wake-up for something else (a fifth of a second or more apart, which
+    runs past the 5 s a caller gets to take its answer)."""
+    from safe_run.session import wire
+    from safe_run.session.store import Session
+
+    started = start(sessions, "sleep 0.5; head -c 14000000 /dev/zero | tr '\\0' x | fold -w 100; read -p 'more? ' x",
+                    0.2, "bash", "--max-output", "12000000")
+    session_id = started.json["session_id"]
+    deadline = time.monotonic() + 30
+    while listed_status(sessions, session_id) != "input_required":  # all printed; nothing else wakes the holder
+        assert time.monotonic() < deadline, "the command never came to its question"
+        time.sleep(0.1)
+    caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    caller.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    directory = os.open(Session(session_id, sessions.store / session_id).path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        caller.connect(f"/proc/self/fd/{directory}/socket")  # the path itself may be too long for a socket
+    finally:
+        os.close(directory)
+    caller.sendall(wire.encode_request(wire.Poll()))
+    answer = bytearray()
+    began = time.monotonic()
+    while not answer.endswith(b"\n") and time.monotonic() - began < 20:
+        piece = caller.recv(16384)
+        if not piece:
+            break
+        answer += piece
+    caller.close()
+    assert answer.endswith(b"\n"), f"the answer was cut off after {len(answer)} bytes"
+    result = json.loads(answer)
+    assert result["status"] == "input_required" and len(result["output"]) > 11_000_000, "the whole answer came"
+
+
+def listed_status(safe_run: SafeRun, session_id: str) -> str | None:
+    """The session's status as `sessions` lists it (which takes none of its output)."""
+    rows = safe_run("sessions", "--format", "json").json["sessions"]
+    return next((row["status"] for row in rows if row["session_id"] == session_id), None)

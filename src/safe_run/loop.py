@@ -19,7 +19,9 @@ from .tracker import Decision
 class Followed(Protocol):
     """What the loop drives: one step at a time, and a stop when someone asks for one."""
 
-    def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Decision | None: ...
+    def step(
+        self, timeout: float | None, wake_fds: Sequence[int] = (), wake_writers: Sequence[int] = (),
+    ) -> Decision | None: ...
 
     def interrupt(self, signum: int) -> bool:
         """Stop as `signum` asks; True when the signal was the command's and went to it instead."""
@@ -34,6 +36,9 @@ class Watcher(Protocol):
     def fds(self) -> Sequence[int]:
         """Descriptors that wake the loop for the watcher (callers' sockets)."""
 
+    def writers(self) -> Sequence[int]:
+        """Descriptors that wake the loop once they take more: answers still going out."""
+
     def turn(self) -> int | None:
         """Act after a step; a signal number asks the run to stop as that signal would."""
 
@@ -43,7 +48,7 @@ def follow(run: Followed, wakeup: Wakeup, watcher: Watcher | None = None) -> Dec
     while True:
         timeout = None if watcher is None else watcher.wait_time()
         fds = (wakeup.fd,) if watcher is None else (wakeup.fd, *watcher.fds())
-        finish = run.step(timeout, fds)
+        finish = run.step(timeout, fds, () if watcher is None else watcher.writers())
         if finish is not None:
             return finish
         if wakeup.pending:

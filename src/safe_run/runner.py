@@ -211,14 +211,16 @@ class Run:
         lines = live_lines(setup) if live_lines is not None else posix.lines(setup, b"", prompt_mark=kind.prompt_mark)
         return _config(setup.nonce, lines, self.request), kind.name
 
-    def step(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> Decision | None:
+    def step(
+        self, timeout: float | None, wake_fds: Sequence[int] = (), wake_writers: Sequence[int] = (),
+    ) -> Decision | None:
         """Wait at most `timeout` seconds for something to happen (or a wake fd) and act on it."""
         if self.finish is not None:
             return self.finish
         now = self._clock()
         deadline = self.tracker.next_deadline(now)
         wait = _earliest(timeout, None if deadline is None else max(0.0, deadline - now))
-        ready = self.terminal.wait(wait, wake_fds, typing=bool(self._to_type))
+        ready = self.terminal.wait(wait, wake_fds, typing=bool(self._to_type), wake_writers=wake_writers)
         self._type_what_fits()
         if ready.readable:
             self._consume(self.terminal.read())
@@ -286,11 +288,13 @@ class Run:
         replaced = self._replacement()
         return None, None if replaced is None else Replacement(*replaced)
 
-    def wait_between_commands(self, timeout: float | None, wake_fds: Sequence[int] = ()) -> bool:
+    def wait_between_commands(
+        self, timeout: float | None, wake_fds: Sequence[int] = (), wake_writers: Sequence[int] = (),
+    ) -> bool:
         """Between two commands of a live shell: take what it prints (its prompt, background jobs'
         output, which belongs to no command) so that nothing blocks on a full terminal; False once
         the shell has exited."""
-        ready = self.terminal.wait(timeout, wake_fds, typing=bool(self._to_type))
+        ready = self.terminal.wait(timeout, wake_fds, typing=bool(self._to_type), wake_writers=wake_writers)
         self._type_what_fits()
         if ready.readable:
             self._consume(self.terminal.read())

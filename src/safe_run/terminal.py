@@ -55,7 +55,9 @@ class TerminalLike(Protocol):
     @property
     def pid(self) -> int: ...
 
-    def wait(self, timeout: float | None, wake_fds: Sequence[int] = (), typing: bool = False) -> Readiness: ...
+    def wait(
+        self, timeout: float | None, wake_fds: Sequence[int] = (), typing: bool = False, wake_writers: Sequence[int] = (),
+    ) -> Readiness: ...
 
     def read(self) -> bytes: ...
 
@@ -101,13 +103,16 @@ class Terminal:
             raise TerminalError(str(exc)) from exc
         return cls(started.pid, started.master_fd)
 
-    def wait(self, timeout: float | None, wake_fds: Sequence[int] = (), typing: bool = False) -> Readiness:
-        """Block until output arrives, the shell exits, one of `wake_fds` is readable, `timeout`
-        passes, or (`typing`: text waits to go in) the terminal takes input again."""
+    def wait(
+        self, timeout: float | None, wake_fds: Sequence[int] = (), typing: bool = False, wake_writers: Sequence[int] = (),
+    ) -> Readiness:
+        """Block until output arrives, the shell exits, one of `wake_fds` is readable or one of
+        `wake_writers` writable (an answer waits to go out to a slow reader), `timeout` passes, or
+        (`typing`: text waits to go in) the terminal takes input again."""
         watched = [fd for fd in (self.fd, self._pidfd, *wake_fds) if fd is not None]
         if self._pidfd is None:
             timeout = 0.05 if timeout is None else min(timeout, 0.05)
-        ready, _ = polling.wait(watched, timeout, [self.fd] if typing else [])
+        ready, _ = polling.wait(watched, timeout, [*([self.fd] if typing else []), *wake_writers])
         exited = (self._pidfd in ready) if self._pidfd is not None else self._reaped()
         return Readiness(readable=self.fd in ready, exited=exited)
 

@@ -46,6 +46,9 @@ class Shown:
         wait = self._display.wait(self._clock())
         return min(wait, AHEAD_RETRY_S) if self._ahead and wait is not None else wait
 
+    def writers(self) -> Sequence[int]:
+        return ()
+
     def fds(self) -> Sequence[int]:
         return () if self._holding else self._display.input_fds()
 

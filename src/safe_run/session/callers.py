@@ -81,9 +81,13 @@ class Callers:
         listening = [self.listener.fileno()] if self._room() else []
         return listening + [conn.fileno() for conn in self._inboxes]
 
+    def writers(self) -> list[int]:
+        """The callers whose answers did not fit in their sockets: the holder wakes when they take more."""
+        return [conn.fileno() for conn in self._outboxes]
+
     def deadlines(self) -> list[float]:
         """When a waiting caller is due its answer, and when a silent one is dropped. Answers not yet
-        taken need no deadline of their own: every turn of the holder retries them."""
+        taken need no deadline of their own: the holder wakes when a caller takes more (`writers`)."""
         due = [waiter.deadline for waiter in self.waiters if waiter.deadline is not None]
         return due + [box.deadline for box in self._inboxes.values() if box.deadline is not None]
 

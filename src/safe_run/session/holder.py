@@ -258,13 +258,13 @@ class Holder:
             wait = until if wait is None else min(wait, until)
         if self._unkept:
             wait = min(wait, max(0.0, self._quiet_since() + KEEP_AFTER_S - self._clock()))
-        if not run.wait_between_commands(wait, (wakeup.fd, *self.callers.fds(), *self.onlookers.fds())):
+        if not run.wait_between_commands(wait, (wakeup.fd, *self.callers.fds(), *self.onlookers.fds()), self.writers()):
             return False
         if wakeup.pending or self._closing or not self._still_reachable():
             return False
         wakeup.drain()
         collect_adopted(run.terminal.pid)
-        self._serve_onlookers(run)  # keys typed now go nowhere, not into the next command
+        self._serve_onlookers(run)  # keys typed now go nowhere, not into the next command (and unsent output goes)
         self.callers.serve(self._handler(run))
         self.callers.deliver()
         if self._closing:
@@ -476,6 +476,10 @@ class Holder:
 
     # ---- callers ------------------------------------------------------------------------------
 
+    def writers(self) -> list[int]:
+        """Who is owed bytes that did not fit: callers taking an answer, people attached behind."""
+        return [*self.callers.writers(), *self.onlookers.writers()]
+
     def wait_time(self) -> float:
         """Until the next thing due: a caller's answer or drop, the reach check, an unattended wait's end."""
         deadlines = [*self.callers.deadlines(), self._reach_checked + REACH_CHECK_S]
@@ -628,6 +632,9 @@ class _Turns:
 
     def fds(self) -> list[int]:
         return [*self._holder.callers.fds(), *self._holder.onlookers.fds()]
+
+    def writers(self) -> list[int]:
+        return self._holder.writers()
 
     def turn(self) -> int | None:
         self._holder.turn(self._run)

@@ -143,6 +143,10 @@ class Onlookers:
     def fds(self) -> list[int]:
         return [person.conn.fileno() for person in self._people]
 
+    def writers(self) -> list[int]:
+        """The people whose terminals fell behind: the holder wakes when they take more."""
+        return [person.conn.fileno() for person in self._people if person.unsent]
+
     def serve(self) -> Actions:
         """Read what each person sent, and send what is still unsent; what they asked for."""
         actions = Actions()
