@@ -7,20 +7,45 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from ..reading import password_read
-from ..result import Reason
+from ..evidence import Observation
+from ..reading import Reading, password_read
+from ..request import RunRequest
+from ..result import Downgrade, Reason, ShellInfo
+from ..tracker import CommandTracker, Decision
 from .interface import Display
-
-if TYPE_CHECKING:
-    from ..runner import Run
 
 # A line given to a password read reaches the terminal within microseconds and is read at once;
 # the next line waits at least this long, and for a fresh look that the command reads again.
 LINE_SETTLE_S = 0.02
 # How often a person's run with such a line kept back looks whether the command reads again.
 AHEAD_RETRY_S = 0.05
+
+
+class Run(Protocol):
+    """What a display follows and types into: `runner.Run`."""
+
+    @property
+    def request(self) -> RunRequest: ...
+    @property
+    def shell(self) -> ShellInfo: ...
+    @property
+    def started_at(self) -> float: ...
+    @property
+    def tracker(self) -> CommandTracker: ...
+    @property
+    def finish(self) -> Decision | None: ...
+    @property
+    def waiting(self) -> Decision | None: ...
+    @property
+    def downgrades(self) -> list[Downgrade]: ...
+    @property
+    def last_seen(self) -> Observation | None: ...
+    def reading(self, fresh: bool = True) -> Reading: ...
+    def answer(self, data: bytes) -> int: ...
+    def resize(self, rows: int, columns: int) -> None: ...
+    def unread_input(self) -> int | None: ...
 
 
 class Shown:

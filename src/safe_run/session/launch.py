@@ -84,7 +84,7 @@ class Fork:
     costs nothing and spares each session a second start-up of Python. The forked holder's pid is
     returned, for the caller to collect it if it ends while the caller still runs.
 
-    A warm process's spare child (`warm.server`) forks its holder ahead with `prepare`, before
+    A warm process's spare child (`warm_server`) forks its holder ahead with `prepare`, before
     its call comes: that child then waits, and `start` hands it what to serve, with this
     process's variables and directory as they are by then (a fork and the child's first steps
     cost about 2 ms of a warm call here). Unused, it ends with this process."""

@@ -33,7 +33,7 @@ FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 MAX_DESCRIPTORS = 253
 # A path for the socket must fit in sockaddr_un.
 SOCKET_PATH_MAX = 100
-SERVER_START = "from safe_run.warm.server import main; main()"
+SERVER_START = "from safe_run.warm_server import main; main()"
 NOT_FOR = ("mcp", "--version")
 CONNECT_TIMEOUT_S = 2.0
 # The socket is named by the context's remainder modulo this prime (the largest below 2**32): a

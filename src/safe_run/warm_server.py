@@ -1,5 +1,8 @@
 """The warm process: everything imported once, one forked child per call, forked ahead of it.
 
+Its own entry point, above the command line it runs for each call; `warm/` holds the caller's
+side (the client, the context, the wire), which the command line calls first.
+
 Started detached by a client (`client._spawn`), in /, with the client's context and module path on
 its stdin. It holds a lock beside its socket for its whole life, so that two first calls start
 one; it stays single-threaded, so that every fork is safe. Each call's child is made into the
@@ -18,15 +21,15 @@ import sys
 import time
 from collections.abc import Callable
 
-from .. import polling
-from ..memory import take_own_pages
-from ..session.adoption import adopt_orphans, set_parent_death_signal
-from ..request import RunRequest
-from ..session.launch import FORK, fork_with_channel, let_go, send_with_descriptors, take_environment
-from ..shell_start import KeptShell
-from .context import start_time
-from .client import within_reach
-from .wire import GO, MAX_REQUEST, Call, decode, encode, request_length
+from . import polling
+from .memory import take_own_pages
+from .session.adoption import adopt_orphans, set_parent_death_signal
+from .request import RunRequest
+from .session.launch import FORK, fork_with_channel, let_go, send_with_descriptors, take_environment
+from .shell_start import KeptShell
+from .warm.context import start_time
+from .warm.client import within_reach
+from .warm.wire import GO, MAX_REQUEST, Call, decode, encode, request_length
 
 # How long a client may take to send its request once connected.
 REQUEST_TIMEOUT_S = 2.0
@@ -52,7 +55,7 @@ def main() -> None:
     os.ftruncate(lock, 0)
     os.write(lock, b"%d\n" % os.getpid())  # who to stop: `kill $(cat <socket>.lock)`
     _preload()
-    from .. import process_title
+    from . import process_title
 
     process_title.name_warm()
     try:
@@ -66,9 +69,9 @@ def _preload() -> None:
     import ctypes  # noqa: F401
     import click  # noqa: F401
 
-    from .. import cli, report, runner  # noqa: F401
-    from ..commands import run, sessions  # noqa: F401
-    from ..session import client, holder, launch  # noqa: F401
+    from . import cli, report, runner  # noqa: F401
+    from .commands import run, sessions  # noqa: F401
+    from .session import client, holder, launch  # noqa: F401
 
 
 def _leader(spec: str) -> tuple[int, int] | None:
@@ -331,7 +334,7 @@ class Server:
             _take_signals(call.ignored, call.blocked)
             sys.argv = [os.fsdecode(word) for word in call.argv]
             _fresh_standard_streams()
-            from .. import cli, process_title
+            from . import cli, process_title
 
             process_title.hide_command()
 
@@ -371,11 +374,11 @@ def _shell_ahead() -> KeptShell | None:
 def _rehearse() -> None:
     """Parse a typical call's command line, and make what a call makes first, without running
     anything: a spare child's pages that this writes are its own before its call needs them."""
-    from ..commands import cli
-    from ..environment import Environment
-    from ..report import json_line
-    from ..request import RunRequest
-    from ..result import Reason, Result, ShellInfo, Status, Strategy
+    from .commands import cli
+    from .environment import Environment
+    from .report import json_line
+    from .request import RunRequest
+    from .result import Reason, Result, ShellInfo, Status, Strategy
 
     try:
         with cli.make_context("safe-run", ["--format", "json", "--", "true"], resilient_parsing=True) as ctx:
