@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Collection
 
 from .evidence import ProcessInfo
-from .kernel import ObserverLike
+from .kernel import ObserverLike, read_stat
 from .result import Killed
 from .terminal import TerminalLike
 
@@ -210,11 +210,8 @@ def _process_gone(pid: int, within: float) -> bool:
 
 
 def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rpartition(b")")[2].split()[:1] == [b"Z"]
-    except OSError:
-        return False
+    info = read_stat(pid)
+    return info is not None and info.state == "Z"
 
 
 def _gone(probe: Callable[[], None], within: float) -> bool:

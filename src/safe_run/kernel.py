@@ -496,6 +496,12 @@ def _scan_proc(pids: list[str] | None = None) -> list[ProcessInfo]:
     return found
 
 
+def read_stat(pid: int) -> ProcessInfo | None:
+    """What /proc says of process `pid`; None when it is gone or cannot be read. The one reader of
+    a process's stat line outside this class (but the warm client's, which imports nothing)."""
+    return _read_stat(f"/proc/{pid}/stat")
+
+
 def _read_stat(path: str) -> ProcessInfo | None:
     text = _read(path)
     if text is None:

@@ -16,14 +16,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..evidence import GONE_STATES, parse_stat
+from ..evidence import GONE_STATES, ProcessInfo, parse_stat
+from ..kernel import read_stat
 from ..result import Killed
 
 # How long the leftovers get to end after SIGTERM before SIGKILL.
 GRACE_S = 0.5
 POLL_S = 0.02
-# Field 22 of /proc/<pid>/stat, counted from the first field after the command name.
-STARTTIME_FIELD = 19
 
 
 @dataclass(frozen=True)
@@ -37,13 +36,15 @@ class Process:
 def parse_process(text: str) -> Process | None:
     """A /proc/<pid>/stat line, or None for a zombie, a dead process, or something unreadable."""
     try:
-        info = parse_stat(text)
-        start = int(text.rpartition(")")[2].split()[STARTTIME_FIELD])
-    except (ValueError, IndexError):
+        return _alive(parse_stat(text))
+    except ValueError:
         return None
-    if info.state in GONE_STATES:
+
+
+def _alive(info: ProcessInfo | None) -> Process | None:
+    if info is None or info.state in GONE_STATES:
         return None
-    return Process(info.pid, info.comm, info.session, start)
+    return Process(info.pid, info.comm, info.session, info.start)
 
 
 def left_behind(processes: Iterable[Process], shell_pid: int, shell_start: int) -> list[Process]:
@@ -52,11 +53,7 @@ def left_behind(processes: Iterable[Process], shell_pid: int, shell_start: int) 
 
 
 def process(pid: int) -> Process | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb", buffering=0) as handle:
-            return parse_process(handle.read(4096).decode("utf-8", "replace"))
-    except OSError:
-        return None
+    return _alive(read_stat(pid))
 
 
 def end_left_behind(shell_pid: int, shell_start: int) -> list[Killed]:

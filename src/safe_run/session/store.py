@@ -170,13 +170,10 @@ class Session:
         pid = self.meta().get("holder_pid")
         if not isinstance(pid, int):
             return None, None
-        try:
-            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
-                from ..evidence import parse_stat
+        from ..kernel import read_stat
 
-                return pid, parse_stat(handle.read(4096)).state
-        except (OSError, ValueError):
-            return pid, None
+        info = read_stat(pid)
+        return pid, None if info is None else info.state
 
     def bury(self) -> Result | None:
         """Record that the holder died without a result, end what its command left, and say so;
