@@ -9,6 +9,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+# What the modules on a call's start-up path check for names only type checkers need, in place of
+# typing.TYPE_CHECKING: importing typing alone costs a warm call a third of its start-up, and
+# type checkers know the name wherever it comes from.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .api import AsyncShell, Result, Session, SessionError, Shell, arun, run

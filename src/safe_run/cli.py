@@ -22,8 +22,7 @@ import sys
 from . import __version__
 from .verbs import GROUP_OPTIONS, RUN, SERVER_VERB, VERBS, VERSION_ONLY
 
-# Not from typing, which alone takes a tenth of the import time; type checkers know the name.
-TYPE_CHECKING = False
+from . import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import NoReturn
 

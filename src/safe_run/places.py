@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 
-TYPE_CHECKING = False  # not from typing, whose import would cost more than this module's whole job
+from . import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

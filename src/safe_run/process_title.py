@@ -16,7 +16,7 @@ import _imp
 import os
 import sys
 
-TYPE_CHECKING = False
+from . import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 

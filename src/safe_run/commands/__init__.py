@@ -19,7 +19,7 @@ from .. import __version__
 
 from ..verbs import GROUP_OPTIONS, RUN
 
-TYPE_CHECKING = False
+from .. import TYPE_CHECKING
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 

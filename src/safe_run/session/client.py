@@ -24,7 +24,7 @@ from . import NOT_TYPED, SessionError, wire, with_note
 from ..recording import FILE_NAME as RECORDING_FILE
 from .store import SHELL_NAME, Session, SessionStore
 
-TYPE_CHECKING = False
+from .. import TYPE_CHECKING
 if TYPE_CHECKING:
     from .launch import Launcher
 

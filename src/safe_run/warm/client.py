@@ -18,7 +18,7 @@ from . import IDLE_S, OFF, SEEN_S, VARIABLE
 from .context import NO_AUDIT_SESSION, fingerprint, read_proc, read_status, start_time
 from .wire import GO, Call, encode
 
-TYPE_CHECKING = False
+from .. import TYPE_CHECKING
 if TYPE_CHECKING:
     import signal as _signal  # the same functions, typed
     from typing import NoReturn

@@ -12,7 +12,7 @@ the signal's number, for the child.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from .. import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
