@@ -464,10 +464,10 @@ def test_stop_signals_end_safe_run_until_a_run_keeps_them() -> None:
     with pytest.raises(Interrupted) as raised:
         signals._handle(signal.SIGTERM, None)
     assert raised.value.name == "SIGTERM"
-    kept = signals.keep()
+    signals.keep()
     signals._handle(signal.SIGINT, None)
     signals._handle(signal.SIGHUP, None)
-    assert kept == [signal.SIGINT, signal.SIGHUP]
+    assert signals.wakeup.pending == [signal.SIGINT, signal.SIGHUP]
 
 
 def test_a_run_in_this_process_leaves_it_as_it_was(monkeypatch, capsys) -> None:

@@ -101,11 +101,10 @@ class StopSignals:
             return
         raise Interrupted(signum)
 
-    def keep(self) -> list[int]:
-        """From now on keep signals instead of ending; the list they go to, for a run to act on.
+    def keep(self) -> None:
+        """From now on keep signals instead of ending: they go to `wakeup.pending`, for a run to act on.
 
         Called when a command is about to start, and when an answer is being written: it is never
         undone, because after either the process has only its answer left to give.
         """
         self._deferring = True
-        return self.wakeup.pending

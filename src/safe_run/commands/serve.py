@@ -53,17 +53,18 @@ def mcp_command(address: str | None, token_file: str | None, idle_expire: float)
         from ..mcp_server import serve
 
         # From here a stop signal ends the serving and the clean-up that follows it, in that order.
-        arrived = signals.keep()
+        signals.keep()
         serve(cwd, signals.wakeup, idle_expire or None)
     else:
         from ..mcp_http import serve_http
 
         token = _token(token_file)
         sock = _listen(address)
-        arrived = signals.keep()
+        signals.keep()
         with sock:
             serve_http(cwd, sock, token, signals.wakeup, idle_expire or None)
-    return 128 + arrived[0] if arrived else 0
+    stopped_by = signals.wakeup.pending
+    return 128 + stopped_by[0] if stopped_by else 0
 
 
 def _token(path: str | None) -> bytes:
