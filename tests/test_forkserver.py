@@ -72,3 +72,50 @@ def test_it_ends_when_its_caller_lets_it_go(api_env: SafeRun) -> None:
     pid = fork_server_pid(server)
     server.close()
     assert not alive(pid)
+
+
+def test_a_holder_takes_the_variables_and_directory_its_caller_has_when_it_asks(
+    forks: ForkServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    """The fork server was started with the caller's variables and directory of that moment; a
+    holder it starts later, forked ahead or not, has those the caller has when it asks."""
+    time.sleep(0.5)  # a holder is forked ahead by now, its shell started from the old ones
+    monkeypatch.setenv("SET_LATER", "yes")
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):  # the holder forked ahead, then one forked as asked or ahead again
+        result = calls.run(calls.request("echo ${SET_LATER-unset} $PWD"), 30.0, launcher=forks)
+        assert (result.status.value, result.output) == ("completed", f"yes {tmp_path}\n")
+
+
+def test_a_shell_asked_for_a_moment_after_the_server_started_is_ready_with_its_rc(
+    forks: ForkServer, api_env: SafeRun,
+) -> None:
+    """The holder forked ahead has the shell a plain request needs started, rc files loaded:
+    loaded before the request was made."""
+    (api_env.home / ".bashrc").write_text("loaded_at=$(date +%s.%N)\nrc_fn() { echo fn; }\n")
+    forks.close()
+    server = ForkServer().open()  # started once the rc is there
+    try:
+        deadline = time.monotonic() + 20
+        while not kept_shell_of(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # its rc loaded
+        made = time.time()
+        result = calls.run_in_shell("ahead", calls.request("echo $loaded_at; rc_fn"), None, launcher=server)
+        lines = result.output.splitlines()
+        assert float(lines[0]) < made and lines[1:] == ["fn"], result
+    finally:
+        calls.close_shell("ahead")
+        server.close()
+
+
+def kept_shell_of(server: ForkServer) -> list[int]:
+    """The shell of the holder the fork server forked ahead."""
+    return [shell for ahead in children(fork_server_pid(server)) for shell in children(ahead)]
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(word) for word in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import alive, children_of, shell_path
+from conftest import SafeRun, alive, children_of, shell_path
 from test_warm import Caller, _caller, gone
 
 pytestmark = pytest.mark.slow
@@ -224,3 +226,29 @@ def running(name: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+FIRST_RUN = """
+import sys, time
+import safe_run
+with safe_run.Shell() as shell:  # its holder and shell are made ahead from here
+    time.sleep(float(sys.argv[1]))
+    made = time.time()
+    result = shell.run("echo $loaded_at; rc_fn 1")
+    print(made, *result.output.split())
+"""
+
+
+def test_the_first_command_of_a_library_shell_made_a_moment_earlier_finds_its_rc_loaded(
+    safe_run: SafeRun,
+) -> None:
+    """The Python API's holders come from its fork server, which forks one ahead with a shell
+    started: a `Shell` made a moment before its first command has that shell ready."""
+    home = safe_run.home
+    (home / ".bashrc").write_text(RC["bash"][1])
+    env = safe_run.environment({"SHELL": shell_path("bash")})
+    outcome = subprocess.run([sys.executable, "-c", FIRST_RUN, "1.5"], env=env, cwd=home, capture_output=True,
+                             text=True, timeout=60)
+    assert outcome.returncode == 0, outcome.stderr
+    made, loaded_at, *rest = outcome.stdout.split()
+    assert float(loaded_at) < float(made) and rest == ["fn-1"], outcome.stdout

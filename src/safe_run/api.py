@@ -7,15 +7,20 @@ for bad arguments, `SessionError` for a session or shell that does not exist (an
 
 Nothing here installs a signal handler or touches the caller's terminal: one-shot runs run in the
 calling thread with their own pseudo-terminal, and sessions and shells live in holder processes
-reached over a socket, so any thread may call, and many at once.
+reached over a socket, so any thread may call, and many at once. The holders come from one fork
+server per process (`session.forkserver`), started with the first `Shell` or session: it forks a
+holder ahead, with a shell started and its rc files loaded, so that a shell whose first command
+comes a moment after it was made starts at once, and it ends with this process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from . import calls
 
@@ -24,9 +29,31 @@ from .request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S
 from .result import Result
 from .session import SessionError
 
+if TYPE_CHECKING:
+    from .session.forkserver import ForkServer
+
 __all__ = [
     "AsyncShell", "Result", "Session", "SessionError", "Shell", "arun", "run",
 ]
+
+
+class _Holders:
+    """This process's fork server, started on first need and shared by every call (see the module)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: ForkServer | None = None
+
+    def __call__(self) -> ForkServer:
+        with self._lock:
+            if self._server is None:
+                from .session.forkserver import ForkServer
+
+                self._server = ForkServer().open()
+            return self._server
+
+
+HOLDERS = _Holders()
 
 
 def run(
@@ -46,7 +73,8 @@ def run(
         timeout=calls.seconds(timeout, "timeout"), max_output=max_output, strategy=strategy, load_rc=load_rc,
         wait_expire=calls.seconds(wait_expire, "wait_expire"),
     )
-    return calls.run(request, calls.seconds(yield_after, "yield_after"))
+    bound = calls.seconds(yield_after, "yield_after")
+    return calls.run(request, bound, launcher=None if bound is None else HOLDERS())
 
 
 async def arun(
@@ -129,6 +157,7 @@ class Shell:
         self._load_rc = bool(load_rc)
         self._idle_expire = calls.seconds(idle_expire, "idle_expire")
         self._used = False
+        self._holders = HOLDERS()  # now: it forks ahead while the caller goes on to its first command
 
     def __repr__(self) -> str:
         return f"Shell({self.name!r})"
@@ -151,7 +180,9 @@ class Shell:
             load_rc=self._load_rc, idle_expire=self._idle_expire,
         )
         bound = calls.seconds(yield_after, "yield_after")
-        result = calls.run_in_shell(self.name, request, bound, calls.scope(cwd, env), started=self._used)
+        result = calls.run_in_shell(
+            self.name, request, bound, calls.scope(cwd, env), started=self._used, launcher=self._holders,
+        )
         self._used = True
         return result
 

@@ -131,20 +131,24 @@ class KeptShell:
     @classmethod
     def ahead_of(cls, request: RunRequest) -> KeptShell | None:
         """A shell for a run of `request` from this process's directory and variables; None where
-        none can be started (no such shell, no room for a process)."""
-        shell_path = shells.resolve_shell(request.shell, dict(os.environ))
-        kind = kind_of(shell_path)
-        if kind.launch is None:
-            return None  # a shell without integration starts in no time anyway
-        rc = _stamps(kind, request.load_rc)
-        directory = HeldDirectory.make()
+        none can be started (no such shell, a directory gone, no room for a process): a run that
+        comes then starts its own."""
+        try:
+            shell_path = shells.resolve_shell(request.shell, dict(os.environ))
+            kind = kind_of(shell_path)
+            if kind.launch is None:
+                return None  # a shell without integration starts in no time anyway
+            key, rc = start_key(request, shell_path), _stamps(kind, request.load_rc)
+            directory = HeldDirectory.make()
+        except Exception:  # noqa: BLE001
+            return None
         try:
             start = start_shell(request, kind, run_setup(request, shell_path, directory.path))
-        except Exception:  # noqa: BLE001 - a run that comes then starts its own shell
+        except Exception:  # noqa: BLE001
             directory.remove()
             return None
         assert isinstance(start.terminal, Terminal)
-        return cls(start, start_key(request, shell_path), directory, start.terminal, rc)
+        return cls(start, key, directory, start.terminal, rc)
 
     def taken_for(self, key: StartKey) -> ShellStart | None:
         """The shell, for a run whose shell has `key`, when it is this one and still as started;

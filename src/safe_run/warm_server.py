@@ -24,9 +24,7 @@ from collections.abc import Callable
 from . import polling
 from .memory import take_own_pages
 from .session.adoption import adopt_orphans, set_parent_death_signal
-from .request import RunRequest
-from .session.launch import FORK, fork_with_channel, let_go, send_with_descriptors, take_environment
-from .shell_start import KeptShell
+from .session.launch import FORK, fork_with_channel, let_go, plain_shell_ahead, send_with_descriptors, take_environment
 from .warm.context import start_time
 from .warm.client import within_reach
 from .warm.wire import GO, MAX_REQUEST, Call, decode, encode, request_length
@@ -221,7 +219,7 @@ class Server:
             # like would need, in its directory and with its variables: the user's rc files are
             # loaded by the time the next call comes.
             self._anticipate()
-            FORK.prepare(_shell_ahead)
+            FORK.prepare(plain_shell_ahead)
             _rehearse()
             take_own_pages()
             call, fds, _ = _receive(channel, timeout=None)
@@ -364,11 +362,6 @@ def _report_early(conn: socket.socket, code: int) -> None:
         conn.sendall(b"exit %d\n" % ((code & 0xFF) << 8))
     except OSError:
         pass  # the warm process reports it when this process has ended
-
-
-def _shell_ahead() -> KeptShell | None:
-    """The shell a plain call (`safe-run -- COMMAND`) starts, started in a holder forked ahead."""
-    return KeptShell.ahead_of(RunRequest(""))
 
 
 def _rehearse() -> None:

@@ -1,11 +1,14 @@
 """A fork server: one single-threaded process that forks session holders from its own copy of
-safe-run, already imported.
+safe-run, already imported, for a process that cannot fork itself (the MCP server, the Python API).
 
 A holder started as a new interpreter costs about 0.1 s of CPU before it does anything; fifty
 clients of the MCP server starting their shells at once then queue for the CPU for seconds. A
 many-threaded server cannot fork itself safely (a lock held by another thread stays held in the
-child), so it starts this process once and asks it for each holder: a fork of a quiet,
-single-threaded process costs about a millisecond.
+child), so it starts this process once and asks it for each holder. The fork server forks ahead
+as the command line's warm process does (`launch.Fork`): one holder waits for the next request,
+with the shell a plain request needs started and its rc files loaded (`shell_start.KeptShell`),
+so that a request that comes later costs neither a fork nor the shell's start. Each holder takes
+the variables and directory its caller had when it asked.
 
 The server process holds its end of a socket pair; when the caller goes (however it ends), the
 server reads the end of it and exits. Its children are holders in sessions of their own, which
@@ -25,7 +28,7 @@ from pathlib import Path
 
 from ..request import RunRequest
 from .holder import ShellPlan
-from .launch import SPAWN, Launcher, detach_descriptors, read_request, serve_here, write_request
+from .launch import SPAWN, Caller, Fork, Launcher, plain_shell_ahead, read_request_from, write_request
 from .store import Session
 
 # How long a holder's fork may take to be answered before the fork server counts as stuck.
@@ -66,7 +69,7 @@ class ForkServer:
             if self._channel is None:
                 self._fallback.start(session, listener, request, plan)
                 return
-            write_request(session, request, plan)
+            write_request(session, request, plan, Caller.here())
             passed = [listener.fileno()] + ([request.log.fileno()] if request.log is not None else [])
             try:
                 socket.send_fds(self._channel, [str(session.path).encode()], passed)
@@ -103,38 +106,38 @@ class ForkServer:
 
 
 def serve(channel: socket.socket) -> int:
-    """Fork a holder for each request until the caller closes its end."""
+    """Start a holder for each request until the caller closes its end, one forked ahead each time."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel collects the holders
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.freeze()  # what was imported stays shared with the holders, not copied on the first collection
-    while True:
-        message, fds, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 2)
-        if not message:
-            return 0
-        try:
-            pid = _fork_holder(channel, Path(message.decode()), fds[0], fds[1] if len(fds) > 1 else -1)
-        finally:
-            for fd in fds:
-                os.close(fd)
-        channel.send(str(pid).encode())
-
-
-def _fork_holder(channel: socket.socket, path: Path, listen_fd: int, log_fd: int) -> int:
-    pid = os.fork()
-    if pid != 0:
-        return pid
-    status = 1
+    forks = Fork()
     try:
-        for signum in (signal.SIGCHLD, signal.SIGINT):
-            signal.signal(signum, signal.SIG_DFL)
-        channel.close()
-        os.setsid()
-        session, request, plan = read_request(path, log_fd)
-        detach_descriptors(session, listen_fd, request)
-        status = serve_here(session, socket.socket(fileno=listen_fd), request, plan)
+        while True:
+            forks.prepare(plain_shell_ahead)
+            message, fds, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 2)
+            if not message:
+                return 0
+            channel.send(str(_start_holder(forks, Path(message.decode()), fds[0], fds[1] if len(fds) > 1 else -1)).encode())
     finally:
-        sys.stderr.flush()
-        os._exit(status)
+        forks.abandon()
+
+
+def _start_holder(forks: Fork, path: Path, listen_fd: int, log_fd: int) -> int:
+    """The holder of the session at `path`: the one forked ahead, or a fork now."""
+    listener = socket.socket(fileno=listen_fd)
+    try:
+        session, request, plan, caller = read_request_from(path, log_fd)
+    except BaseException:
+        listener.close()
+        if log_fd >= 0:
+            os.close(log_fd)
+        raise
+    try:
+        return forks.start(session, listener, request, plan, caller)
+    finally:
+        listener.close()  # the holder has its own now
+        if request.log is not None:
+            request.log.close()
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,6 +79,20 @@ class Spawn:
         threading.Thread(target=holder.wait, name=f"safe-run holder {session.id}", daemon=True).start()
 
 
+@dataclass(frozen=True)
+class Caller:
+    """The variables and directory of whoever asked for a holder, which the holder takes."""
+
+    environ: list[str]  # NAME=VALUE
+    directory: str
+
+    @classmethod
+    def here(cls, directory: str | None = None) -> Caller:
+        """This process's variables, and its directory (named, for another process; "." for a child)."""
+        environ = [os.fsdecode(name + b"=" + value) for name, value in os.environb.items()]
+        return cls(environ, os.getcwd() if directory is None else directory)
+
+
 class Fork:
     """The caller forks the holder: for safe-run's own single-threaded command line, where a fork
     costs nothing and spares each session a second start-up of Python. The forked holder's pid is
@@ -116,28 +130,40 @@ class Fork:
             channel.detach()  # its old number is closed, and may be another descriptor's by now
             self._ready = pid, socket.socket(fileno=fds[0])
 
-    def start(self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int:
-        pid = self._hand_over(session, listener, request, plan) or os.fork()
+    def start(
+        self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None,
+        caller: Caller | None = None,
+    ) -> int:
+        """`caller`: the variables and directory the holder takes, when they are not this
+        process's own (a fork server's, which starts holders for another process)."""
+        pid = self._hand_over(session, listener, request, plan, caller) or os.fork()
         if pid != 0:
             session.write_meta(holder_pid=pid)
             return pid
         status = 1
         try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a fork server ignores it; a holder waits for its shell
+            if caller is not None:
+                take_environment([os.fsencode(entry) for entry in caller.environ])
+                os.chdir(caller.directory)
             status = _become_holder(session, listener, request, plan)
         finally:
             sys.stderr.flush()
             os._exit(status)
 
-    def _hand_over(self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> int | None:
+    def _hand_over(
+        self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None,
+        caller: Caller | None,
+    ) -> int | None:
         """The holder forked ahead, once it has what to serve; None when there is none (or it is gone)."""
         if self._ready is None:
             return None
         (pid, channel), self._ready = self._ready, None
-        variables = [os.fsdecode(name + b"=" + value) for name, value in os.environb.items()]
-        job = json.dumps({"path": str(session.path), "environ": variables, "spec": _spec(request, plan)}).encode()
+        caller = caller or Caller.here(".")
+        job = json.dumps({"path": str(session.path), "environ": caller.environ, "spec": _spec(request, plan)}).encode()
         message = b"%d\n%s" % (len(job), job)
         try:
-            here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            here = os.open(caller.directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
                 passed = [here, listener.fileno()] + ([request.log.fileno()] if request.log is not None else [])
                 send_with_descriptors(channel, message, passed)
@@ -207,6 +233,8 @@ def _wait_to_hold(channel: socket.socket, parent: int, ahead: Callable[[], KeptS
         set_parent_death_signal(signal.SIGKILL)
         if os.getppid() != parent:
             return  # the caller was gone before the signal was set
+        for signum in (signal.SIGCHLD, signal.SIGINT):  # a fork server ignores both; a holder waits for its shell
+            signal.signal(signum, signal.SIG_DFL)
         kept = ahead()
         data, received, _, _ = socket.recv_fds(channel, 1 << 20, 3)
         head, _, message = data.partition(b"\n")
@@ -249,20 +277,37 @@ def take_environment(entries: list[bytes]) -> None:
         setattr(tempfile, "tempdir", None)
 
 
+def plain_shell_ahead() -> KeptShell | None:
+    """The shell a plain call (`safe-run -- COMMAND`, a named shell's first command) starts, from
+    this process's directory and variables: for a holder forked ahead to keep."""
+    return KeptShell.ahead_of(RunRequest(""))
+
+
 SPAWN = Spawn()
 FORK = Fork()
 
 
-def write_request(session: Session, request: RunRequest, plan: ShellPlan | None) -> None:
-    """What the holder is to run, for a holder that starts without its caller's memory."""
-    _write_private(session.path / REQUEST_FILE, json.dumps(_spec(request, plan)))
+def write_request(session: Session, request: RunRequest, plan: ShellPlan | None, caller: Caller | None = None) -> None:
+    """What the holder is to run, for a holder that starts without its caller's memory; with the
+    caller's variables and directory for one that another process starts (a fork server)."""
+    spec = _spec(request, plan)
+    if caller is not None:
+        spec["caller"] = asdict(caller)
+    _write_private(session.path / REQUEST_FILE, json.dumps(spec))
 
 
 def read_request(path: Path, log_fd: int) -> tuple[Session, RunRequest, ShellPlan | None]:
     """The session at `path` and what its caller wrote for it to run; the file is removed."""
+    session, request, plan, _ = read_request_from(path, log_fd)
+    return session, request, plan
+
+
+def read_request_from(path: Path, log_fd: int) -> tuple[Session, RunRequest, ShellPlan | None, Caller | None]:
+    """As `read_request`, and the caller's variables and directory where it wrote them."""
     spec = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8"))
     (path / REQUEST_FILE).unlink()
-    return _from_spec(path, spec, log_fd)
+    caller = None if spec.get("caller") is None else Caller(**spec["caller"])
+    return (*_from_spec(path, spec, log_fd), caller)
 
 
 def _spec(request: RunRequest, plan: ShellPlan | None) -> dict[str, object]:
