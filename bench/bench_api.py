@@ -9,6 +9,11 @@ Prints, for the machine it runs on, all measured in this invocation:
   mcp call      median round trip of an MCP `tools/call` of `run` for `true`, in the connection's
                 warm shell, from the SDK's client over stdio (target <= 10 ms); skipped without
                 the SDK
+  first run     in a new process, the first `Shell().run("true")`, made PAUSE seconds after the
+                `Shell()` (its fork server forks a holder ahead, with the shell started), and
+                made at once; medians of RUNS/10 processes (target <= 20 ms after a pause)
+  mcp first     the first `tools/call` of a new stdio connection, made PAUSE seconds after
+                `initialize` (its shell is not started yet, but the holder forked ahead is)
 No figure here is asserted; these machines are shared, so compare ratios, not absolutes.
 """
 
@@ -96,11 +101,53 @@ def mcp_round_trip(runs: int, env: dict[str, str]) -> float | None:
     return statistics.median(times)
 
 
+FIRST_RUN = """
+import sys, time
+import safe_run
+shell = safe_run.Shell()
+time.sleep(float(sys.argv[1]))
+started = time.perf_counter()
+assert shell.run("true").exit_code == 0
+print(time.perf_counter() - started)
+shell.close()
+"""
+
+
+def first_run(pause: float, env: dict[str, str]) -> float:
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", FIRST_RUN, str(pause)], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout)
+
+
+def mcp_first_call(pause: float, env: dict[str, str]) -> float | None:
+    try:
+        import anyio
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+    except ImportError:
+        return None
+    params = StdioServerParameters(command=sys.executable, args=["-m", "safe_run", "mcp"], env=env)
+    took: list[float] = []
+
+    async def call() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await anyio.sleep(pause)
+            started = time.perf_counter()
+            result = await session.call_tool("run", {"command": "true"})
+            took.append(time.perf_counter() - started)
+            assert result.structured_content and result.structured_content["exit_code"] == 0, result
+
+    anyio.run(call)
+    return took[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--shell", default="bash")
+    parser.add_argument("--pause", type=float, default=0.5)
     args = parser.parse_args()
     shell = shutil.which(args.shell) or args.shell
     with tempfile.TemporaryDirectory(prefix="bench-api-") as root:
@@ -117,6 +164,16 @@ def main() -> None:
             print("mcp call      skipped: the MCP SDK is not installed (pip install 'safe-run[mcp]')")
         else:
             print(f"mcp call      tools/call run 'true' median {trip * 1000:.2f} ms (target <= 10 ms)")
+        processes = max(3, args.runs // 10)
+        paused = statistics.median(first_run(args.pause, env) for _ in range(processes))
+        at_once = statistics.median(first_run(0.0, env) for _ in range(processes))
+        print(f"first run     first Shell.run {args.pause:g} s after Shell() {paused * 1000:.1f} ms (target <= 20 ms); "
+              f"at once {at_once * 1000:.1f} ms; medians of {processes} processes")
+        firsts = [mcp_first_call(args.pause, env) for _ in range(processes)]
+        if None not in firsts:
+            first = statistics.median(f for f in firsts if f is not None)
+            print(f"mcp first     a new connection's first tools/call, {args.pause:g} s after initialize: "
+                  f"{first * 1000:.1f} ms (target <= 20 ms)")
 
 
 if __name__ == "__main__":
