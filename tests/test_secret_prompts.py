@@ -155,12 +155,28 @@ def test_a_person_attached_answers_sudo(sudoer: User) -> None:
     kept_nowhere(sudoer.password, done)
 
 
-def test_a_password_typed_in_one_go_with_the_last_wrong_one_is_dropped(sudoer: User) -> None:
-    """The last wrong answer and the right one arrive together: only the line sudo reads goes to its
-    terminal, so the other is dropped when sudo gives up, not read by a shell."""
+def sudo_at_the_persons_shell(sudoer: User) -> pexpect.spawn:
+    """The sudoer's own shell, running sudo through safe-run."""
     screen = terminal(sudoer.shell_argv(), sudoer.home)
     screen.expect_exact("$ ")
     screen.send(f"{sudoer.python} -m safe_run -- '{SUDO}'\r")
+    return screen
+
+
+def the_persons_shell_goes_on(screen: pexpect.spawn) -> str:
+    """What the person's shell shows once it runs a command of theirs, and then exits."""
+    screen.send("echo shell-$((20+22))\r")
+    screen.expect("shell-42")
+    seen = screen.before or ""
+    screen.send("exit\r")
+    screen.expect(pexpect.EOF)
+    return seen + (screen.before or "")
+
+
+def test_a_password_typed_in_one_go_with_the_last_wrong_one_is_dropped(sudoer: User) -> None:
+    """The last wrong answer and the right one arrive together: only the line sudo reads goes to its
+    terminal, so the other is dropped when sudo gives up, not read by a shell."""
+    screen = sudo_at_the_persons_shell(sudoer)
     for attempt in range(2):
         screen.expect("password for")
         screen.send(f"wrong-{attempt}\r")
@@ -169,20 +185,13 @@ def test_a_password_typed_in_one_go_with_the_last_wrong_one_is_dropped(sudoer: U
     screen.expect(r"dropped \d+ bytes typed after a secret was asked")
     seen = (screen.before or "") + (screen.after or "")
     assert "incorrect password attempts" in seen
-    screen.send("echo shell-$((20+22))\r")
-    screen.expect("shell-42")
-    seen += screen.before or ""
-    screen.send("exit\r")
-    screen.expect(pexpect.EOF)
-    assert sudoer.password not in seen + (screen.before or "")
+    assert sudoer.password not in seen + the_persons_shell_goes_on(screen)
 
 
 def test_a_line_typed_ahead_at_a_password_prompt_answers_the_next_one(sudoer: User) -> None:
     """A wrong password and the right one typed together: sudo reads the first, asks again, and
     gets the second, as at a plain terminal."""
-    screen = terminal(sudoer.shell_argv(), sudoer.home)
-    screen.expect_exact("$ ")
-    screen.send(f"{sudoer.python} -m safe_run -- '{SUDO}'\r")
+    screen = sudo_at_the_persons_shell(sudoer)
     screen.expect("password for")
     screen.send(f"wrong\r{sudoer.password}\r")
     screen.expect("rc=0")
@@ -195,9 +204,7 @@ def test_a_line_typed_ahead_at_a_password_prompt_answers_the_next_one(sudoer: Us
 def test_a_password_typed_after_sudo_gave_up_never_reaches_the_persons_shell(sudoer: User) -> None:
     """Three wrong answers, and the right one typed as sudo gives up: it is dropped, and said so,
     rather than read by the person's own shell as a command and kept in its history."""
-    screen = terminal(sudoer.shell_argv(), sudoer.home)
-    screen.expect_exact("$ ")
-    screen.send(f"{sudoer.python} -m safe_run -- '{SUDO}'\r")
+    screen = sudo_at_the_persons_shell(sudoer)
     for attempt in range(3):
         screen.expect("password for")
         screen.send(f"wrong-{attempt}\r")
@@ -206,11 +213,6 @@ def test_a_password_typed_after_sudo_gave_up_never_reaches_the_persons_shell(sud
     seen = screen.before or ""
     screen.expect(r"dropped \d+ bytes typed after a secret was asked")
     seen += (screen.before or "") + (screen.after or "")
-    screen.send("echo shell-$((20+22))\r")
-    screen.expect("shell-42")
-    seen += screen.before or ""
-    screen.send("exit\r")
-    screen.expect(pexpect.EOF)
-    assert sudoer.password not in seen + (screen.before or "")
+    assert sudoer.password not in seen + the_persons_shell_goes_on(screen)
     history = sudoer.home / ".bash_history"
     assert not history.exists() or sudoer.password not in history.read_text()
