@@ -61,6 +61,7 @@ class StartKey:
     cwd: str
     env: tuple[tuple[str, str], ...]  # the shell's variables, but for those of the run's own files
     size: tuple[int, int]
+    given_stdin: bool  # the caller gives the command a standard input of its own (`--stdin`)
 
 
 def start_key(request: RunRequest, shell_path: str) -> StartKey:
@@ -72,6 +73,7 @@ def start_key(request: RunRequest, shell_path: str) -> StartKey:
         cwd=os.path.abspath(request.cwd or os.getcwd()),
         env=tuple(sorted(shell_environment(_requested(request), {}).items())),
         size=request.size,
+        given_stdin=request.stdin is not None,
     )
 
 
