@@ -187,17 +187,25 @@ class KernelObserver:
         """Every live process the run started but the shell: its session, and what left it.
 
         `new_only`: only those not listed at the previous call, for a look again after ending what
-        that one found. A process listed then and not the run's cannot have become the run's since
-        (a session is left, never joined), nor its pid have gone to a new process (that takes the
-        pid counter round all of pid_max): it is not read again, which halves a run's last sweep.
+        that one found. A process listed then and known not to be the run's cannot have become the
+        run's since (a session is left, never joined), nor its pid have gone to a new process (that
+        takes the pid counter round all of pid_max): it is not read again, which halves a run's last
+        sweep. One whose environment could not be read then (in the middle of an exec: the
+        `setsid` of `setsid sleep 9 &` becoming sleep) is not known, and is read again.
         """
-        if not self._proc or self._shell is None:
+        shell = self._shell
+        if not self._proc or shell is None:
             return []
         pids = _pids()
         earlier, self._listed = (self._listed if new_only else frozenset()), frozenset(pids)
         younger = made_since(pids, self._shell_pid, self._counters, pid_counters())
         found = _scan_proc([pid for pid in younger if pid not in earlier])
-        return run_members(found, self._shell, {self._shell_pid, os.getpid()}, self._is_marked)
+        members = run_members(found, shell, {self._shell_pid, os.getpid()}, self._is_marked)
+        taken = {member.pid for member in members}
+        unknown = {str(p.pid) for p in found if p.pid not in taken and p.start >= shell.start
+                   and (p.pid, p.start) not in self._marked}
+        self._listed -= unknown
+        return members
 
     # ---- one look -----------------------------------------------------------------------------
 
