@@ -85,7 +85,7 @@ class ForkServer:
             if not answer.isdigit():
                 self._lost()  # stuck or gone after the request: it may have forked, so no second holder
                 raise OSError(f"the holder of session {session.id} could not be started (the fork server did not answer)")
-        session.write_meta(holder_pid=int(answer))
+        # The fork server recorded the holder's pid before it answered (`launch.Fork.start`).
 
     def close(self) -> None:
         """Let the process go (it exits when its end of the socket closes) and collect it."""
