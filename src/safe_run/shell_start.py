@@ -121,13 +121,13 @@ class KeptShell:
     directory of its own that goes when it is closed, or with the run that took it."""
 
     def __init__(
-        self, start: ShellStart, key: StartKey, directory: HeldDirectory, terminal: Terminal,
-        rc: list[tuple[str, int, int, int] | None],
+        self, start: ShellStart, key: StartKey, directory: HeldDirectory, rc: list[tuple[str, int, int, int] | None],
     ) -> None:
+        assert isinstance(start.terminal, Terminal), "a real terminal: its descriptors are kept (`descriptors`)"
         self.start = start
         self.key = key
         self._directory = directory
-        self._terminal = terminal
+        self._terminal = start.terminal
         self._rc = rc  # the rc files as they were before the shell read them
 
     @classmethod
@@ -149,8 +149,7 @@ class KeptShell:
         except Exception:  # noqa: BLE001
             directory.remove()
             return None
-        assert isinstance(start.terminal, Terminal)
-        return cls(start, key, directory, start.terminal, rc)
+        return cls(start, key, directory, rc)
 
     def taken_for(self, key: StartKey) -> ShellStart | None:
         """The shell, for a run whose shell has `key`, when it is this one and still as started;
