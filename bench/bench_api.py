@@ -78,7 +78,10 @@ def echoes_through_replwrap(count: int) -> float | None:
     return elapsed
 
 
-def mcp_round_trip(runs: int, env: dict[str, str]) -> float | None:
+def mcp_calls(env: dict[str, str], runs: int, pause: float = 0.0, warmed: bool = True) -> list[float] | None:
+    """The round trips of `runs` MCP calls of `run` for `true` over one new stdio connection, made
+    `pause` seconds after `initialize`, after a first call left out (`warmed`) or not; None
+    without the SDK."""
     try:
         import anyio
         from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -90,7 +93,9 @@ def mcp_round_trip(runs: int, env: dict[str, str]) -> float | None:
     async def main() -> None:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            await session.call_tool("run", {"command": "true"})
+            await anyio.sleep(pause)
+            if warmed:
+                await session.call_tool("run", {"command": "true"})
             for _ in range(runs):
                 started = time.perf_counter()
                 result = await session.call_tool("run", {"command": "true"})
@@ -98,7 +103,7 @@ def mcp_round_trip(runs: int, env: dict[str, str]) -> float | None:
                 assert result.structured_content and result.structured_content["exit_code"] == 0, result
 
     anyio.run(main)
-    return statistics.median(times)
+    return times
 
 
 FIRST_RUN = """
@@ -120,28 +125,6 @@ def first_run(pause: float, env: dict[str, str]) -> float:
     return float(out.stdout)
 
 
-def mcp_first_call(pause: float, env: dict[str, str]) -> float | None:
-    try:
-        import anyio
-        from mcp import ClientSession, StdioServerParameters, stdio_client
-    except ImportError:
-        return None
-    params = StdioServerParameters(command=sys.executable, args=["-m", "safe_run", "mcp"], env=env)
-    took: list[float] = []
-
-    async def call() -> None:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            await anyio.sleep(pause)
-            started = time.perf_counter()
-            result = await session.call_tool("run", {"command": "true"})
-            took.append(time.perf_counter() - started)
-            assert result.structured_content and result.structured_content["exit_code"] == 0, result
-
-    anyio.run(call)
-    return took[0]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=50)
@@ -159,19 +142,19 @@ def main() -> None:
         line = f"{args.count} echoes    Shell {ours:.3f} s (target <= 0.5 s)"
         line += "; replwrap not installed" if theirs is None else f"; pexpect.replwrap.bash() {theirs:.3f} s"
         print(line)
-        trip = mcp_round_trip(args.runs, env)
-        if trip is None:
+        trips = mcp_calls(env, args.runs)
+        if trips is None:
             print("mcp call      skipped: the MCP SDK is not installed (pip install 'safe-run[mcp]')")
         else:
-            print(f"mcp call      tools/call run 'true' median {trip * 1000:.2f} ms (target <= 10 ms)")
+            print(f"mcp call      tools/call run 'true' median {statistics.median(trips) * 1000:.2f} ms (target <= 10 ms)")
         processes = max(3, args.runs // 10)
         paused = statistics.median(first_run(args.pause, env) for _ in range(processes))
         at_once = statistics.median(first_run(0.0, env) for _ in range(processes))
         print(f"first run     first Shell.run {args.pause:g} s after Shell() {paused * 1000:.1f} ms (target <= 20 ms); "
               f"at once {at_once * 1000:.1f} ms; medians of {processes} processes")
-        firsts = [mcp_first_call(args.pause, env) for _ in range(processes)]
-        if None not in firsts:
-            first = statistics.median(f for f in firsts if f is not None)
+        firsts = [mcp_calls(env, 1, args.pause, warmed=False) for _ in range(processes)]
+        if trips is not None:
+            first = statistics.median(calls[0] for calls in firsts if calls)
             print(f"mcp first     a new connection's first tools/call, {args.pause:g} s after initialize: "
                   f"{first * 1000:.1f} ms (target <= 20 ms)")
 
