@@ -408,17 +408,19 @@ def test_a_spare_child_waits_for_the_next_call_and_one_that_dies_is_not_made_aga
     [spare] = children_of(warm)
     assert grandparent_of_the_shell(caller) == warm
     assert gone(lambda: alive(spare) and not zombie(spare))  # the call was the spare, and it ended
-    # The spare is the child with a holder forked ahead: not something of the call's that the
-    # warm process, their subreaper, collects a moment later.
-    while not (spares := [child for child in children_of(warm) if children_of(child)]):
-        assert time.monotonic() < deadline, "no spare child was made after the call"
+    # The spare is the one child left, with a holder forked ahead: what the call leaves (its holder
+    # forked ahead and that holder's shell, let go) passes to the warm process, their subreaper,
+    # which collects it a moment later.
+    while not ((left := children_of(warm)) and len(left) == 1 and children_of(left[0])):
+        assert time.monotonic() < deadline, f"no spare child alone after the call: {left}"
         time.sleep(0.02)
-    [spare] = spares
+    [spare] = left
     os.kill(spare, signal.SIGKILL)
     assert gone(lambda: children_of(warm)), f"left: {children_of(warm)}"
     assert grandparent_of_the_shell(caller) == warm  # forked as it came
+    assert gone(lambda: children_of(warm)), f"left: {children_of(warm)}"  # the call, and what it let go
     time.sleep(0.2)
-    assert children_of(warm) == []
+    assert children_of(warm) == []  # and no spare made after it
 
 
 def test_a_holder_forked_ahead_takes_the_callers_place_and_outlives_the_call(caller: Caller) -> None:
