@@ -47,7 +47,7 @@ def dead(pid: int) -> bool:
 
 
 def test_a_session_and_a_named_shell_start_from_it(forks: ForkServer) -> None:
-    result = calls.run(calls.request("echo forked; exit 3"), 30.0, launcher=forks)
+    result = calls.run_in_session(calls.request("echo forked; exit 3"), 30.0, forks)
     assert (result.status.value, result.exit_code, result.output) == ("completed", 3, "forked\n")
     first = calls.run_in_shell("fs", calls.request("cd /; X=kept"), None, launcher=forks)
     later = calls.run_in_shell("fs", calls.request("echo $PWD $X"), None, launcher=forks)
@@ -63,7 +63,7 @@ def test_without_it_a_new_interpreter_starts_the_holder(forks: ForkServer) -> No
     deadline = time.monotonic() + 10
     while not dead(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
-    result = calls.run(calls.request("echo still"), 30.0, launcher=forks)
+    result = calls.run_in_session(calls.request("echo still"), 30.0, forks)
     assert (result.status.value, result.output) == ("completed", "still\n")
 
 
@@ -83,7 +83,7 @@ def test_a_holder_takes_the_variables_and_directory_its_caller_has_when_it_asks(
     monkeypatch.setenv("SET_LATER", "yes")
     monkeypatch.chdir(tmp_path)
     for _ in range(2):  # the holder forked ahead, then one forked as asked or ahead again
-        result = calls.run(calls.request("echo ${SET_LATER-unset} $PWD"), 30.0, launcher=forks)
+        result = calls.run_in_session(calls.request("echo ${SET_LATER-unset} $PWD"), 30.0, forks)
         assert (result.status.value, result.output) == ("completed", f"yes {tmp_path}\n")
 
 

@@ -28,11 +28,11 @@ pytestmark = pytest.mark.slow
 # An agent's pace: the shell for the next call has long been started when it comes.
 PACE_S = 1.0
 RC = {
-    "bash": (".bashrc", "echo $$ >> ~/loaded; loaded_at=$(date +%s.%N)\nrc_fn() { echo fn-$1; }\nalias rc_alias='echo alias'\n"
+    "bash": (".bashrc", "loaded_at=$(date +%s.%N); echo $$ >> ~/loaded\nrc_fn() { echo fn-$1; }\nalias rc_alias='echo alias'\n"
                         "shopt -s extglob\nexport RC_VAR=${RC_VALUE:-one}\n"),
-    "zsh": (".zshrc", "echo $$ >> ~/loaded; loaded_at=$(date +%s.%N)\nrc_fn() { echo fn-$1; }\nalias rc_alias='echo alias'\n"
+    "zsh": (".zshrc", "loaded_at=$(date +%s.%N); echo $$ >> ~/loaded\nrc_fn() { echo fn-$1; }\nalias rc_alias='echo alias'\n"
                       "setopt extendedglob\nexport RC_VAR=${RC_VALUE:-one}\n"),
-    "fish": (".config/fish/config.fish", "echo $fish_pid >> ~/loaded; set -g loaded_at (date +%s.%N)\nfunction rc_fn; echo fn-$argv[1]; end\n"
+    "fish": (".config/fish/config.fish", "set -g loaded_at (date +%s.%N); echo $fish_pid >> ~/loaded\nfunction rc_fn; echo fn-$argv[1]; end\n"
                                          "alias rc_alias='echo alias'\nset -gx RC_VAR one\n"),
 }
 USES = {
@@ -61,7 +61,7 @@ def with_rc(caller: Caller, name: str, text: str | None = None) -> None:
 
 
 def kept_shell_loading(caller: Caller, used: set[int] = set()) -> int:  # noqa: B006 - never changed
-    """Until the shell kept for the next call has begun to load its rc; its pid. `used`: shells
+    """Until the shell kept for the next call has taken the time in its rc; its pid. `used`: shells
     that served calls, whose processes may linger a moment as if they still waited."""
     deadline = time.monotonic() + 20
     while True:

@@ -223,7 +223,7 @@ def test_close_while_a_command_runs_ends_it_and_lists_it_once(shells: Shells) ->
     assert names.count("sleep") == 1, closed.json["killed"]
 
 
-def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_path: Path) -> None:
+def test_a_spawned_holder_is_a_new_program_not_a_fork(tmp_path: Path) -> None:
     """A fork would carry the caller's memory, threads and locks; exec starts clean. A mapping the
     caller made just before is in a fork's memory map at the same address, never in a new program's."""
     import ctypes
@@ -232,7 +232,7 @@ def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_p
     from safe_run.request import RunRequest
     from safe_run.session import wire
     from safe_run.session.client import _request
-    from safe_run.session.launch import detach
+    from safe_run.session.launch import Spawn, detach
     from safe_run.session.store import SessionStore
 
     marker = mmap.mmap(-1, 7 * mmap.PAGESIZE)
@@ -240,7 +240,7 @@ def test_a_holder_started_for_a_library_caller_is_a_new_program_not_a_fork(tmp_p
     assert region in Path("/proc/self/maps").read_text()
     store = SessionStore(tmp_path / "store")
     session = store.create("true")
-    detach(session, RunRequest(command="true", shell="/bin/bash", cwd=str(tmp_path), hold_on_input=True))
+    detach(session, RunRequest(command="true", shell="/bin/bash", cwd=str(tmp_path), hold_on_input=True), None, Spawn())
     pid = session.meta()["holder_pid"]
     try:
         assert region not in Path(f"/proc/{pid}/maps").read_text()
@@ -257,13 +257,13 @@ def test_a_shell_that_ended_with_its_first_command_still_answers_that_command_to
     from safe_run.session import wire
     from safe_run.session.client import _request
     from safe_run.session.holder import ShellPlan
-    from safe_run.session.launch import detach
+    from safe_run.session.launch import Spawn, detach
     from safe_run.session.store import SessionStore
 
     store = SessionStore(tmp_path / "store")
     session = store.create("echo hi; exit 4", shell_name="quick")
     request = RunRequest(command="echo hi; exit 4", shell=shell_path("bash"), cwd=str(tmp_path), hold_on_input=True)
-    detach(session, request, ShellPlan("quick"))
+    detach(session, request, ShellPlan("quick"), Spawn())
     deadline = time.monotonic() + 20
     while not session.result_path.exists():  # the shell has gone and its holder is at its end
         assert time.monotonic() < deadline, "the shell never ended"

@@ -58,7 +58,10 @@ class Caller:
     def warm_pids(self) -> list[int]:
         pids = []
         for lock in self.warm_dir.glob("*.lock") if self.warm_dir.is_dir() else []:
-            text = lock.read_text().strip()
+            try:
+                text = lock.read_text().strip()
+            except FileNotFoundError:  # a warm process that found another listening, and left
+                continue
             if text.isdigit() and alive(int(text)) and not zombie(int(text)):
                 pids.append(int(text))
         return pids

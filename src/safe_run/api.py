@@ -74,7 +74,7 @@ def run(
         wait_expire=calls.seconds(wait_expire, "wait_expire"),
     )
     bound = calls.seconds(yield_after, "yield_after")
-    return calls.run(request, bound, launcher=None if bound is None else HOLDERS())
+    return calls.run(request) if bound is None else calls.run_in_session(request, bound, HOLDERS())
 
 
 async def arun(

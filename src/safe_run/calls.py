@@ -169,23 +169,23 @@ def scope(cwd: object = None, env: object = None) -> Scope:
 # ---- runs, sessions and named shells -------------------------------------------------------------
 
 
-def run(
-    run_request: RunRequest, yield_after: float | None, wakeup: Wakeup | None = None, launcher: Launcher | None = None,
-) -> Result:
-    """A one-shot run: to its end in this thread, or in a session (its holder started by `launcher`)
-    that answers after `yield_after`."""
-    if yield_after is None:
-        from .runner import execute
+def run(run_request: RunRequest, wakeup: Wakeup | None = None) -> Result:
+    """A one-shot run, to its end in this thread."""
+    from .runner import execute
 
-        return execute(run_request, wakeup=wakeup)
+    return execute(run_request, wakeup=wakeup)
+
+
+def run_in_session(run_request: RunRequest, yield_after: float, launcher: Launcher, wakeup: Wakeup | None = None) -> Result:
+    """A one-shot run in a session (its holder started by `launcher`) that answers after `yield_after`."""
     from .session.client import start_session
 
-    return start_session(run_request, yield_after, wakeup=wakeup, launcher=launcher)
+    return start_session(run_request, yield_after, launcher, wakeup=wakeup)
 
 
 def run_in_shell(
-    name: str, run_request: RunRequest, bound: float | None, command_scope: Scope = Scope(),
-    started: bool = True, wakeup: Wakeup | None = None, launcher: Launcher | None = None,
+    name: str, run_request: RunRequest, bound: float | None, command_scope: Scope = Scope(), *,
+    launcher: Launcher, started: bool = True, wakeup: Wakeup | None = None,
 ) -> Result:
     """The command in the named shell, started on first use with `run_request`'s shell, directory,
     variables and idle limit. `command_scope` is this command's own directory and variables; a

@@ -29,9 +29,11 @@ if TYPE_CHECKING:
     import click
 
     from .environment import Environment
-    from .interrupts import Interrupted, StopSignals
+    from .interrupts import Interrupted
+    from .invocation import Invocation
     from .report import AnswerLost
     from .result import Result
+    from .session.launch import Launcher
 
 
 def _format_from_argv(argv: list[str]) -> str:
@@ -206,28 +208,30 @@ def main(argv: list[str] | None = None) -> NoReturn:
     main_here(args)
 
 
-def main_here(args: list[str]) -> NoReturn:
-    """The call, in this process: the command line's own, a warm process's child, or a library caller's."""
+def main_here(args: list[str], holders: Launcher | None = None) -> NoReturn:
+    """The call, in this process: the command line's own, a warm process's child, or a library
+    caller's. `holders`: how its sessions' holders start (see `invocation.Invocation`)."""
     from .interrupts import Interrupted, StopSignals
+    from .invocation import Invocation
 
     stdout_open = _occupy_standard_descriptors()
     signals = StopSignals()
     signals.install()
     try:
-        code = _main(args, signals, stdout_open)
+        code = _main(args, Invocation(signals, holders), stdout_open)
     except Interrupted as exc:
         signals.keep()
         code = _interrupted(exc, args)
     sys.exit(code)
 
 
-def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
+def _main(args: list[str], invocation: Invocation, stdout_open: bool) -> int:
     if stdout_open and args == VERSION_ONLY:
         return _version(args)
     from .result import ExitStatus
 
     if not stdout_open:
-        signals.keep()
+        invocation.signals.keep()
         _say("standard output is closed: there is nowhere to write the answer; nothing ran")
         return ExitStatus.NO_READER
     problem = _first_non_utf8(args)
@@ -246,7 +250,7 @@ def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
         use_ours()
 
     try:
-        code = cli.main(args, prog_name="safe-run", standalone_mode=False, obj=signals)
+        code = cli.main(args, prog_name="safe-run", standalone_mode=False, obj=invocation)
     except click.UsageError as exc:
         code = _fail(_one_line(exc.format_message()), args, ExitStatus.USAGE, _help_hint(exc))
     except click.ClickException as exc:
@@ -254,7 +258,7 @@ def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
     except SessionError as exc:
         code = _fail(str(exc), args, exc.status)
     except AnswerLost as exc:
-        signals.keep()
+        invocation.signals.keep()
         code = _lost(exc)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
@@ -262,7 +266,7 @@ def _main(args: list[str], signals: StopSignals, stdout_open: bool) -> int:
         code = ExitStatus.INTERRUPTED
     except Exception as exc:  # the last line of defence: one line, not a traceback
         code = _internal_error(exc, args)
-    signals.keep()
+    invocation.signals.keep()
     return code if isinstance(code, int) else 0
 
 

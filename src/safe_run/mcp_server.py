@@ -517,7 +517,7 @@ class Tools:
     """The tools, each call made for the connection `connection_of` finds for its request."""
 
     def __init__(
-        self, connection_of: ConnectionOf, cwd: str, launcher: Launcher | None = None,
+        self, connection_of: ConnectionOf, cwd: str, launcher: Launcher,
         own_shell_idle: float | None = DEFAULT_CONNECTION_IDLE_S,
     ) -> None:
         self.connection_of = connection_of
@@ -601,7 +601,7 @@ class Tools:
         wait = MAX_WAIT_S if step is None else step
         try:
             if shell is None:
-                result = await call.step(lambda: calls.run(request, wait, wakeup=call.wakeup, launcher=self.launcher))
+                result = await call.step(lambda: calls.run_in_session(request, wait, self.launcher, wakeup=call.wakeup))
             else:
                 started = shell in call.connection.shells_used
                 call.connection.shells_used.add(shell)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from . import polling
 from .memory import take_own_pages
 from .session.adoption import adopt_orphans, set_parent_death_signal
-from .session.launch import FORK, fork_with_channel, let_go, plain_shell_ahead, send_with_descriptors, take_environment
+from .session.launch import Fork, fork_with_channel, let_go, plain_shell_ahead, send_with_descriptors, take_environment
 from .warm.context import start_time
 from .warm.client import within_reach
 from .warm.wire import GO, MAX_REQUEST, Call, decode, encode, request_length
@@ -175,7 +175,7 @@ class Server:
 
     def _fork_spare(self) -> tuple[int, socket.socket] | None:
         """A child that gets ready for a call before it comes, forked while no call runs: it forks
-        the holder a session will need ahead too (`launch.FORK.prepare`), which starts the shell
+        the holder a session will need ahead too (`launch.Fork.prepare`), which starts the shell
         that call will likely need, rc files loaded (`shell_start.KeptShell`); it parses a typical
         command line, and takes its memory as its own (`memory`), so that its call meets no page
         it still shares with this process: about a third of a warm call here went to those page
@@ -209,6 +209,7 @@ class Server:
 
     def _wait_for_a_call(self, channel: socket.socket) -> None:
         """In a spare child: get ready, wait for the call the warm process hands over, and be it."""
+        holders = Fork()
         try:
             signal.set_wakeup_fd(-1)
             _die_with(self._pid)
@@ -219,15 +220,15 @@ class Server:
             # like would need, in its directory and with its variables: the user's rc files are
             # loaded by the time the next call comes.
             self._anticipate()
-            FORK.prepare(plain_shell_ahead)
+            holders.prepare(plain_shell_ahead)
             _rehearse()
             take_own_pages()
             call, fds, _ = _receive(channel, timeout=None)
             channel.close()
         except BaseException:  # noqa: BLE001 - no call came (the warm process let it go), or it was garbled
-            FORK.abandon()
+            holders.abandon()
             os._exit(0)
-        self._become(call, fds[:-1], socket.socket(fileno=fds[-1]))
+        self._become(call, fds[:-1], socket.socket(fileno=fds[-1]), holders)
 
     def _anticipate(self) -> None:
         """In a spare child: the last call's variables and directory, as the next call's likely are."""
@@ -258,7 +259,7 @@ class Server:
             early = _committed(conn, early)
             pid = self._handed_to_spare(call, fds, conn) or os.fork()
             if pid == 0:
-                self._become(call, fds, conn)
+                self._become(call, fds, conn, Fork())
             conn.sendall(b"run %d\n" % pid)
             self._calls[pid] = conn
             _pass_signals(pid, early)
@@ -311,8 +312,9 @@ class Server:
                     pass
                 conn.close()
 
-    def _become(self, call: Call, fds: list[int], conn: socket.socket) -> None:
-        """In the child: be the client's process, run the call, and exit as the command line would.
+    def _become(self, call: Call, fds: list[int], conn: socket.socket, holders: Fork) -> None:
+        """In the child: be the client's process, run the call, and exit as the command line would;
+        its session's holder comes from `holders` (forked ahead by a spare).
 
         Its status goes to the client (`conn`) as soon as its output is out and the client's
         descriptors are let go: the end of a process this size takes a millisecond or two, which
@@ -325,9 +327,9 @@ class Server:
             os.setpgid(0, 0)  # a group of its own, as the client's process has its caller's
             for other in [self._listener, *self._calls.values()]:
                 other.detach()
-            call_fd, *ahead = _take_descriptors(fds[0], fds[1:], call.targets, [conn.detach(), *FORK.carried()])
+            call_fd, *ahead = _take_descriptors(fds[0], fds[1:], call.targets, [conn.detach(), *holders.carried()])
             conn = socket.socket(fileno=call_fd)
-            FORK.renumbered(ahead)
+            holders.renumbered(ahead)
             take_environment(call.environ)
             _take_signals(call.ignored, call.blocked)
             sys.argv = [os.fsdecode(word) for word in call.argv]
@@ -336,7 +338,7 @@ class Server:
 
             process_title.hide_command()
 
-            cli.main_here(sys.argv[1:])
+            cli.main_here(sys.argv[1:], holders)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except BaseException as exc:  # noqa: BLE001 - the child must end here, whatever happened
@@ -348,7 +350,7 @@ class Server:
                 except (OSError, ValueError):
                     pass
             _report_early(conn, code)
-            FORK.abandon()  # a holder forked ahead and not used ends its shell and directory first
+            holders.abandon()  # a holder forked ahead and not used ends its shell and directory first
             os._exit(code)
 
 

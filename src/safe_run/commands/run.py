@@ -13,7 +13,7 @@ import click
 
 from .. import calls
 from ..calls import DEFAULT_YIELD_AFTER_S, STRATEGIES
-from ..interrupts import StopSignals, Wakeup
+from ..invocation import Invocation, current as current_invocation
 from ..environment import Environment, is_ci
 from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
 from ..result import ExitStatus, Result, error_result, exit_status, not_started
@@ -268,17 +268,16 @@ def run_command(
         if keyboard is not None or interactive(environment, no_input):
             # The person's own run: their keys, their screen and its size (display.interactive).
             request = replace(request, hold_on_input=True, interactive=True, size=terminal_size(environment))
-    signals = _stop_signals()
-    signals.keep()
-    wakeup = signals.wakeup
+    invocation = current_invocation()
+    invocation.signals.keep()
     # --cwd and --env start the shell there; on a later call they are that command's alone.
     scope = Scope(request.cwd if cwd is not None else None, request.env if env else None)
     try:
         if in_shell is not None:
-            result = _in_shell(in_shell, request, bound, scope, wakeup)
+            result = _in_shell(in_shell, request, bound, scope, invocation)
             emit(result, shown, environment)
         else:
-            result = _run(request, bound, shown, wakeup, environment, keyboard)
+            result = _run(request, bound, shown, invocation, environment, keyboard)
     finally:
         if request.log is not None:
             request.log.close()
@@ -286,12 +285,6 @@ def run_command(
             os.close(keyboard)
     annotate(result, environment)
     return exit_status(result)
-
-
-def _stop_signals() -> StopSignals:
-    """The command line's signal handlers (a fresh, uninstalled set when called from elsewhere)."""
-    obj = click.get_current_context().obj
-    return obj if isinstance(obj, StopSignals) else StopSignals()
 
 
 def _given_stdin(asked: bool, env: Environment) -> int | None:
@@ -308,18 +301,19 @@ def _given_stdin(asked: bool, env: Environment) -> int | None:
 
 
 def _run(
-    request: RunRequest, bound: float | None, shown: str, wakeup: Wakeup, env: Environment, keyboard: int | None = None,
+    request: RunRequest, bound: float | None, shown: str, invocation: Invocation, env: Environment,
+    keyboard: int | None = None,
 ) -> Result:
     """The run, in the foreground or in a session, and its answer written. `keyboard`: the person's
     terminal when their keys do not come on stdin (see `display.interactive.open_keyboard`)."""
     if bound is not None:
         if shown == "pretty":
-            result = _watched_session(request, bound, wakeup, env)
+            result = _watched_session(request, bound, invocation, env)
             from ..render import print_summary
 
             print_summary(result, env)
             return result
-        result = _in_session(request, bound, wakeup, env)
+        result = _in_session(request, bound, invocation)
         emit(result, shown, env)
         return result
     display: Display | None = None
@@ -340,7 +334,7 @@ def _run(
     # What the command detaches comes back to this process, which collects it once the run is
     # over: in a container without an init, PID 1 would leave each one a zombie.
     with adopting():
-        result = execute(request, display=display, wakeup=wakeup)
+        result = execute(request, display=display, wakeup=invocation.signals.wakeup)
     if display is None:
         emit(result, shown, env)
         return result
@@ -352,18 +346,17 @@ def _run(
     return result
 
 
-def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environment) -> Result:
+def _in_session(request: RunRequest, bound: float, invocation: Invocation) -> Result:
     """Start the command in a session; a signal that came while it started stops it again."""
     from ..session import wire
     from ..session.client import ask, start_session
-    from ..session.launch import FORK
 
+    wakeup = invocation.signals.wakeup
     arrived = wakeup.pending
     if arrived:
         return not_started(request.command, signal.Signals(arrived[0]).name)
     try:
-        # This process is safe-run's own and single-threaded: forking the holder is safe and quick.
-        result = start_session(request, bound, wakeup=wakeup, launcher=FORK)
+        result = start_session(request, bound, invocation.launcher(), wakeup=wakeup)
         if arrived and result.session_id is not None:
             result = ask(result.session_id, wire.Interrupt(signal=signal.Signals(arrived[0]).name))
     except SessionError as exc:  # the sessions directory cannot be used: nothing started
@@ -373,13 +366,13 @@ def _in_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environm
     return result
 
 
-def _in_shell(name: str, request: RunRequest, bound: float | None, scope: Scope, wakeup: Wakeup) -> Result:
+def _in_shell(name: str, request: RunRequest, bound: float | None, scope: Scope, invocation: Invocation) -> Result:
     """The command in the persistent shell `name`; nothing runs when a signal came first."""
-
+    wakeup = invocation.signals.wakeup
     if wakeup.pending:
         return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
     try:
-        return calls.run_in_shell(name, request, bound, scope, wakeup=wakeup)
+        return calls.run_in_shell(name, request, bound, scope, launcher=invocation.launcher(), wakeup=wakeup)
     except SessionError as exc:
         if exc.status == ExitStatus.USAGE:
             raise click.UsageError(str(exc)) from None
@@ -388,17 +381,18 @@ def _in_shell(name: str, request: RunRequest, bound: float | None, scope: Scope,
         return error_result(request.command, f"cannot start the shell {name}: {exc.strerror or exc}")
 
 
-def _watched_session(request: RunRequest, bound: float, wakeup: Wakeup, env: Environment) -> Result:
+def _watched_session(request: RunRequest, bound: float, invocation: Invocation, env: Environment) -> Result:
     """A session a person watches: its output as it comes, with a status line, up to the bound."""
     from ..display.yielding import follow_yielding
     from ..session.client import follow, start_session
-    from ..session.launch import FORK
 
+    wakeup = invocation.signals.wakeup
     if wakeup.pending:
         return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
+    launcher = invocation.launcher()
     try:
         return follow_yielding(
-            lambda wait: start_session(request, wait, wakeup=wakeup, launcher=FORK),
+            lambda wait: start_session(request, wait, launcher, wakeup=wakeup),
             lambda session_id, wait: follow(session_id, wait, wakeup),
             bound, env,
         )

@@ -44,11 +44,9 @@ def mcp_command(address: str | None, token_file: str | None, idle_expire: float)
     if token_file is not None and address is None:
         raise click.UsageError("--token-file goes with --http HOST:PORT")
     cwd = current_directory()
-    from ..interrupts import StopSignals
+    from ..invocation import current
 
-    signals = click.get_current_context().obj
-    if not isinstance(signals, StopSignals):
-        signals = StopSignals()
+    signals = current().signals
     if address is None:
         from ..mcp_server import serve
 

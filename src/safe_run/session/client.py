@@ -42,8 +42,8 @@ Report = Callable[[str], None]
 
 
 def start_session(
-    request: RunRequest, yield_after: float, report: Report | None = None, wakeup: Wakeup | None = None,
-    launcher: Launcher | None = None,
+    request: RunRequest, yield_after: float, launcher: Launcher, report: Report | None = None,
+    wakeup: Wakeup | None = None,
 ) -> Result:
     """Run the command in a new session; answer at its end or after `yield_after` seconds.
 
@@ -53,7 +53,7 @@ def start_session(
 
     store = SessionStore.open(report=report)
     session = store.create(request.command)
-    holder = detach(session, replace(request, hold_on_input=True), launcher=launcher)
+    holder = detach(session, replace(request, hold_on_input=True), None, launcher)
     result = _ask_interruptibly(session, wire.Poll(wait=yield_after, first=True), wakeup)
     if holder is not None and result.session_id is None:
         from .adoption import collect_at_exit
@@ -63,8 +63,8 @@ def start_session(
 
 
 def run_in_shell(
-    name: str, request: RunRequest, bound: float | None, scope: Scope = Scope(),
-    report: Report | None = None, wakeup: Wakeup | None = None, launcher: Launcher | None = None,
+    name: str, request: RunRequest, bound: float | None, scope: Scope = Scope(), *,
+    launcher: Launcher, report: Report | None = None, wakeup: Wakeup | None = None,
 ) -> Result:
     """Run the command in the persistent shell `name`, started with `request`'s shell (and its
     idle limit, its holder by `launcher`) on first use.

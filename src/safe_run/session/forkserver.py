@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..request import RunRequest
 from .holder import ShellPlan
-from .launch import SPAWN, Caller, Fork, Launcher, plain_shell_ahead, read_request_from, write_request
+from .launch import Caller, Fork, Launcher, Spawn, plain_shell_ahead, read_request_from, write_request
 from .store import Session
 
 # How long a holder's fork may take to be answered before the fork server counts as stuck.
@@ -45,8 +45,8 @@ class ForkServer:
     about a millisecond.
     """
 
-    def __init__(self, fallback: Launcher = SPAWN) -> None:
-        self._fallback = fallback
+    def __init__(self, fallback: Launcher | None = None) -> None:
+        self._fallback = fallback or Spawn()
         self._lock = threading.Lock()
         self._channel: socket.socket | None = None
         self._process: subprocess.Popen[bytes] | None = None

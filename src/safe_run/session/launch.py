@@ -44,17 +44,18 @@ class Launcher(Protocol):
         """Start it; its pid when the caller must collect it (None: something else does)."""
 
 
-def detach(session: Session, request: RunRequest, plan: ShellPlan | None = None, launcher: Launcher | None = None) -> int | None:
+def detach(session: Session, request: RunRequest, plan: ShellPlan | None, launcher: Launcher) -> int | None:
     """Start the holder in a process of its own session, free of the caller's terminal and pipes.
 
     The listening socket exists before the holder does, so the caller can connect at once. The
     holder keeps no descriptor of the caller's (a caller reading our stdout to its end must not
-    wait for the command), and its own errors go to a log in the session directory. Without a
-    `launcher`, a new interpreter runs it (`SPAWN`).
+    wait for the command), and its own errors go to a log in the session directory. `launcher` is
+    the front end's one way to start holders: `Fork` for the command line, a fork server
+    (`forkserver.ForkServer`) for a process with threads, `Spawn` when neither can be had.
     """
     listener = session.listen()
     try:
-        return (launcher or SPAWN).start(session, listener, request, plan)
+        return launcher.start(session, listener, request, plan)
     finally:
         listener.close()
 
@@ -281,10 +282,6 @@ def plain_shell_ahead() -> KeptShell | None:
     """The shell a plain call (`safe-run -- COMMAND`, a named shell's first command) starts, from
     this process's directory and variables: for a holder forked ahead to keep."""
     return KeptShell.ahead_of(RunRequest(""))
-
-
-SPAWN = Spawn()
-FORK = Fork()
 
 
 def write_request(session: Session, request: RunRequest, plan: ShellPlan | None, caller: Caller | None = None) -> None:
