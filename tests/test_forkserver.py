@@ -119,3 +119,20 @@ def children(pid: int) -> list[int]:
         return [int(word) for word in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         return []
+
+
+def test_the_shell_kept_for_the_next_request_starts_where_the_last_came_from(
+    forks: ForkServer, api_env: SafeRun, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    """A library caller or an MCP client that moved (its directory, its variables) is served by a
+    shell started ahead where it is now, rc loaded, from its second request on."""
+    (api_env.home / ".bashrc").write_text("loaded_at=$(date +%s.%N)\nloaded_in=$PWD\n")
+    monkeypatch.setenv("SET_LATER", "yes")
+    monkeypatch.chdir(tmp_path)
+    first = calls.run_in_session(calls.request("echo $SET_LATER"), 30.0, forks)
+    assert (first.status.value, first.output) == ("completed", "yes\n")
+    time.sleep(1.0)  # the next holder is forked ahead, its shell started and its rc loaded
+    made = time.time()
+    result = calls.run_in_session(calls.request("echo $loaded_at $loaded_in $SET_LATER"), 30.0, forks)
+    loaded_at, loaded_in, variable = result.output.split()
+    assert float(loaded_at) < made and (loaded_in, variable) == (str(tmp_path), "yes"), result

@@ -111,19 +111,22 @@ def serve(channel: socket.socket) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.freeze()  # what was imported stays shared with the holders, not copied on the first collection
     forks = Fork()
+    last: Caller | None = None
     try:
         while True:
-            forks.prepare(plain_shell_ahead)
+            # The next request likely comes from where the last came: its shell starts there.
+            forks.prepare(plain_shell_ahead if last is None else last.shell_ahead)
             message, fds, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 2)
             if not message:
                 return 0
-            channel.send(str(_start_holder(forks, Path(message.decode()), fds[0], fds[1] if len(fds) > 1 else -1)).encode())
+            pid, last = _start_holder(forks, Path(message.decode()), fds[0], fds[1] if len(fds) > 1 else -1)
+            channel.send(str(pid).encode())
     finally:
         forks.abandon()
 
 
-def _start_holder(forks: Fork, path: Path, listen_fd: int, log_fd: int) -> int:
-    """The holder of the session at `path`: the one forked ahead, or a fork now."""
+def _start_holder(forks: Fork, path: Path, listen_fd: int, log_fd: int) -> tuple[int, Caller | None]:
+    """The holder of the session at `path` (the one forked ahead, or a fork now), and its caller."""
     listener = socket.socket(fileno=listen_fd)
     try:
         session, request, plan, caller = read_request_from(path, log_fd)
@@ -133,7 +136,7 @@ def _start_holder(forks: Fork, path: Path, listen_fd: int, log_fd: int) -> int:
             os.close(log_fd)
         raise
     try:
-        return forks.start(session, listener, request, plan, caller)
+        return forks.start(session, listener, request, plan, caller), caller
     finally:
         listener.close()  # the holder has its own now
         if request.log is not None:

@@ -93,6 +93,16 @@ class Caller:
         environ = [os.fsdecode(name + b"=" + value) for name, value in os.environb.items()]
         return cls(environ, os.getcwd() if directory is None else directory)
 
+    def shell_ahead(self) -> KeptShell | None:
+        """In a holder forked ahead: the shell a plain call of this caller's would start, from its
+        directory and with its variables (which the holder takes again when its call comes)."""
+        take_environment([os.fsencode(entry) for entry in self.environ])
+        try:
+            os.chdir(self.directory)
+        except OSError:
+            pass  # gone since: the shell starts where the holder is, and the call that comes starts its own
+        return plain_shell_ahead()
+
 
 class Fork:
     """The caller forks the holder: for safe-run's own single-threaded command line, where a fork
