@@ -51,9 +51,10 @@ def start_session(
     """
     from .launch import detach
 
-    store = SessionStore.open(report=report)
+    store = SessionStore.open(report=report, sweep=False)
     session = store.create(request.command)
     holder = detach(session, replace(request, hold_on_input=True), None, launcher)
+    store.sweep(when_due=True)  # while the holder starts: the store's upkeep costs the call nothing
     result = _ask_interruptibly(session, wire.Poll(wait=yield_after, first=True), wakeup)
     if holder is not None and result.session_id is None:
         from .adoption import collect_at_exit
@@ -79,7 +80,7 @@ def run_in_shell(
         held = _ask_held(warm, ask_run, wakeup)
         if held is not None and not gone_first(held):
             return held
-    store = SessionStore.open(report=report)
+    store = SessionStore.open(report=report, sweep=False)
     for _ in range(2):  # a second time only after the shell went just before the command's turn
         # The names are held only while one is looked up and its holder started (which listens
         # before it exists): shells of different names start side by side, and a second call for
@@ -95,6 +96,8 @@ def run_in_shell(
                 session = store.create(request.command, shell_name=name)
                 store.give_name(name, session)
                 detach(session, replace(request, hold_on_input=True), ShellPlan(name, note), launcher)
+        if started:
+            store.sweep(when_due=True)  # while the holder starts (see `start_session`)
         assert session is not None
         answer = _ask_interruptibly(session, wire.Poll(wait=ask_run.wait, first=True) if started else ask_run, wakeup)
         if started or not gone_first(answer):
