@@ -38,20 +38,21 @@ from ..output import Chunks
 from ..recording import FILE_NAME as RECORDING_FILE, Recording
 from ..request import RunRequest, timers_from_dict
 from ..screen import ScreenTail
-from ..result import Killed, Reason, Result, Status, error_result
+from ..result import Killed, Result, error_result
 from ..runner import CommandRefused, Run
 from ..shell_start import KeptShell, RunFailed
 from ..shells import ShellNotFound
 from ..shells.registry import kind_of
 from ..terminal import TerminalError
 from ..workdir import private_workdir
-from . import NOT_TYPED, wire, with_note
+from . import NOT_TYPED, answers, wire, with_note
 from .adoption import collect_adopted
+from .answers import UNREACHABLE, Going, NamedShell
 from .callers import Callers
 from .onlookers import KeysAhead, Onlookers
 from .orphans import process
 from .store import SESSION_ID, Session, SessionStore
-from .phrases import BY_CALLER, COMMAND_LINE, Phrases, next_steps
+from .phrases import BY_CALLER, COMMAND_LINE, Phrases
 from .typist import Typist
 
 # How long a command that ended at once waits for the caller that started it to ask.
@@ -60,7 +61,6 @@ FIRST_CALLER_WAIT_S = 5.0
 REACH_CHECK_S = 1.0
 # A named shell's records of its commands are written once nothing was asked of it for this long.
 KEEP_AFTER_S = 0.05
-UNREACHABLE = "its session directory was removed, so no call could reach it any more"
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,23 @@ def idle_expired(last_used: float, now: float, limit: float | None) -> bool:
     """Whether something nobody used (a shell without a command, an input wait nobody asked about)
     has been left longer than it may."""
     return limit is not None and now - last_used >= limit
+
+
+class Command:
+    """One command the holder follows, made once per command as `tracker.Command` is: its own
+    session (the holder's, or in a named shell one of its own, `store.make(of_shell=...)`, kept
+    with its result once it ended), what it was asked with, its output between answers, what
+    callers type to it, and when its held input wait began. What is the shell's (callers, the
+    recording, people attached, the commands before it) stays the holder's."""
+
+    def __init__(self, session: Session, request: RunRequest, screen: Callable[[], ScreenTail | None]) -> None:
+        self.session = session
+        self.request = request
+        rows, columns = request.size
+        # A full-screen program's output is its screen (`screen`: the run's, once it has started).
+        self.chunks = Chunks(request.max_output, (columns, rows), screen)
+        self.typist: Typist | None = None  # once it is followed
+        self.waiting_since: float | None = None
 
 
 class Holder:
@@ -92,8 +109,8 @@ class Holder:
         self.session = session
         self._kept = kept
         self.callers = Callers(listener, clock)
-        self.request = request
         self.plan = plan
+        self._named = None if plan is None else NamedShell(session.id, plan.name, plan.fresh_note)
         self._clock = clock
         self._commands = 0
         self._closing = False
@@ -102,21 +119,16 @@ class Holder:
         self._last: Result | None = None
         self._listed: tuple[str | None, str | None] | None = None  # the shell's cwd and program, as last written
         self._screen: ScreenTail | None = None  # the run's, once it has started
-        self.chunks = self._chunks(request)
         self.final: Result | None = None
-        self.typist: Typist | None = None
         self.handed_out = False  # a caller was given the session id, so the session must outlive the command
         self._asked = clock()  # the last call about this session, of any kind
-        self._waiting_since: float | None = None  # when the command's held input wait began
         self._idle_since = clock()  # a persistent shell: when its last command ended
         self._identity = session.identity()
         self._reach_checked = clock()
         self._unreachable = False
         self._unkept = Unkept()  # a named shell's records, written when nothing is asked (see `Unkept`)
         self._answered_at = clock()
-        # The command being followed, with its own id: the session itself, or in a named shell a
-        # session of its own (`store.make(of_shell=...)`), kept with its result once it ended.
-        self.current = session if plan is None else self._new_command(request.command)
+        self.command = Command(session if plan is None else self._new_command(request.command), request, self._shown)
         rows, columns = request.size
         # The terminal as it went, for people to play back (see `recording`): the shell's whole life.
         self.recording = Recording(session.path / RECORDING_FILE, columns, rows, RECORDING_PER_OUTPUT * request.max_output)
@@ -168,23 +180,23 @@ class Holder:
     @property
     def _say(self) -> Phrases:
         """The next steps in the words of the front end that started the session."""
-        return BY_CALLER.get(self.request.caller, COMMAND_LINE)
+        return BY_CALLER.get(self.command.request.caller, COMMAND_LINE)
 
     @property
     def _idle_limit(self) -> float | None:
         """How long a named shell waits for its next command."""
-        return self.request.idle_expire
+        return self.command.request.idle_expire
 
     @property
     def _wait_limit(self) -> float | None:
         """How long an input wait nobody asks about is held; without end while a person is attached."""
-        return None if self.onlookers.count else self.request.wait_expire
+        return None if self.onlookers.count else self.command.request.wait_expire
 
     def _follow_command(self, run: Run, wakeup: Wakeup) -> Result:
         typist = Typist(look=run.reading, write=run.answer, clock=self._clock)
-        self.typist = typist
+        self.command.typist = typist
         follow(run, wakeup, _Turns(self, run))
-        self._waiting_since = None
+        self.command.waiting_since = None  # it waits no more
         run.end_command()
         return self._shell_fields(run, with_note(run.result(), typist.discard()))
 
@@ -209,23 +221,19 @@ class Holder:
             except RunFailed as exc:
                 self._answer_refused(self._shell_fields(run, error_result(request.command, str(exc)), started=False))
                 continue
-            self.current = self._new_command(request.command)
-            self.request = request
-            self.chunks = self._chunks(request)
-            run.set_output(self.chunks.write)
+            self.command = Command(self._new_command(request.command), request, self._shown)
+            run.set_output(self.command.chunks.write)
             return True
 
     def _shell_fields(self, run: Run, result: Result, started: bool = True) -> Result:
-        """A persistent shell's answer names the shell, its directory, and whether it is new."""
-        if self.plan is None:
+        """A persistent shell's answer names the shell (see `answers.in_shell`); `started`: a
+        command of its own, counted."""
+        if self._named is None:
             return result
         fresh = self._commands == 0
         if started:
             self._commands += 1
-        note = self.plan.fresh_note if fresh else None
-        return with_note(replace(
-            result, shell_id=self.session.id, shell_name=self.plan.name, cwd=run.directory(), fresh=fresh,
-        ), note)
+        return answers.in_shell(result, self._named, run.directory(), fresh)
 
     def _command_ended(self, result: Result) -> None:
         """A named shell's command ended: its result is kept under its own id for later polls, and
@@ -237,7 +245,7 @@ class Holder:
             if not waiter.closing:
                 self.callers.answer(waiter, with_note(final, waiter.note))
         self._answered_at = self._clock()
-        self._unkept.later(partial(self.current.save_result, final))
+        self._unkept.later(partial(self.command.session.save_result, final))
         listed = (result.cwd, result.shell.name if result.shell else None)
         if listed != self._listed:  # what `sessions` shows of the shell, written when it changes
             self._listed = listed
@@ -285,54 +293,36 @@ class Holder:
         A named shell's is about the shell (status closed, `killed` what its end ended); a command
         that was running when it went gets its own result, with the same note, under its own id.
         """
-        if self.plan is None:
+        if self._named is None:
             return result
         self._unkept.keep()  # its writes and these go to the same records
-        name = self.plan.name
-        why = self._why_it_went(run, signals)
+        why = answers.why_it_went(Going(
+            unreachable=self._unreachable, closing=self._closing, signals=tuple(signals), shell_ended=run.shell_ended,
+            shell_alive=run.shell_alive(), idle_limit=self._idle_limit,
+        ))
         _saved(lambda: self.session.write_meta(ended=why))
-        note = f"the shell {name} {why}; the next {self._say.run_in.format(name=name)} starts a new shell"
+        note = answers.gone_note(self._named, why, self._say)
         stopped: tuple[Killed, ...] = ()
         if result is not self._last:  # it went with a command: what ending that command ended is the close's too
             self._command_ended(with_note(result, note))
             stopped = result.killed if self._closing else ()
-        return Result(
-            status=Status.CLOSED, exit_code=None, strategy=None, completion_reason=Reason.CLOSED, command=None,
-            shell=result.shell, message=note, killed=stopped, shell_id=self.session.id, shell_name=name,
-            cwd=result.cwd, fresh=False,
-        )
+        return answers.closed(result, self._named, note, stopped)
 
-    def _why_it_went(self, run: Run, signals: list[int]) -> str:
-        if self._unreachable:
-            why = f"was closed: {UNREACHABLE}"
-        elif self._closing:
-            why = "was closed"
-        elif signals:
-            why = f"was ended by {signal.Signals(signals[0]).name} to its holder"
-        elif run.shell_ended:
-            why = ("was ended with its command: the shell itself was reading its terminal (fish's read, zsh's "
-                   "read or vared), and only ending the shell stops a command there")
-        elif not run.shell_alive():
-            why = "exited"
-        else:
-            why = f"was idle for {self._idle_limit:g} s and closed itself"
-        return why
-
-    def _chunks(self, request: RunRequest) -> Chunks:
-        """The output of one command between answers; a full-screen program's as its screen."""
-        rows, columns = request.size
-        return Chunks(request.max_output, (columns, rows), lambda: self._screen)
+    def _shown(self) -> ScreenTail | None:
+        """The run's screen, once it has started: a full-screen program's output is its screen."""
+        return self._screen
 
     def _start(self, workdir: Path) -> Run | None:
         kept, self._kept = self._kept, None
         try:
-            run = Run(self.request, workdir, self._clock, on_output=self.chunks.write, audience=self.onlookers, kept=kept)
+            run = Run(self.command.request, workdir, self._clock, on_output=self.command.chunks.write,
+                      audience=self.onlookers, kept=kept)
             self._screen = run.tracker.screen
             return run
         except CommandRefused as refused:
             self.final = refused.result
         except (ShellNotFound, TerminalError, RunFailed) as exc:
-            self.final = error_result(self.request.command, str(exc))
+            self.final = error_result(self.command.request.command, str(exc))
         if kept is not None:
             kept.close()
         return None
@@ -345,11 +335,12 @@ class Holder:
 
     def turn(self, run: Run) -> None:
         """Between two steps of a command: callers, text waiting to be typed, answers due."""
-        assert self.typist is not None
+        typist = self.command.typist
+        assert typist is not None
         collect_adopted(run.terminal.pid)
         self.callers.serve(self._handler(run))
         self._serve_onlookers(run)
-        self.typist.tick()
+        typist.tick()
         if not self._still_reachable():
             run.stop(UNREACHABLE)
         self._expire_unattended_wait(run)
@@ -374,7 +365,7 @@ class Holder:
         if asked.size is not None:
             run.resize(*asked.size)
         elif asked.left and self.onlookers.typing == 0:
-            run.resize(*self.request.size)
+            run.resize(*self.command.request.size)
 
     def _attach(self, conn: socket.socket, request: wire.Attach, run: Run | None) -> None:
         """A person joins: the screen as it is now, then everything the terminal prints. One who
@@ -399,22 +390,23 @@ class Holder:
     def _expire_unattended_wait(self, run: Run) -> None:
         """An input wait that no call has asked about for the idle limit is stopped: an agent that
         moved on would otherwise leave it (a REPL, a pager, an editor) for ever."""
+        command = self.command
         if run.waiting is None or run.waiting.reads_keyboard:
-            self._waiting_since = None  # a listener is a program at work: never stopped for being alone
+            command.waiting_since = None  # a listener is a program at work: never stopped for being alone
             return
         now = self._clock()
-        if self._waiting_since is None:
-            self._waiting_since = now
+        if command.waiting_since is None:
+            command.waiting_since = now
         limit = self._wait_limit
-        if idle_expired(max(self._asked, self._waiting_since), now, limit) and limit is not None:
+        if idle_expired(max(self._asked, command.waiting_since), now, limit) and limit is not None:
             run.expire_wait(limit)
 
     def _expiry(self, asked: float | None = None) -> float | None:
         """When the held input wait is stopped if nobody asks about it (after `asked`) before."""
-        limit = self._wait_limit
-        if self._waiting_since is None or limit is None:
+        limit, since = self._wait_limit, self.command.waiting_since
+        if since is None or limit is None:
             return None
-        return max(self._asked if asked is None else asked, self._waiting_since) + limit
+        return max(self._asked if asked is None else asked, since) + limit
 
     def _attendance(self, asked: float, idle: bool) -> dict[str, object]:
         """For `sessions`: how long nobody asked about it (a shell between commands: had none), and
@@ -444,8 +436,9 @@ class Holder:
         # keeps it only for a first caller yet to come (a flushed file is a good part of the end).
         if self.handed_out:
             _saved(lambda: self.session.save_result(final))  # nowhere to keep it once the directory is gone
-        if self.current is not self.session and not self.current.result_path.exists():
-            _saved(lambda: self.current.save_result(final))  # the shell never ran it (it did not start)
+        command = self.command.session
+        if command is not self.session and not command.result_path.exists():
+            _saved(lambda: command.save_result(final))  # the shell never ran it (it did not start)
         self._answer_all(final)
         if not self.handed_out and not callers.first_answered:
             _saved(lambda: self.session.save_result(final))
@@ -505,7 +498,8 @@ class Holder:
             return
         if self.plan is not None and run is not None and self._handle_shell(conn, request, run, deadline, asked):
             return
-        if run is None or run.finish is not None or self.typist is None:
+        typist = self.command.typist
+        if run is None or run.finish is not None or typist is None:
             note = NOT_TYPED if isinstance(request, wire.Send) else None
             self.callers.wait(conn, None, first=first, note=note)
             return
@@ -513,7 +507,7 @@ class Holder:
             case wire.Poll():
                 self.callers.wait(conn, deadline, first=first)
             case wire.Send(text=text, keys=keys, queue=queue):
-                outcome = self.typist.send(text.encode("utf-8", "replace"), keys.encode("utf-8", "replace"), queue)
+                outcome = typist.send(text.encode("utf-8", "replace"), keys.encode("utf-8", "replace"), queue)
                 self.callers.wait(conn, deadline if outcome.typed else now, note=outcome.note)
             case wire.Stop(why=why):
                 run.stop(why or self._say.stopped)
@@ -533,8 +527,8 @@ class Holder:
         assert self.plan is not None
         about = getattr(request, "about", None)
         if about is None and (first or isinstance(request, wire.Interrupt)):
-            about = self.current.id
-        if about is not None and (about != self.current.id or self.current.result_path.exists()):
+            about = self.command.session.id
+        if about is not None and (about != self.command.session.id or self.command.session.result_path.exists()):
             kept = Session(about, self.session.path.parent / about).load_result() if SESSION_ID.match(about) else None
             if kept is None:
                 kept = error_result(None, f"no command {about} in the shell {self.plan.name}")
@@ -542,15 +536,10 @@ class Holder:
             self.callers.answer_now(conn, answer, first=first)
             return True
         if about is None and isinstance(request, (wire.Poll, wire.Send, wire.Stop)):
-            self.callers.answer_now(conn, error_result(None, self._not_a_command()))
+            assert self._named is not None
+            self.callers.answer_now(conn, error_result(None, answers.not_a_command(self._named, self.command.session.id, self._say)))
             return True
         return False
-
-    def _not_a_command(self) -> str:
-        assert self.plan is not None
-        return (f"{self.session.id} is the shell {self.plan.name}'s own id, not one of its commands: poll, send "
-                f"and stop take a command's session_id (the one running or last run is {self.current.id}); "
-                f"{self._say.close.format(name=self.plan.name)} ends the shell")
 
     def _handle_shell(self, conn: socket.socket, request: wire.Request, run: Run, deadline: float, asked: float) -> bool:
         """What only a persistent shell answers: run, close, and any call between commands."""
@@ -565,7 +554,7 @@ class Holder:
             self.callers.answer_now(conn, self._busy(run, request.command))
             return True
         if isinstance(request, wire.Run):
-            self._next = _next_command(self.request, request, run.shell.name)
+            self._next = _next_command(self.command.request, request, run.shell.name)
             self.callers.wait(conn, deadline, first=True)
             return True
         if idle and self._last is not None:
@@ -576,21 +565,13 @@ class Holder:
         return False
 
     def _busy(self, run: Run, command: str) -> Result:
-        assert self.plan is not None
+        assert self._named is not None
         self._unkept.keep()  # the answer names the running command
-        return Result(
-            status=Status.BUSY, exit_code=None, strategy=None, completion_reason=Reason.BUSY, command=command,
-            shell=run.shell, session_id=self.current.id, shell_id=self.session.id, shell_name=self.plan.name,
-            message=(
-                f"nothing was run: the shell {self.plan.name} is running {_first_line(self._running_command())!r} "
-                f"(session {self.current.id}). Wait for it with {self._say.poll.format(id=self.current.id)}, "
-                f"end it with {self._say.stop.format(id=self.current.id)}, or use another shell name"
-            ),
-        )
+        return answers.busy(command, run.shell, self._running_command(), self.command.session.id, self._named, self._say)
 
     def _running_command(self) -> str:
         """The command the shell runs, or the one it has just taken and is about to type."""
-        return self._next[0].command if self._next is not None else self.request.command
+        return self._next[0].command if self._next is not None else self.command.request.command
 
     def _answer_due(self, run: Run) -> None:
         now = self._clock()
@@ -602,19 +583,15 @@ class Holder:
     def _progress(self, run: Run, take_output: bool = True) -> Result:
         """Where the command stands, with the output since the last answer and what to do next."""
         self._unkept.keep()  # the answer names the command
+        command = self.command
         result = self._shell_fields(
-            run, replace(run.progress(), session_id=self.current.id, recording=str(self.recording.path)), started=False,
+            run, replace(run.progress(), session_id=command.session.id, recording=str(self.recording.path)), started=False,
         )
-        if self.plan is not None:
-            result = replace(result, fresh=self._commands == 0)
-        if take_output:
-            text, dropped = self.chunks.take()
-            result = replace(result, output=text, output_truncated=dropped > 0, output_dropped_bytes=dropped)
-            self.handed_out = True
-        result = replace(result, message=next_steps(result, self.current.id, self._say))
-        if take_output and self.typist is not None:
-            result = with_note(result, self.typist.take_notes())
-        return result
+        if not take_output:
+            return answers.progress(result, command.session.id, self._say)
+        self.handed_out = True
+        notes = None if command.typist is None else command.typist.take_notes()
+        return answers.progress(result, command.session.id, self._say, command.chunks.take(), notes)
 
 # A recording may grow to this many times the output a result keeps (escape sequences, timing).
 RECORDING_PER_OUTPUT = 4
@@ -639,11 +616,6 @@ class _Turns:
     def turn(self) -> int | None:
         self._holder.turn(self._run)
         return None
-
-
-def _first_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0][:80] if lines else ""
 
 
 def _next_command(base: RunRequest, request: wire.Run, shell: str) -> tuple[RunRequest, str]:
