@@ -255,7 +255,7 @@ class Played:
         looks = observer(self.terminal) if observer is not None else FakeObserver(observations)
         self.run = Run(
             request(command), workdir, self.clock, self.output.append,
-            start_terminal=self._start, observe_with=lambda fd, pid, marker: looks,
+            start_terminal=self._start, observe_with=lambda fd, pid, marker, clock: looks,
         )
         self.terminal.boot(self.run.tracker.nonce)
 

@@ -18,7 +18,7 @@ import struct
 import sys
 import termios
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -72,9 +72,12 @@ class KernelObserver:
 
     def __init__(
         self, master_fd: int, shell_pid: int, *, marker: str | None = None, rescan_interval: float = RESCAN_INTERVAL_S,
-        inputs: frozenset[str] = frozenset(),
+        inputs: frozenset[str] = frozenset(), clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`clock`: the run's, which paces the full scan of /proc (`rescan_interval`). Process start
+        times stay in the kernel's own unit, clock ticks since boot (`boot_ticks`)."""
         self._master_fd = master_fd
+        self._clock = clock
         self._inputs = inputs  # what the caller gave the command as its standard input (evidence.fd_kind)
         self._shell_pid = shell_pid
         self._marker = marker
@@ -258,7 +261,7 @@ class KernelObserver:
         )
 
     def _scan(self, fresh: bool) -> list[ProcessInfo]:
-        now = time.monotonic()
+        now = self._clock()
         if fresh or self._scanned_at is None or now - self._scanned_at >= self._rescan_interval:
             self._processes = _scan_proc()
             self._scanned_at = now

@@ -122,7 +122,7 @@ class Run:
         setup = taken.setup if taken is not None else run_setup(request, shell_path, workdir)
         try:
             self._check(command_text(request, kind), setup.command_file)
-            started = taken or start_shell(request, kind, setup, start_terminal, observe_with)
+            started = taken or start_shell(request, kind, setup, start_terminal, observe_with, clock)
         except BaseException:
             if self._kept is not None:
                 self._kept.close()

@@ -13,6 +13,7 @@ nothing of an earlier command (history, jobs, variables) can reach another.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,18 +95,20 @@ def start_shell(
     setup: shells.RunSetup,
     start_terminal: Callable[..., TerminalLike] = Terminal.spawn,
     observe_with: Callable[..., ObserverLike] = KernelObserver,
+    clock: Callable[[], float] = time.monotonic,
 ) -> ShellStart:
-    """Write the shell's files into `setup.workdir` and start it on a new terminal."""
+    """Write the shell's files into `setup.workdir` and start it on a new terminal, watched on
+    the run's `clock`."""
     launch = _launch(kind, setup, request.strategy)
     rows, cols = request.size
     marker = os.urandom(8).hex()  # finds what the command started in other sessions
     env = {**shell_environment(setup.env, launch.env), MARKER_VAR: marker}
     if request.stdin is None:
         terminal = start_terminal(launch.argv, env, setup.cwd, rows, cols)
-        kernel = observe_with(terminal.fd, terminal.pid, marker=marker)
+        kernel = observe_with(terminal.fd, terminal.pid, marker=marker, clock=clock)
     else:
         terminal = start_terminal(launch.argv, env, setup.cwd, rows, cols, stdin=request.stdin)
-        kernel = observe_with(terminal.fd, terminal.pid, marker=marker, inputs=_targets(request.stdin))
+        kernel = observe_with(terminal.fd, terminal.pid, marker=marker, inputs=_targets(request.stdin), clock=clock)
     return ShellStart(kind, setup, launch, terminal, kernel)
 
 
