@@ -380,14 +380,27 @@ class SessionStore:
             os.close(fd)
 
     def _sweep(self, now: float) -> None:
-        for session in self.all():
-            if _expired(session, now):
-                session.remove()
-            elif _crashed(session, now):
+        """One look at each session, and its record read only for one still without a result (a
+        live one, or one whose holder died): an agent's store holds hundreds of ended sessions, and
+        reading each record cost 0.13 ms apiece here, on the path of a call."""
+        try:
+            with os.scandir(self.root) as entries:
+                names = [entry.name for entry in entries if SESSION_ID.match(entry.name)]
+        except OSError:
+            return
+        for name in names:
+            session = Session(name, self.root / name)
+            kept = _age(session.result_path, now)
+            if kept is not None:
+                if kept > RETENTION_S:
+                    session.remove()
+                continue
+            skipped = _age(session.path / SKIPPED_MARK, now)
+            if skipped is not None:
+                if skipped > RETENTION_S:
+                    session.remove()
+            elif self._sound(session) and _crashed(session, now):
                 session.bury()
-        for path in self.root.glob(f"*/{SKIPPED_MARK}"):
-            if _older_than(path, now, RETENTION_S):
-                shutil.rmtree(path.parent, ignore_errors=True)
 
     def _sound(self, session: Session) -> bool:
         """Whether a session's record can be trusted; a bad one is reported the first time it is seen."""
@@ -411,11 +424,12 @@ def _last_sweep(fd: int) -> float:
         return float("-inf")
 
 
-def _expired(session: Session, now: float) -> bool:
+def _age(path: Path, now: float) -> float | None:
+    """How long ago the file at `path` was last written; None when there is none."""
     try:
-        return now - session.result_path.stat().st_mtime > RETENTION_S
-    except FileNotFoundError:
-        return False
+        return now - path.stat().st_mtime
+    except OSError:
+        return None
 
 
 def _crashed(session: Session, now: float) -> bool:
@@ -433,13 +447,6 @@ def _mtime(path: Path) -> float | None:
         return path.stat().st_mtime
     except FileNotFoundError:
         return None
-
-
-def _older_than(path: Path, now: float, age: float) -> bool:
-    try:
-        return now - path.stat().st_mtime > age
-    except FileNotFoundError:
-        return False
 
 
 def _reason(exc: Exception) -> str:
