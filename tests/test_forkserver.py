@@ -136,3 +136,16 @@ def test_the_shell_kept_for_the_next_request_starts_where_the_last_came_from(
     result = calls.run_in_session(calls.request("echo $loaded_at $loaded_in $SET_LATER"), 30.0, forks)
     loaded_at, loaded_in, variable = result.output.split()
     assert float(loaded_at) < made and (loaded_in, variable) == (str(tmp_path), "yes"), result
+
+
+def test_a_holder_takes_the_umask_its_caller_has_when_it_asks(forks: ForkServer) -> None:
+    """As with its variables and directory: the umask of the moment, not the fork server's, and a
+    shell kept ahead with another umask is not the one that runs the command."""
+    time.sleep(0.5)  # a holder is forked ahead by now, its shell started with the old umask
+    old = os.umask(0o027)
+    try:
+        for _ in range(2):  # the holder forked ahead, then one whose shell started with the new umask
+            result = calls.run_in_session(calls.request("umask"), 30.0, forks)
+            assert (result.status.value, result.output) == ("completed", "0027\n")
+    finally:
+        os.umask(old)

@@ -497,3 +497,14 @@ def test_a_process_is_named_by_what_it_runs_now_or_ran_when_it_ended() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_umask_is_read_without_being_set() -> None:
+    from safe_run.kernel import current_umask
+
+    old = os.umask(0o037)
+    try:
+        assert current_umask() == 0o037
+        assert os.umask(0o037) == 0o037  # left as it was
+    finally:
+        os.umask(old)

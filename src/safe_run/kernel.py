@@ -38,6 +38,17 @@ def boot_ticks() -> int:
     return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
 
 
+def current_umask() -> int:
+    """This process's umask, read without setting it: os.umask can only read it by changing it,
+    for every thread of the process at once (the MCP server and library callers have threads)."""
+    for line in (_read("/proc/self/status", 1 << 16) or "").splitlines():
+        if line.startswith("Umask:"):
+            return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # a kernel older than 4.7: the only way left
+    os.umask(mask)
+    return mask
+
+
 class ObserverLike(Protocol):
     """What a run and its clean-up ask of the kernel: `KernelObserver`, or a stand-in with scripted answers."""
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from . import shells
 from .cleanup import Reaper
 from .evidence import MARKER_VAR
-from .kernel import KernelObserver, ObserverLike
+from .kernel import KernelObserver, ObserverLike, current_umask
 from .request import RunRequest
 from .shells.kind import ShellKind
 from .shells.registry import kind_of
@@ -63,6 +63,7 @@ class StartKey:
     env: tuple[tuple[str, str], ...]  # the shell's variables, but for those of the run's own files
     size: tuple[int, int]
     given_stdin: bool  # the caller gives the command a standard input of its own (`--stdin`)
+    umask: int
 
 
 def start_key(request: RunRequest, shell_path: str) -> StartKey:
@@ -75,6 +76,7 @@ def start_key(request: RunRequest, shell_path: str) -> StartKey:
         env=tuple(sorted(shell_environment(_requested(request), {}).items())),
         size=request.size,
         given_stdin=request.stdin is not None,
+        umask=current_umask(),
     )
 
 

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..kernel import current_umask
 from ..interrupts import STOP_SIGNALS, StopSignals
 from ..process_title import name_holder
 from ..request import RunRequest, request_from_dict, request_to_dict
@@ -82,25 +83,32 @@ class Spawn:
 
 @dataclass(frozen=True)
 class Caller:
-    """The variables and directory of whoever asked for a holder, which the holder takes."""
+    """The variables, directory and umask of whoever asked for a holder, which the holder takes."""
 
     environ: list[str]  # NAME=VALUE
     directory: str
+    umask: int
 
     @classmethod
     def here(cls, directory: str | None = None) -> Caller:
         """This process's variables, and its directory (named, for another process; "." for a child)."""
         environ = [os.fsdecode(name + b"=" + value) for name, value in os.environb.items()]
-        return cls(environ, os.getcwd() if directory is None else directory)
+        return cls(environ, os.getcwd() if directory is None else directory, current_umask())
+
+    def take(self) -> None:
+        """Be where the caller is, in this process: a holder's, forked for it. Raises OSError when
+        its directory is gone."""
+        take_environment([os.fsencode(entry) for entry in self.environ])
+        os.umask(self.umask)
+        os.chdir(self.directory)
 
     def shell_ahead(self) -> KeptShell | None:
         """In a holder forked ahead: the shell a plain call of this caller's would start, from its
-        directory and with its variables (which the holder takes again when its call comes)."""
-        take_environment([os.fsencode(entry) for entry in self.environ])
+        directory and with its variables and umask (which the holder takes again when its call comes)."""
         try:
-            os.chdir(self.directory)
+            self.take()
         except OSError:
-            pass  # gone since: the shell starts where the holder is, and the call that comes starts its own
+            pass  # its directory is gone: the shell starts where the holder is, and a call from there starts its own
         return plain_shell_ahead()
 
 
@@ -155,8 +163,7 @@ class Fork:
         try:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a fork server ignores it; a holder waits for its shell
             if caller is not None:
-                take_environment([os.fsencode(entry) for entry in caller.environ])
-                os.chdir(caller.directory)
+                caller.take()
             status = _become_holder(session, listener, request, plan)
         finally:
             sys.stderr.flush()
@@ -171,7 +178,9 @@ class Fork:
             return None
         (pid, channel), self._ready = self._ready, None
         caller = caller or Caller.here(".")
-        job = json.dumps({"path": str(session.path), "environ": caller.environ, "spec": _spec(request, plan)}).encode()
+        job = json.dumps({
+            "path": str(session.path), "environ": caller.environ, "umask": caller.umask, "spec": _spec(request, plan),
+        }).encode()
         message = b"%d\n%s" % (len(job), job)
         try:
             here = os.open(caller.directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -259,6 +268,7 @@ def _wait_to_hold(channel: socket.socket, parent: int, ahead: Callable[[], KeptS
         os.fchdir(here)
         os.close(here)
         take_environment([os.fsencode(entry) for entry in job["environ"]])
+        os.umask(job["umask"])
         set_parent_death_signal(0)  # from here on it outlives its caller, as a holder does
         status = 1
         session, request, plan = _from_spec(Path(job["path"]), job["spec"], log[0] if log else -1)
