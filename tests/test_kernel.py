@@ -433,17 +433,14 @@ def test_a_stopped_shell_is_seen(bash: Session) -> None:
 
 
 @linux_only
-def test_an_empty_environment_read_is_asked_again(bash: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_empty_environment_read_is_asked_again(bash: Session) -> None:
     """A process in the middle of an exec shows an empty /proc/PID/environ for a moment (seen
     hundreds of times in a loop of 300 execs). Remembered as "not the run's", a process the
     command detached (`setsid sleep 30 &`) escaped the sweep; the next look must ask again."""
-    import safe_run.kernel as kernel
-
-    observer = KernelObserver(bash.child.child_fd, bash.child.pid, marker="m1")
+    answers = iter([b"", b"A=1\0SAFE_RUN_RUN=m1\0"])
+    observer = KernelObserver(bash.child.child_fd, bash.child.pid, marker="m1", read=lambda path, limit: next(answers))
     detached = ProcessInfo(pid=bash.child.pid, ppid=1, pgrp=bash.child.pid, session=bash.child.pid,
                            state="S", comm="sleep", start=1, cpu=0)
-    answers = iter([b"", b"A=1\0SAFE_RUN_RUN=m1\0"])
-    monkeypatch.setattr(kernel, "_read_bytes", lambda path, limit: next(answers))
     assert not observer._is_marked(detached)  # mid-exec: nothing to tell yet
     assert observer._is_marked(detached)
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from safe_run.shells import bash, fish, posix, registry, zsh
+from safe_run.shells import bash, fish, posix, zsh
 from safe_run.shells.registry import REGISTRY, kind_of
 
 
@@ -38,11 +38,10 @@ def test_an_unknown_shell_runs_as_posix_but_is_not_syntax_checked() -> None:
     assert (kind.name, kind.family, kind.integrated, kind.syntax) == ("tcsh", "posix", False, None)
 
 
-def test_a_new_kind_is_picked_up_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_kind_is_picked_up_by_name() -> None:
     nu = replace(posix.SHELL, name="nu", family="nu")
-    monkeypatch.setattr(registry, "REGISTRY", (*REGISTRY, nu))
-    assert kind_of("/usr/local/bin/nu0.9") is nu
-    assert kind_of("/usr/bin/bash5.2") is bash.SHELL
+    assert kind_of("/usr/local/bin/nu0.9", (*REGISTRY, nu)) is nu
+    assert kind_of("/usr/bin/bash5.2", (*REGISTRY, nu)) is bash.SHELL
 
 
 def test_only_shells_take_command_lines() -> None:

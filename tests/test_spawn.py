@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,12 +25,11 @@ REPORT = (
 
 
 @pytest.fixture(params=["posix_spawn", "fork"])
-def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def way(request: pytest.FixtureRequest) -> bool:
+    """Whether the C library's posix_spawn starts the program (else a fork and exec)."""
     if request.param == "posix_spawn" and not libc_spawn.available():
         pytest.skip("this C library has no posix_spawn that can start the shell")
-    if request.param == "fork":
-        monkeypatch.setattr(libc_spawn, "available", lambda: False)
-    yield request.param
+    return bool(request.param == "posix_spawn")
 
 
 def read_all(fd: int, pid: int) -> str:
@@ -50,10 +48,10 @@ def read_all(fd: int, pid: int) -> str:
     return out.decode().replace("\r\n", "\n")
 
 
-def test_the_started_program_is_in_a_fresh_terminals_state(way: str, tmp_path: Path) -> None:
+def test_the_started_program_is_in_a_fresh_terminals_state(way: bool, tmp_path: Path) -> None:
     previous = signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # what this process ignores is not passed on
     try:
-        started = spawn.spawn(["sh", "-c", REPORT], dict(os.environ), str(tmp_path), 24, 80)
+        started = spawn.spawn(["sh", "-c", REPORT], dict(os.environ), str(tmp_path), 24, 80, posix_spawn=way)
     finally:
         signal.signal(signal.SIGUSR1, previous)
     try:
@@ -77,12 +75,12 @@ def test_the_started_program_is_in_a_fresh_terminals_state(way: str, tmp_path: P
         (["{where}/not-a-program"], ".", "cannot run {where}/not-a-program: exec format error"),
     ],
 )
-def test_a_failed_start_says_which_step_failed(way: str, tmp_path: Path, argv: list[str], where: str, message: str) -> None:
+def test_a_failed_start_says_which_step_failed(way: bool, tmp_path: Path, argv: list[str], where: str, message: str) -> None:
     place = tmp_path / where
     program = tmp_path / "not-a-program"
     program.write_bytes(b"\x7fELF not really")
     program.chmod(0o755)
     words = [word.format(where=tmp_path) for word in argv]
     with pytest.raises(spawn.SpawnError) as raised:
-        spawn.spawn(words, dict(os.environ), str(place), 24, 80)
+        spawn.spawn(words, dict(os.environ), str(place), 24, 80, posix_spawn=way)
     assert str(raised.value) == message.format(where=place if where == "missing" else tmp_path)

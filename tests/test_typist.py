@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import pytest
 
 from safe_run.reading import Reading
 from safe_run.session.typist import MAX_LINE, TYPE_AHEAD_MAX, Outcome, Typist, refusal

@@ -84,11 +84,14 @@ class KernelObserver:
     def __init__(
         self, master_fd: int, shell_pid: int, *, marker: str | None = None, rescan_interval: float = RESCAN_INTERVAL_S,
         inputs: frozenset[str] = frozenset(), clock: Callable[[], float] = time.monotonic,
+        read: Callable[[str, int], bytes | None] | None = None,
     ) -> None:
         """`clock`: the run's, which paces the full scan of /proc (`rescan_interval`). Process start
-        times stay in the kernel's own unit, clock ticks since boot (`boot_ticks`)."""
+        times stay in the kernel's own unit, clock ticks since boot (`boot_ticks`). `read`: how a
+        process's command line and variables are read (one read of its /proc file, or None)."""
         self._master_fd = master_fd
         self._clock = clock
+        self._read_bytes = read or _read_bytes
         self._inputs = inputs  # what the caller gave the command as its standard input (evidence.fd_kind)
         self._shell_pid = shell_pid
         self._marker = marker
@@ -117,7 +120,7 @@ class KernelObserver:
     def argv(self) -> bytes | None:
         """The shell process's argv now, as /proc holds it: a command that `exec`s a shell, even the
         same program, changes it. None off /proc."""
-        return _read_bytes(f"/proc/{self._shell_pid}/cmdline", 1 << 16) if self._proc else None
+        return self._read_bytes(f"/proc/{self._shell_pid}/cmdline", 1 << 16) if self._proc else None
 
     def directory(self) -> str | None:
         """The shell's working directory now; None off /proc or once it is gone."""
@@ -361,7 +364,7 @@ class KernelObserver:
             return False
         key = (proc.pid, proc.start)
         if key not in self._marked:
-            environ = _read_bytes(f"/proc/{proc.pid}/environ", 1 << 20)
+            environ = self._read_bytes(f"/proc/{proc.pid}/environ", 1 << 20)
             if not environ:
                 # None yet, or none to read: a process in the middle of an exec shows an empty
                 # environment, and the answer it gives a moment later is the one that counts.

@@ -63,7 +63,10 @@ class _Plan:
     stdin: int | None = None  # this process's descriptor the shell gets as GIVEN_STDIN_FD
 
 
-def spawn(argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int, stdin: int | None = None) -> Spawned:
+def spawn(
+    argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int, stdin: int | None = None,
+    posix_spawn: bool | None = None,
+) -> Spawned:
     """Start `argv` as the leader of a new session whose controlling terminal is a new PTY; with
     `stdin`, that descriptor of this process goes along as the shell's GIVEN_STDIN_FD."""
     program = _find_program(argv[0], env)
@@ -71,7 +74,8 @@ def spawn(argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int, 
     master, slave = (_above_stdio(fd) for fd in os.openpty())
     try:
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        pid = _spawned(plan, slave) if libc_spawn.available() else _forked(plan, slave)
+        use_libc = libc_spawn.available() if posix_spawn is None else posix_spawn
+        pid = _spawned(plan, slave) if use_libc else _forked(plan, slave)
     except OSError as exc:
         os.close(master)
         raise SpawnError(f"cannot start {program}: {_reason(exc.errno)}") from exc

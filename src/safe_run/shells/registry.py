@@ -15,10 +15,11 @@ REGISTRY = (bash.SHELL, zsh.SHELL, fish.SHELL)
 KNOWN_NAMES = (*(kind.name for kind in REGISTRY), "dash", "sh")
 
 
-def kind_of(path_or_name: str) -> ShellKind:
-    """The kind from the file name (`bash5.2`, `/usr/bin/zsh-5.9` and a login shell's `-bash` included)."""
+def kind_of(path_or_name: str, known: tuple[ShellKind, ...] = REGISTRY) -> ShellKind:
+    """The kind from the file name (`bash5.2`, `/usr/bin/zsh-5.9` and a login shell's `-bash`
+    included), among the `known` kinds or else of the POSIX family."""
     base = os.path.basename(path_or_name).lstrip("-")
-    return next((kind for kind in REGISTRY if base.startswith(kind.name)), None) or posix.kind_named(base)
+    return next((kind for kind in known if base.startswith(kind.name)), None) or posix.kind_named(base)
 
 
 def is_shell(kind: ShellKind) -> bool:
