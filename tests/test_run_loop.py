@@ -255,11 +255,11 @@ class Played:
         looks = observer(self.terminal) if observer is not None else FakeObserver(observations)
         self.run = Run(
             request(command), workdir, self.clock, self.output.append,
-            start_terminal=self._start, observe_with=lambda fd, pid, marker, clock: looks,
+            start_terminal=self._start, observe_with=lambda fd, pid, marker, inputs, clock: looks,
         )
         self.terminal.boot(self.run.tracker.nonce)
 
-    def _start(self, argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int) -> FakeTerminal:
+    def _start(self, argv: list[str], env: dict[str, str], cwd: str, rows: int, cols: int, stdin: int | None) -> FakeTerminal:
         assert argv[1:2] == ["--init-file"], argv
         return self.terminal
 

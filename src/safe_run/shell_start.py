@@ -105,12 +105,8 @@ def start_shell(
     rows, cols = request.size
     marker = os.urandom(8).hex()  # finds what the command started in other sessions
     env = {**shell_environment(setup.env, launch.env), MARKER_VAR: marker}
-    if request.stdin is None:
-        terminal = start_terminal(launch.argv, env, setup.cwd, rows, cols)
-        kernel = observe_with(terminal.fd, terminal.pid, marker=marker, clock=clock)
-    else:
-        terminal = start_terminal(launch.argv, env, setup.cwd, rows, cols, stdin=request.stdin)
-        kernel = observe_with(terminal.fd, terminal.pid, marker=marker, inputs=_targets(request.stdin), clock=clock)
+    terminal = start_terminal(launch.argv, env, setup.cwd, rows, cols, stdin=request.stdin)
+    kernel = observe_with(terminal.fd, terminal.pid, marker=marker, inputs=_targets(request.stdin), clock=clock)
     return ShellStart(kind, setup, launch, terminal, kernel)
 
 
@@ -208,8 +204,10 @@ def shell_environment(requested: dict[str, str], launch_env: dict[str, str]) -> 
     return env
 
 
-def _targets(fd: int) -> frozenset[str]:
+def _targets(fd: int | None) -> frozenset[str]:
     """What the kernel shows a process's descriptor `fd` of this process as (a pipe's `pipe:[N]`)."""
+    if fd is None:
+        return frozenset()
     try:
         return frozenset({os.readlink(f"/proc/self/fd/{fd}")})
     except OSError:
