@@ -176,7 +176,9 @@ def run(run_request: RunRequest, wakeup: Wakeup | None = None) -> Result:
     return execute(run_request, wakeup=wakeup)
 
 
-def run_in_session(run_request: RunRequest, yield_after: float, launcher: Launcher, wakeup: Wakeup | None = None) -> Result:
+def run_in_session(
+    run_request: RunRequest, yield_after: float, launcher: Launcher, wakeup: Wakeup | None = None,
+) -> Result:
     """A one-shot run in a session (its holder started by `launcher`) that answers after `yield_after`."""
     from .session.client import start_session
 

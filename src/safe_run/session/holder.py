@@ -537,7 +537,8 @@ class Holder:
             return True
         if about is None and isinstance(request, (wire.Poll, wire.Send, wire.Stop)):
             assert self._named is not None
-            self.callers.answer_now(conn, error_result(None, answers.not_a_command(self._named, self.command.session.id, self._say)))
+            refusal = answers.not_a_command(self._named, self.command.session.id, self._say)
+            self.callers.answer_now(conn, error_result(None, refusal))
             return True
         return False
 
@@ -567,7 +568,8 @@ class Holder:
     def _busy(self, run: Run, command: str) -> Result:
         assert self._named is not None
         self._unkept.keep()  # the answer names the running command
-        return answers.busy(command, run.shell, self._running_command(), self.command.session.id, self._named, self._say)
+        running = self._running_command()
+        return answers.busy(command, run.shell, running, self.command.session.id, self._named, self._say)
 
     def _running_command(self) -> str:
         """The command the shell runs, or the one it has just taken and is about to type."""
@@ -584,9 +586,8 @@ class Holder:
         """Where the command stands, with the output since the last answer and what to do next."""
         self._unkept.keep()  # the answer names the command
         command = self.command
-        result = self._shell_fields(
-            run, replace(run.progress(), session_id=command.session.id, recording=str(self.recording.path)), started=False,
-        )
+        progress = replace(run.progress(), session_id=command.session.id, recording=str(self.recording.path))
+        result = self._shell_fields(run, progress, started=False)
         if not take_output:
             return answers.progress(result, command.session.id, self._say)
         self.handed_out = True
