@@ -254,8 +254,9 @@ def test_shell_back_at_its_prompt_without_marks_ends_by_the_lines_status_and_not
     t = tracker()
     running(t)
     t.feed(b"done\r\nuser@host:~$ ", T0 + 1)
-    actions = tick(t, T0 + 2, AT_PROMPT, status=7)
-    assert sent(actions) == [] and downgrades(actions) == [("rich", "none", 2.0)]
+    assert tick(t, T0 + 2, AT_PROMPT, status=7) == [], "the shell's own end mark gets the idle window to arrive"
+    actions = tick(t, T0 + 2.5, AT_PROMPT)
+    assert sent(actions) == [] and downgrades(actions) == [("rich", "none", 2.5)]
     finish = actions[-1]
     assert isinstance(finish, Decision)
     assert (finish.status, finish.reason, finish.exit_code, finish.strategy) == (
@@ -632,7 +633,8 @@ def test_the_line_editor_is_no_evidence_of_the_prompt() -> None:
     t = tracker()
     running(t)
     t.feed(b"broke\r\n$ ", T0 + 0.1)
-    actions = tick(t, T0 + 0.7, LINE_EDITOR, status=0)
+    assert tick(t, T0 + 0.7, LINE_EDITOR, status=0) == []
+    actions = tick(t, T0 + 1.2, LINE_EDITOR)
     finish = actions[-1]
     assert sent(actions) == [] and isinstance(finish, Decision)
     assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 0)
@@ -664,8 +666,20 @@ def test_the_status_file_ends_a_run_whose_end_mark_went_astray() -> None:
     tick(t, T0 + 0.06, AT_PROMPT)
     t.feed(mark("C"), T0 + 0.07)
     assert tick(t, T0 + 0.3, AT_PROMPT, status=3) == [], "the terminal's D gets the idle window to arrive"
-    finish = only_finish(tick(t, T0 + 0.6, AT_PROMPT))
+    assert tick(t, T0 + 0.6, AT_PROMPT) == [], "counted from when the status was seen"
+    finish = only_finish(tick(t, T0 + 0.8, AT_PROMPT))
     assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 3)
+
+
+def test_an_end_mark_that_comes_after_the_lines_status_still_decides() -> None:
+    """fish sends D after a job's report and its prompt: a command quiet to its end (`sleep 0.1 &;
+    sleep 0.5; false`) has its status written before, and on a busy machine long before, its D."""
+    t = tracker()
+    running(t)
+    assert tick(t, T0 + 0.7, AT_PROMPT, status=1) == []
+    t.feed(b"Job 1, 'sleep 0.1 &' has ended\r\n", T0 + 0.9)
+    finish = only_finish(t.feed(mark("D", "1"), T0 + 1.1))
+    assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.SHELL_INTEGRATION, 1, Strategy.RICH)
 
 
 def test_the_status_file_is_ignored_once_d_arrived() -> None:
@@ -845,7 +859,8 @@ def test_a_late_end_mark_before_the_start_mark_is_the_command_befores_and_the_li
     t = tracker()
     running_before_c(t)
     t.feed(mark("D", "0"), T0 + 0.1)
-    actions = tick(t, T0 + 1, AT_PROMPT, status=4)
+    assert tick(t, T0 + 1, AT_PROMPT, status=4) == []
+    actions = tick(t, T0 + 1.5, AT_PROMPT)
     assert isinstance(actions[-1], Decision)
     assert (actions[-1].status, actions[-1].reason, actions[-1].exit_code) == (Status.COMPLETED, Reason.SENTINEL, 4)
 

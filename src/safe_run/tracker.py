@@ -220,6 +220,7 @@ class Clocks:
     last_activity: float | None = None  # the foreground's CPU time last changed
     activity: tuple[tuple[int, int], ...] = ()
     ticked: float | None = None  # the last look; the next one is due a fixed time after it
+    status_seen: float | None = None  # when the status file the typed line writes first showed the status
 
 
 @dataclass
@@ -543,6 +544,8 @@ class CommandTracker:
         if (timeout := self._timed_out(now)) is not None:
             return timeout
         if look.status is not None:
+            if self.command.status is None:
+                self.command.clocks.status_seen = now
             self.command.status = look.status
         if look.replaced is not None and self.phase is Phase.RUNNING:
             return self._shell_replaced(now, look.replaced)
@@ -558,6 +561,12 @@ class CommandTracker:
         if quiet_for < (min(timers.idle, timers.answer) if answered else timers.idle):
             return []
         if self.command.status is not None:
+            # The line writes its status just before the shell sends its own end mark, which gets
+            # the idle window to arrive: fish sends it only after a job's report and its prompt,
+            # and on a busy machine that can come long after a command that was quiet to its end.
+            seen_for = now - (clocks.status_seen if clocks.status_seen is not None else now)
+            if seen_for < timers.idle:
+                return []
             return self._completed_by_status_file(now, self.command.status)
         line = self.screen.before_cursor()
         if self.phase is Phase.TYPED:
