@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import fastcli
+from safe_run.verbs import RUN, VERBS
 
 SHELLS = ("bash", "zsh", "fish")
 # What the tests start inherits this unless a test says otherwise: no warm process outlives a test.
@@ -100,7 +101,9 @@ class SafeRun:
 
     def __call__(self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
                  timeout: float = 60) -> Outcome:
-        shell_args = ["--shell", self.shell] if self.shell else []
+        # A run's option: a verb that takes none (`close`, `poll`) would refuse it, and do nothing.
+        verb = bool(args) and args[0] in VERBS and args[0] != RUN
+        shell_args = ["--shell", self.shell] if self.shell and not verb else []
         environment = self.environment(env)
         if FAST_CLI and fastcli.usable(environment):
             code, out, err = fastcli.run([*shell_args, *args], stdin, environment, timeout)
