@@ -390,14 +390,14 @@ class SessionStore:
             return
         for name in names:
             session = Session(name, self.root / name)
-            kept = _age(session.result_path, now)
+            kept = _mtime(session.result_path)
             if kept is not None:
-                if kept > RETENTION_S:
+                if now - kept > RETENTION_S:
                     session.remove()
                 continue
-            skipped = _age(session.path / SKIPPED_MARK, now)
+            skipped = _mtime(session.path / SKIPPED_MARK)
             if skipped is not None:
-                if skipped > RETENTION_S:
+                if now - skipped > RETENTION_S:
                     session.remove()
             elif self._sound(session) and _crashed(session, now):
                 session.bury()
@@ -424,14 +424,6 @@ def _last_sweep(fd: int) -> float:
         return float("-inf")
 
 
-def _age(path: Path, now: float) -> float | None:
-    """How long ago the file at `path` was last written; None when there is none."""
-    try:
-        return now - path.stat().st_mtime
-    except OSError:
-        return None
-
-
 def _crashed(session: Session, now: float) -> bool:
     """Whether its holder died without a result: none listens on a session old enough to have one.
     A session whose record cannot be read counts from its directory's age (a holder that died
@@ -443,9 +435,10 @@ def _crashed(session: Session, now: float) -> bool:
 
 
 def _mtime(path: Path) -> float | None:
+    """When the file at `path` was last written; None when there is none (or no such directory)."""
     try:
         return path.stat().st_mtime
-    except FileNotFoundError:
+    except OSError:
         return None
 
 
