@@ -564,8 +564,7 @@ class CommandTracker:
             # The line writes its status just before the shell sends its own end mark, which gets
             # the idle window to arrive: fish sends it only after a job's report and its prompt,
             # and on a busy machine that can come long after a command that was quiet to its end.
-            seen_for = now - (clocks.status_seen if clocks.status_seen is not None else now)
-            if seen_for < timers.idle:
+            if clocks.status_seen is not None and now - clocks.status_seen < timers.idle:
                 return []
             return self._completed_by_status_file(now, self.command.status)
         line = self.screen.before_cursor()
