@@ -140,6 +140,9 @@ class FakeTerminal:
     def killed_by_signal(self) -> bool:
         return False
 
+    def foreground(self) -> int | None:
+        return self.pid  # the played shell holds its terminal whenever it prints a mark
+
     def end_shell(self) -> None:
         self._status = 129 if self._status is None else self._status
 
@@ -156,7 +159,8 @@ class FakeTerminal:
             self._queue.extend([b"exit\r\n", self._mark("X")])  # the word, then the EXIT trap
             self._status = behaviour.exits_shell
         elif behaviour.ends:
-            self._command_file.with_name("status").write_text(f"{behaviour.code}\n")  # the line's end
+            with self._command_file.with_name("status").open("a") as status:  # the line's end
+                status.write(f"{behaviour.code} 1\n")
             if behaviour.keeps_d:
                 self._queue.append(self._mark(f"D;{behaviour.code}"))
             self._prompt(behaviour.prompt_marks)
@@ -219,6 +223,7 @@ class WroteJustBefore(FakeObserver):
 
     def observe(self, since: int | None = None) -> Observation | None:
         if self._looks_before == 0 and self._words:
+            self._terminal._command_file.with_name("status").write_text("0 1\n")  # the line's end, then its D
             self._terminal._queue.extend([self._words, self._terminal._mark("D;0"), PROMPT])
             self._words = b""
         self._looks_before -= 1

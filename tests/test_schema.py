@@ -155,7 +155,7 @@ CASES: dict[str, Case] = {
     "completed exit 3": Case(lambda: ("--shell", bash(), "--", "exit 3"), "completed", 3, "shell_exited"),
     "completed without integration": Case(lambda: ("--shell", shell_path("sh"), "--", "echo hello"), "completed", 0),
     "completed after a downgrade": Case(
-        lambda: ("--shell", bash(), "--", "PROMPT_COMMAND=; echo hi"), "completed", 0, fills="downgrades"),
+        lambda: ("--shell", bash(), "--", "unset __sr_nonce; echo hi"), "completed", 0, fills="downgrades"),
     "completed with a background job killed": Case(
         lambda: ("--shell", bash(), "--", "sleep 30 & echo started"), "completed", 0, fills="killed"),
     "completed with truncated output": Case(

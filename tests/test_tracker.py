@@ -13,13 +13,16 @@ from safe_run.screen import ScreenTail
 from safe_run.sequences import Osc
 from safe_run.request import Timers
 from safe_run.tracker import (
-    Action, CommandTracker, Config, Decision, Downgraded, Lines, Look, Output, Phase, Reinjected, Replacement, Send,
-    TrackerError, Waiting,
+    UNCORROBORATED, Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase,
+    Reinjected, Replacement, Send, TrackerError, Waiting,
 )
 
 NONCE = "0123456789abcdef0123456789abcdef"
 LINES = Lines(integrated=b"RUN\r", fallback=b"FALLBACK\r", status_query=b"STATUS?\r")
 T0 = 1000.0
+# An end mark the loop checked only against the terminal, which the shell held: the tests of
+# decisions that do not turn on the line's record.
+SHELLS = EndCheck(None, True, asked=False)
 
 
 def mark(kind: str, *args: str, nonce: str = NONCE, family: int = 633) -> Osc:
@@ -95,7 +98,7 @@ def only_finish(actions: list) -> Decision:
 def test_a_failing_exit_has_a_message_and_a_signal_is_named(code: int, said: str) -> None:
     t = tracker()
     running(t)
-    finish = only_finish(t.feed(mark("D", str(code)), T0 + 0.2))
+    finish = only_finish(t.feed(mark("D", str(code)), T0 + 0.2, SHELLS))
     assert finish.message is not None and finish.message.startswith(said)
 
 
@@ -103,7 +106,7 @@ def test_a_sigterm_the_shell_ignored_during_the_command_is_said() -> None:
     t = tracker()
     running(t)
     assert t.feed(mark("T"), T0 + 0.1) == []
-    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.2))
+    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.2, SHELLS))
     assert finish.exit_code == 0 and "an interactive shell ignores" in (finish.message or "")
 
 
@@ -111,7 +114,7 @@ def test_rich_run_frames_output_with_c_and_d() -> None:
     t = tracker()
     running(t)
     t.feed(b"hello\r\n", T0 + 0.1)
-    finish = only_finish(t.feed(mark("D", "42"), T0 + 0.2))
+    finish = only_finish(t.feed(mark("D", "42"), T0 + 0.2, SHELLS))
     assert (finish.status, finish.reason, finish.exit_code, finish.strategy) == (
         Status.COMPLETED, Reason.SHELL_INTEGRATION, 42, Strategy.RICH)
     assert t.capture.text() == "hello\n"
@@ -146,7 +149,7 @@ def test_prompt_without_d_downgrades_to_basic_and_asks_for_the_status() -> None:
     assert isinstance(actions[0], Downgraded)
     t.feed(b"user@host:~$ ", T0 + 2)
     assert t.feed(mark("B"), T0 + 2) == []
-    finish = only_finish(t.feed(mark("D", "3"), T0 + 2.01))
+    finish = only_finish(t.feed(mark("D", "3"), T0 + 2.01, SHELLS))
     assert (finish.status, finish.exit_code, finish.strategy, finish.reason) == (
         Status.COMPLETED, 3, Strategy.BASIC, Reason.PROMPT_IDLE)
     assert t.capture.text() == "out\n", "the prompt after the command is not its output"
@@ -200,7 +203,7 @@ def plain_running() -> CommandTracker:
 def test_sentinel_d_ends_a_plain_run() -> None:
     t = plain_running()
     t.feed(b"data\r\n", T0 + 0.3)
-    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.4))
+    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.4, SHELLS))
     assert (finish.reason, finish.strategy, finish.exit_code) == (Reason.SENTINEL, Strategy.NONE, 0)
     assert t.capture.text() == "data\n"
 
@@ -209,7 +212,7 @@ def test_a_plain_shells_marked_prompt_ends_a_line_it_abandoned_and_says_so() -> 
     """dash abandons the typed line on `${VAR:?}`: no D of the line's, but its prompt's."""
     t = plain_running()
     t.feed(b"dash: 1: VAR: must be set\r\n", T0 + 0.3)
-    finish = only_finish(t.feed(mark("D", "2", "prompt"), T0 + 0.4))
+    finish = only_finish(t.feed(mark("D", "2", "prompt"), T0 + 0.4, SHELLS))
     assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 2)
     assert finish.message is not None and "marked prompt" in finish.message
     assert t.capture.text() == "dash: 1: VAR: must be set\n"
@@ -368,7 +371,7 @@ def test_output_held_as_a_possible_word_on_exit_goes_on_with_what_follows() -> N
 def test_output_held_as_a_possible_word_on_exit_goes_out_before_any_other_end() -> None:
     t = worded()
     t.feed(b"exit\r\n", T0 + 0.1)
-    assert t.feed(mark("D", "0"), T0 + 0.2)[0] == Output(b"exit\r\n")
+    assert t.feed(mark("D", "0"), T0 + 0.2, SHELLS)[0] == Output(b"exit\r\n")
     kept = worded()
     kept.feed(b"exit\r\n", T0 + 0.1)
     assert kept.shell_exited(3)[0] == Output(b"exit\r\n"), "without X, the command's own: shown, as it is kept"
@@ -678,7 +681,7 @@ def test_an_end_mark_that_comes_after_the_lines_status_still_decides() -> None:
     running(t)
     assert tick(t, T0 + 0.7, AT_PROMPT, status=1) == []
     t.feed(b"Job 1, 'sleep 0.1 &' has ended\r\n", T0 + 0.9)
-    finish = only_finish(t.feed(mark("D", "1"), T0 + 1.1))
+    finish = only_finish(t.feed(mark("D", "1"), T0 + 1.1, SHELLS))
     assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.SHELL_INTEGRATION, 1, Strategy.RICH)
 
 
@@ -687,7 +690,7 @@ def test_the_status_file_is_ignored_once_d_arrived() -> None:
     t.feed(b"$ ", T0)
     tick(t, T0 + 0.06, AT_PROMPT)
     t.feed(mark("C"), T0 + 0.07)
-    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.1))
+    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.1, SHELLS))
     assert finish.exit_code == 0 and tick(t, T0 + 1, AT_PROMPT, status=0) == []
 
 
@@ -695,7 +698,7 @@ def test_a_nonce_whose_case_the_terminal_changed_is_still_this_runs() -> None:
     """`stty olcuc` turns the shell's own marks to upper case on the way out."""
     t = tracker()
     running(t)
-    finish = only_finish(t.feed(mark("D", "0", nonce=NONCE.upper()), T0 + 0.1))
+    finish = only_finish(t.feed(mark("D", "0", nonce=NONCE.upper()), T0 + 0.1, SHELLS))
     assert (finish.reason, finish.exit_code) == (Reason.SHELL_INTEGRATION, 0)
 
 
@@ -739,7 +742,7 @@ def live_tracker() -> CommandTracker:
 
 def finish_rich(t: CommandTracker, at: float, code: str = "0", prompt_back: bool = True) -> Decision:
     """The integrated command ends by its D, and the next prompt (A, B) is drawn."""
-    finish = only_finish(t.feed(mark("D", code), at))
+    finish = only_finish(t.feed(mark("D", code), at, SHELLS))
     if prompt_back:
         assert t.feed(mark("A"), at) == [] and t.feed(mark("B"), at) == []
     return finish
@@ -776,7 +779,7 @@ def test_a_command_that_broke_the_integration_is_followed_by_the_heal_line() -> 
     actions = t.feed(mark("A"), T0 + 1)  # PROMPT_COMMAND= : the prompt came without D
     assert downgrades(actions) and sent(actions) == [Send(LINES.status_query)]
     t.feed(mark("B"), T0 + 1)
-    only_finish(t.feed(mark("D", "0"), T0 + 1.01))
+    only_finish(t.feed(mark("D", "0"), T0 + 1.01, SHELLS))
     assert next_cycle(t, T0 + 2) == [Send(HEALING.heal, command_line=True)]
     [healed] = t.feed(mark("R"), T0 + 2.01)
     assert isinstance(healed, Reinjected) and "without the command-finished mark" in healed.reason
@@ -805,7 +808,7 @@ def test_a_shell_replaced_by_one_without_integration_is_followed_by_the_fallback
     assert [to for _, to, _ in downgrades(actions)] == ["none"] and not sent(actions)
     assert tick(t, T0 + 1.1, AT_PROMPT) == [Send(LINES.fallback, command_line=True)]
     t.feed(mark("C"), T0 + 1.15)
-    finish = only_finish(t.feed(mark("D", "2"), T0 + 1.2))
+    finish = only_finish(t.feed(mark("D", "2"), T0 + 1.2, SHELLS))
     assert (finish.reason, finish.exit_code, finish.strategy) == (Reason.SENTINEL, 2, Strategy.NONE)
 
 
@@ -849,16 +852,16 @@ def test_a_late_end_mark_before_the_start_mark_is_the_command_befores_and_the_li
     status, never as "the shell did not run the command line"."""
     t = tracker()
     running_before_c(t)
-    assert t.feed(mark("D", "0"), T0 + 0.1) == []
+    assert t.feed(mark("D", "0"), T0 + 0.1, SHELLS) == []
     assert t.phase is Phase.TYPED
     t.feed(mark("C"), T0 + 0.2)
     t.feed(b"out\r\n", T0 + 0.3)
-    decision = only_finish(t.feed(mark("D", "5"), T0 + 0.4))
+    decision = only_finish(t.feed(mark("D", "5"), T0 + 0.4, SHELLS))
     assert (decision.reason, decision.exit_code) == (Reason.SHELL_INTEGRATION, 5)
 
     t = tracker()
     running_before_c(t)
-    t.feed(mark("D", "0"), T0 + 0.1)
+    t.feed(mark("D", "0"), T0 + 0.1, SHELLS)
     assert tick(t, T0 + 1, AT_PROMPT, status=4) == []
     actions = tick(t, T0 + 1.5, AT_PROMPT)
     assert isinstance(actions[-1], Decision)
@@ -873,7 +876,7 @@ def running_before_c(t: CommandTracker) -> None:
 def test_an_event_that_cannot_happen_in_a_phase_is_a_bug_not_a_silent_drop() -> None:
     t = tracker()
     running(t)
-    only_finish(t.feed(mark("D", "0"), T0 + 0.1))
+    only_finish(t.feed(mark("D", "0"), T0 + 0.1, SHELLS))
     with pytest.raises(TrackerError):
         t.shell_exited(0)  # the loop reports an exit only while the command is followed
     with pytest.raises(TrackerError):
@@ -887,3 +890,55 @@ def test_every_pair_of_phase_and_mark_is_handled_or_ignored_on_purpose() -> None
         for kind in ("A", "B", "C", "D", "R", "X"):
             pair = (phase, f"mark {kind}")
             assert (pair in HANDLERS) != (pair in IGNORED), pair
+
+
+# ---- end marks the shell did not send ----------------------------------------------------------
+
+
+def test_an_end_mark_counts_once_the_shell_recorded_the_lines_status_and_holds_the_terminal() -> None:
+    t = tracker()
+    running(t)
+    finish = only_finish(t.feed(mark("D", "1"), T0 + 0.1, EndCheck(1, True)))
+    assert (finish.status, finish.reason, finish.exit_code, finish.strategy) == (
+        Status.COMPLETED, Reason.SHELL_INTEGRATION, 1, Strategy.RICH)
+
+
+@pytest.mark.parametrize("check, why", [
+    (EndCheck(None, False), "while a program, not the shell, held the terminal"),
+    (EndCheck(None, True), "before the shell recorded the command line's status"),
+    (EndCheck(3, True), "but the shell recorded status 3"),
+])
+def test_a_forged_end_mark_is_ignored_and_said_and_the_real_end_decides(check: EndCheck, why: str) -> None:
+    """A program of the line that found the nonce prints D;42: it is ignored, said as a step down
+    to `none`, and the line's own D, checked as it was, ends the command with its real status."""
+    t = tracker()
+    running(t)
+    actions = t.feed(mark("D", "42"), T0 + 0.1, check)
+    assert not any(isinstance(action, Decision) for action in actions)
+    [step] = [action.downgrade for action in actions if isinstance(action, Downgraded)]
+    assert (step.from_, step.to) == ("rich", "none") and why in step.reason and "status 42" in step.reason
+    assert t.feed(mark("D", "42"), T0 + 0.15, EndCheck(None, False)) == []  # said once
+    finish = only_finish(t.feed(mark("D", "1"), T0 + 0.2, EndCheck(1, True)))
+    assert (finish.status, finish.reason, finish.exit_code) == (Status.COMPLETED, Reason.SENTINEL, 1)
+    assert "the shell with the terminal back in its hands" in (finish.message or "")
+
+
+def test_a_forged_end_mark_under_a_strategy_without_fallback_is_an_error() -> None:
+    t = tracker(auto=False)
+    running(t)
+    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.1, EndCheck(None, False)))
+    assert finish.status is Status.ERROR and "allows no fallback" in (finish.message or "")
+
+
+def test_an_end_mark_whose_terminal_could_not_say_counts_and_says_it_was_not_corroborated() -> None:
+    t = tracker()
+    running(t)
+    finish = only_finish(t.feed(mark("D", "0"), T0 + 0.1, EndCheck(0, None)))
+    assert finish.exit_code == 0 and finish.message == UNCORROBORATED
+
+
+def test_a_plain_shells_prompt_end_mark_needs_only_the_shell_in_front() -> None:
+    """dash abandons its line on an error and draws its marked prompt: no line record, the shell in front."""
+    t = plain_running()
+    finish = only_finish(t.feed(mark("D", "2", "prompt"), T0 + 0.1, EndCheck(None, True)))
+    assert (finish.reason, finish.exit_code) == (Reason.SENTINEL, 2)

@@ -6,7 +6,8 @@ command moved out of the session (`setsid`, daemons such as gpg-agent, `tmux new
 ancestry or by the run's marker in its environment (see `evidence.run_members`): all of it is swept
 at the end. What had to be killed is reported, so a caller learns that its command left something
 running; only what the command started is reported, each process once: the shell's own helpers
-(started before the command, or by its prompt hooks after the command ended) are ended quietly.
+started before the command are ended quietly, and what its prompt hooks start after the command's
+line ended is not the command's at all, and is left to end with the shell (`kill_session`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import signal
 import time
 from collections.abc import Callable, Collection
 
-from .evidence import ProcessInfo
-from .kernel import ObserverLike, read_stat
+from .evidence import Owner, ProcessInfo, owners
+from .kernel import ObserverLike, pid_max, read_stat
 from .result import Killed
 from .terminal import TerminalLike
 
@@ -50,13 +51,17 @@ class Reaper:
     """
 
     def __init__(
-        self, terminal: TerminalLike, kernel: ObserverLike, shells_own: Collection[int] = (), typed: int | None = None
+        self, terminal: TerminalLike, kernel: ObserverLike, shells_own: Collection[int] = (), typed: int | None = None,
+        started_pid: int | None = None,
     ) -> None:
         self._terminal = terminal
         self._kernel = kernel
         self._shell_pgrp = terminal.pid
         self._not_reported = set(shells_own)
         self._typed = typed
+        # The last pid given out as the first command started (its C): what was made before it is
+        # the shell's own, a preexec hook's included (a start time in ticks of 10 ms cannot tell).
+        self._started_pid = started_pid
 
     def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> list[Killed] | None:
         """Stop the command: every program it puts in front, escalating, until the shell is back.
@@ -107,22 +112,35 @@ class Reaper:
             time.sleep(POLL_S)
         return True
 
-    def kill_session(self, settle: bool = False) -> list[Killed]:
+    def kill_session(self, settle: bool = False, line_end_pid: int | None = None) -> list[Killed]:
         """End every process the run left: background jobs, their children, and what left the session.
 
-        With `settle` (the command ended by itself), the shell's prompt hooks get a moment to
-        finish first, and whatever of theirs still holds the terminal is ended without being
-        reported.
+        Each is ended as its maker's (see `evidence.owners`): the command's are ended and
+        reported; the shell's own (its start-up's, a preexec hook's, their workers') are ended
+        quietly. With `settle` (the command ended by itself), what the shell made after the
+        command's line ended (`line_end_pid`, as the line recorded it) is its prompt's: it is
+        left alone, to end with the shell as a closed terminal window ends it, or by itself
+        (autojump recording the directory). Where the pids could not be had (no /proc), the
+        prompt hooks get a moment to finish first, and whatever of theirs still holds the
+        terminal is ended without being reported.
         """
-        if settle:
+        wrap = pid_max() if self._started_pid is not None else None
+        ended_pid = line_end_pid if settle else None
+        if settle and (wrap is None or ended_pid is None):
             self._not_reported.update(self._prompt_hooks())
         ended: list[ProcessInfo] = []
+        known: dict[int, ProcessInfo] = {}
         seen: set[int] = {self._terminal.pid}
         for round_ in range(SWEEP_ROUNDS):
             leftovers = [p for p in self._kernel.run_processes(new_only=round_ > 0) if p.pid not in seen]
             if not leftovers and round_ > 0:
                 break  # two scans in a row found nothing new: nothing slipped between them
             seen.update(p.pid for p in leftovers)
+            if wrap is not None and self._started_pid is not None:
+                known.update((p.pid, p) for p in leftovers)
+                whose = owners(list(known.values()), self._terminal.pid, self._started_pid, ended_pid, wrap)
+                self._not_reported.update(p.pid for p in leftovers if whose[p.pid] is Owner.SHELL)
+                leftovers = [p for p in leftovers if whose[p.pid] is not Owner.PROMPT]
             ended += leftovers
             self._end(leftovers)
         return self._report(ended)
@@ -130,7 +148,7 @@ class Reaper:
     def _end(self, leftovers: list[ProcessInfo]) -> None:
         """SIGTERM to each leftover (and its job's group), SIGKILL to what is still there after GRACE_S."""
         if self._typed is not None:
-            self._not_reported.update(p.pid for p in leftovers if p.start < self._typed)
+            self._not_reported.update(p.pid for p in leftovers if self._before_typed(p))
         session = [p for p in leftovers if p.session == self._terminal.pid]
         groups = {p.pgrp for p in session if p.pgrp != self._shell_pgrp}
         # A job's group is signalled as a whole, for what it starts meanwhile; the shell's own
@@ -153,6 +171,11 @@ class Reaper:
         for pgrp in groups:
             if not _group_gone(pgrp, 0.0):
                 _signal_group(pgrp, signal.SIGKILL)
+
+    def _before_typed(self, process: ProcessInfo) -> bool:
+        """Whether the shell started this before its first command line was typed: its own."""
+        assert self._typed is not None
+        return process.start < self._typed
 
     def _prompt_hooks(self) -> set[int]:
         """Wait (bounded) for the shell to be back at its prompt; what holds the terminal instead is a hook's."""

@@ -385,6 +385,66 @@ def run_members(
     )
 
 
+def pid_after(pid: int, mark: int, pid_max: int) -> bool:
+    """Whether `pid` was given out after `mark`, the last pid given out at some moment: pids go up
+    one by one and come round at `pid_max`, and half of it is far more than a run can use."""
+    return 0 < (pid - mark) % pid_max < pid_max // 2
+
+
+class Owner(str, Enum):
+    """Whose a process of the run is, by when and from where it was made (see `owners`)."""
+
+    SHELL = "shell"  # made before the command started (start-up, a preexec hook, a worker of theirs)
+    COMMAND = "command"  # made by the command, or by what it started, at any time
+    PROMPT = "prompt"  # made by the shell after the command's line ended (its prompt hooks)
+
+
+def owners(
+    processes: list[ProcessInfo], shell_pid: int, started_pid: int, ended_pid: int | None, pid_max: int,
+) -> dict[int, Owner]:
+    """Whose each of the run's processes is: the pids given out as the command started
+    (`started_pid`, its C) and as its line ended (`ended_pid`, the line's record; None: not yet)
+    split the shell's life in three, and a process is its maker's.
+
+    What the shell itself makes is the command's between the two, and its prompt's after (a
+    theme's async workers, `(autojump --add &)`, a prompt's git). What another process makes is
+    that one's maker's: a worker the shell started before the command (zsh-async's, in a
+    session of its own) still runs jobs for the prompt while the command runs, and a job of the
+    command forks for the command after the end. One whose parent let it go (re-parented to a
+    subreaper or init) is told by its own birth, and by its process group after the end: a group
+    made since, in the shell's session, is one the shell made for a hook.
+    """
+    by_pid = {p.pid: p for p in processes}
+    found: dict[int, Owner] = {}
+
+    def made_after(pid: int, mark: int | None) -> bool:
+        return mark is not None and pid_after(pid, mark, pid_max)
+
+    def owner(process: ProcessInfo) -> Owner:
+        line: list[ProcessInfo] = []
+        who: Owner | None = None
+        while who is None:
+            line.append(process)
+            if process.pid in found:
+                who = found[process.pid]
+            elif not made_after(process.pid, started_pid):
+                who = Owner.SHELL
+            elif process.ppid == shell_pid:
+                who = Owner.PROMPT if made_after(process.pid, ended_pid) else Owner.COMMAND
+            elif process.ppid in by_pid:
+                process = by_pid[process.ppid]
+            elif made_after(process.pid, ended_pid) and process.session == shell_pid \
+                    and made_after(process.pgrp, ended_pid):
+                who = Owner.PROMPT
+            else:
+                who = Owner.COMMAND
+        for member in line:
+            found[member.pid] = who
+        return who
+
+    return {p.pid: owner(p) for p in processes}
+
+
 def has_marker(environ: bytes, marker: str) -> bool:
     """Whether a process's /proc/<pid>/environ holds this run's marker."""
     return f"{MARKER_VAR}={marker}".encode() in environ.split(b"\0")

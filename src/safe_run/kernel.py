@@ -506,6 +506,18 @@ def pid_counters() -> PidCounters | None:
         return None
 
 
+def last_pid() -> int | None:
+    """The last pid the system gave out; None when /proc does not say."""
+    text = _read_bytes("/proc/sys/kernel/ns_last_pid", 64) or b""
+    return int(text) if text.strip().isdigit() else None
+
+
+def pid_max() -> int | None:
+    """Where the pid counter comes round; None when /proc does not say."""
+    text = _read_bytes("/proc/sys/kernel/pid_max", 64) or b""
+    return int(text) if text.strip().isdigit() else None
+
+
 def _pids() -> list[str]:
     return [name for name in _listdir("/proc") if name.isdigit()]
 

@@ -24,8 +24,8 @@ from . import shells
 from .cleanup import Reaper
 from .loop import follow
 from .interrupts import Wakeup
-from .evidence import Observation
-from .kernel import KernelObserver, ObserverLike, boot_ticks
+from .evidence import Observation, pid_after
+from .kernel import KernelObserver, ObserverLike, boot_ticks, last_pid, pid_max, read_stat
 from .output import HeadTail
 from .queries import Questions, answer
 from .reading import Reading, reading
@@ -39,8 +39,8 @@ from .shell_start import KeptShell, RunFailed, command_text, run_setup, start_ke
 from .terminal import Terminal, TerminalError, TerminalLike, unread_input
 from .request import RunRequest
 from .tracker import (
-    Action, CommandTracker, Config, Decision, Downgraded, Lines, Look, Output, Phase, Reinjected, Replacement, Send,
-    Waiting,
+    Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase, Reinjected, Replacement,
+    Send, Waiting,
 )
 from .transcript import Transcript
 from .workdir import private_workdir
@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 PENDING_READS = 16
 # How long a stop waits for output the command wrote just before it (see `_take_written_before_the_stop`).
 STOP_GRACE_S = 0.005
+# How an end mark's OSC begins: the one OSC the loop asks the kernel about as it arrives.
+END_MARK = b"633;D;"
 # The status file is emptied when it has grown this big (a few bytes a command).
 STATUS_FILE_MAX = 64 * 1024
 
@@ -104,6 +106,9 @@ class Run:
         # When the first command line was typed: what ran before is the shell's own, and at the
         # end everything else is reported.
         self._first_typed: int | None = None
+        self._first_typed_pid: int | None = None  # the last pid given out then (None: /proc did not say)
+        self._first_started_pid: int | None = None  # the same as the first command started (its C)
+        self._secrets_on_disk = True  # files holding the nonce wait to be read (see `_note_start`)
         # A stop had to end the shell itself (it ran the command in one of its own reads).
         self.shell_ended = False
         # The shell process's argv when the first line was typed: another one later means a
@@ -155,6 +160,7 @@ class Run:
         self.reinjected: list[Reinjection] = []
         self.waiting: Decision | None = None
         self._typed: int | None = None  # when the command line was typed (clock ticks since boot)
+        self._line_last_pid: int | None = None  # the last process id given out as the line ended
         self._stopped = False
 
     def _check(self, command: str, command_file: Path) -> None:
@@ -427,10 +433,11 @@ class Run:
         before = len(self.killed)
         self.end_command()
         reported = {process.pid for process in self.killed}
-        reaper = Reaper(self.terminal, self.kernel, reported, typed=self._first_typed)
+        started = self._first_started_pid if self._first_started_pid is not None else self._first_typed_pid
+        reaper = Reaper(self.terminal, self.kernel, reported, typed=self._first_typed, started_pid=started)
         stop = self.finish is not None and self.finish.stop
         if not self.request.keep_background:
-            self.killed += reaper.kill_session(settle=not stop and not idle)
+            self.killed += reaper.kill_session(settle=not stop and not idle, line_end_pid=self._line_last_pid)
         self.terminal.close(hang_up=not self.request.keep_background)
         if self._kept is not None:
             self._kept.close(taken=True)  # its directory held this run's files
@@ -447,6 +454,13 @@ class Run:
                 self.terminal.end_shell()
                 self.shell_ended = True
             self.killed += killed or []
+
+    def _write_heal_file(self) -> None:
+        """The file the heal line sources, written again: it was removed as the last command started."""
+        kind = kind_of(self.shell.path)
+        if kind.live_lines is not None:
+            kind.live_lines(replace(self._setup, shell_path=self.shell.path))
+        self._secrets_on_disk = True
 
     def _line_over(self) -> bool:
         """Whether the typed line is over: the shell's prompt mark came (read from the terminal now),
@@ -495,14 +509,44 @@ class Run:
 
     def _status_in_file(self) -> int | None:
         """The exit status the typed line wrote, once it is there: the line is over."""
+        return self._line_record()[0]
+
+    def _line_record(self) -> tuple[int | None, int | None]:
+        """What the typed line recorded at its end: its exit status, and the last process id the
+        system had given out then (None where /proc did not say): what the shell started after
+        it is its prompt's (see `close`)."""
         try:
             with open(self._status_file, "rb") as written:
                 written.seek(self._status_from)
                 text = written.read(64).decode("ascii", "replace")
         except OSError:
-            return None
-        line = text.partition("\n")[0].strip()
-        return int(line) if line.isdigit() else None
+            return None, None
+        fields = text.partition("\n")[0].split()
+        if not fields or not fields[0].isdigit():
+            return None, None
+        if len(fields) > 1 and fields[1].isdigit():
+            self._line_last_pid = int(fields[1])
+        return int(fields[0]), self._line_last_pid
+
+    def _end_check(self) -> EndCheck:
+        """What the kernel says as an end mark arrives (see `tracker.EndCheck`): the line's record,
+        and whose the terminal is. The shell is the leader of its own process group."""
+        status, _ = self._line_record()
+        front = self.terminal.foreground()
+        if front is None:
+            return EndCheck(status, None)
+        return EndCheck(status, front == self.terminal.pid or self._prompts_front(front))
+
+    def _prompts_front(self, front: int) -> bool:
+        """Whether the terminal's foreground is a group the shell made after the line's recorded end:
+        the mark is read a moment after the shell sent it, and a prompt hook (autojump's, a
+        theme's renderer) may hold the terminal by then. The command's own groups were all made
+        before that end."""
+        wrap, end = pid_max(), self._line_last_pid
+        leader = read_stat(front)
+        if wrap is None or end is None or leader is None or leader.ppid != self.terminal.pid:
+            return False
+        return pid_after(front, end, wrap)
 
     def _note_the_shell(self) -> None:
         """What runs the first command line: the shell asked for, or the one its start-up files
@@ -572,9 +616,29 @@ class Run:
         """Parsed output to the tracker, in order, and to the audience (the command's, marked so)."""
         now = self._clock()
         for item in items:
-            if self._audience is not None and isinstance(item, bytes):
-                self._audience.output(item, self.tracker.phase is Phase.RUNNING)
-            self._act(self.tracker.feed(item, now))
+            if isinstance(item, bytes):
+                if self._audience is not None:
+                    self._audience.output(item, self.tracker.phase is Phase.RUNNING)
+                self._act(self.tracker.feed(item, now))
+            elif item.body.startswith(END_MARK):
+                self._act(self.tracker.feed(item, now, self._end_check()))
+            else:
+                typed = self.tracker.phase is Phase.TYPED
+                self._act(self.tracker.feed(item, now))
+                if typed and self.tracker.phase is Phase.RUNNING:
+                    self._note_start(item)
+
+    def _note_start(self, start_mark: Osc) -> None:
+        """C began a command: the shell has read its integration, whose files are removed now (see
+        `shells.SECRET_FILES`). The last pid the first C carries (given out as the command
+        started) tells the shell's own processes (its start-up's, its preexec hooks') from the
+        command's."""
+        if self._secrets_on_disk:
+            self._secrets_on_disk = False
+            shells.forget_secrets(self._setup.workdir)
+        fields = start_mark.body.split(b";")
+        if self._first_started_pid is None and len(fields) > 3 and fields[2].isdigit():
+            self._first_started_pid = int(fields[2])
 
     def _act(self, actions: list[Action]) -> None:
         for action in actions:
@@ -586,9 +650,11 @@ class Run:
                 if self._typed is None:
                     self._typed = boot_ticks()
                     if self._first_typed is None:
-                        self._first_typed = self._typed
+                        self._first_typed, self._first_typed_pid = self._typed, last_pid()
                 if action.command_line:
                     self._clear_line_status()
+                    if action.data == self.tracker.config.lines.heal:
+                        self._write_heal_file()
                     if self._shell_argv is None:
                         self._note_the_shell()
                 self._to_type += action.data

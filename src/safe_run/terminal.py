@@ -67,6 +67,8 @@ class TerminalLike(Protocol):
 
     def exited(self) -> bool: ...
 
+    def foreground(self) -> int | None: ...
+
     def exit_status(self) -> int: ...
 
     def killed_by_signal(self) -> bool: ...
@@ -201,6 +203,14 @@ class Terminal:
             if not self._wait_exit(HANGUP_GRACE_S):
                 self._signal(signal.SIGKILL)
             self.exit_status()
+
+    def foreground(self) -> int | None:
+        """The terminal's foreground process group, as the kernel says now; None when it cannot
+        say (the shell's session is gone)."""
+        try:
+            return os.tcgetpgrp(self.fd)
+        except OSError:
+            return None
 
     def close(self, hang_up: bool = True) -> None:
         """Hang up like a closed terminal window, then make sure the shell is gone.

@@ -129,6 +129,28 @@ class Look:
 
 
 @dataclass(frozen=True)
+class EndCheck:
+    """What the kernel says as an end mark (D) arrives, for the mark to count.
+
+    The shell's own D comes from the typed line's end (or the hook that stands in for it) after
+    the shell recorded the line's status (`status`, None: no record yet), with the terminal's
+    foreground group the shell's own again (`shell_in_front`, None: the terminal could not say).
+    A mark printed by a program of the line, with a nonce it found, comes while that program or
+    the line's foreground holds the terminal, or before the line's record: it is ignored, and
+    said. `asked`: False where nothing was asked (a loop that feeds a played shell); a mark whose
+    foreground could not be told counts, and the result says it was not corroborated.
+    """
+
+    status: int | None
+    shell_in_front: bool | None
+    asked: bool = True
+
+
+# Where the loop could ask nothing (the default for a mark fed without a check).
+NOT_ASKED = EndCheck(None, None, asked=False)
+
+
+@dataclass(frozen=True)
 class Send:
     """Type these bytes into the terminal. `command_line`: the line that runs the next command, whose
     end the status file will tell, so the loop empties that file first."""
@@ -200,6 +222,12 @@ FALLBACK_ENDS = {
     Reason.FOREGROUND_RETURNED: "the command replaced the shell by another shell, which the kernel shows "
     "waiting in the foreground; nothing is typed into a shell whose prompt was never seen",
 }
+# After a forged end mark was ignored, the integrated line's own end decided (see `_forged`).
+LINE_ENDED = ("the end and the exit code came from the typed line's own end mark, sent by the shell with the "
+              "terminal back in its hands after it recorded the command's status")
+# Said when the end mark could not be checked against the kernel (see `EndCheck`).
+UNCORROBORATED = ("the end mark was not corroborated: the terminal could not say whether the shell held it, so a "
+                  "program of the command that found this run's nonce could have printed it")
 # When a plain shell's own prompt said the end (see `posix.marked_prompt`): the typed line printed
 # no D of its own, as when the shell abandons a line on an error.
 PROMPT_ENDED = ("no shell integration: the shell's marked prompt came back before the typed line's status "
@@ -240,6 +268,7 @@ class Command:
     exit_word_end: int | None = None  # where the shell's own word on exit ends in the capture (X)
     held: bytes = b""  # output that may be the shell's word on exit, not passed on yet
     term_ignored: bool = False  # the interactive shell was sent SIGTERM and went on (T)
+    forged: bool = False  # an end mark the shell did not send was ignored (said once)
 
 
 class CommandTracker:
@@ -349,13 +378,16 @@ class CommandTracker:
             return self._type_command(now, self.config.lines.integrated)
         return []
 
-    def feed(self, item: bytes | Osc, now: float) -> list[Action]:
-        """Output bytes or an OSC, in the order the terminal gave them."""
+    def feed(self, item: bytes | Osc, now: float, end: EndCheck = NOT_ASKED) -> list[Action]:
+        """Output bytes or an OSC, in the order the terminal gave them; `end`: what the kernel
+        said as the OSC arrived, for an end mark (see `EndCheck`)."""
         if isinstance(item, bytes):
             return self._handle("output", now, item)
         mark = decode_mark(item)
         if mark is None or not self._trusted(mark):
             return []  # not this run's: an escape sequence of the output, dropped with the others
+        if mark.kind == "D":
+            return self._handle("mark D", now, (mark, end))
         return self._handle(f"mark {mark.kind}" if mark.kind in _MARK_KINDS else "mark other", now, mark)
 
     def look(self, now: float, look: Look) -> list[Action]:
@@ -474,15 +506,40 @@ class CommandTracker:
         self.command.term_ignored = True
         return []
 
-    def _command_ended(self, now: float, mark: object) -> list[Action]:
-        """RUNNING, D: the integration's end mark, or the fallback line's own (no integration)."""
-        assert isinstance(mark, Mark)
+    def _command_ended(self, now: float, payload: object) -> list[Action]:
+        """RUNNING, D: the typed line's end mark, when the kernel agrees the shell sent it."""
+        mark, end = _end_mark(payload)
         if self.strategy is Strategy.BASIC and self.integrated:
             return []  # basic: the end is the prompt mark, and the code is asked for
-        if self.integrated:
-            return self._completed(Reason.SHELL_INTEGRATION, _exit_code(mark.args[:-1]))
-        by_prompt = "prompt" in mark.args[1:-1]
-        return self._completed(Reason.SENTINEL, _exit_code(mark.args[:-1]), PROMPT_ENDED if by_prompt else None)
+        code = _exit_code(mark.args[:-1])
+        by_prompt = not self.integrated and "prompt" in mark.args[1:-1]
+        refused = _refusal(end, code, needs_record=not by_prompt)
+        if refused is not None:
+            return self._forged(now, code, refused)
+        unchecked = UNCORROBORATED if end.shell_in_front is None else None
+        if self.integrated and self.strategy is not Strategy.NONE:
+            return self._completed(Reason.SHELL_INTEGRATION, code, note=unchecked)
+        said = LINE_ENDED if self.integrated else PROMPT_ENDED if by_prompt else None
+        return self._completed(Reason.SENTINEL, code, said, note=unchecked)
+
+    def _forged(self, now: float, code: int | None, why: str) -> list[Action]:
+        """An end mark with this run's nonce that the shell did not send: a program of the line
+        found the nonce. It is ignored; from here the marks alone prove nothing, so the run steps
+        down to `none`, whose end is the typed line's own record (its D, checked as this one was,
+        or its status file)."""
+        said = f"an end mark with this run's nonce (status {code}) came {why}: a program of the command printed it, and it was ignored"
+        if self.strategy is Strategy.NONE:
+            if not self.command.forged:
+                at = round(now - self.command.clocks.started, 3)
+                self._pending.append(Downgraded(Downgrade(Strategy.NONE.value, Strategy.NONE.value, said, at)))
+            self.command.forged = True
+            return []
+        self.command.forged = True
+        if not self.config.allow_downgrade:
+            return [self._lost_without_fallback(said)]
+        self._downgrade(Strategy.NONE, said, now)
+        self._broken = None  # the hooks are whole: nothing to load again
+        return []
 
     def _prompt_back(self, now: float, mark: object) -> list[Action]:
         """RUNNING, A or B without D: the prompt is back; whatever follows is the shell's."""
@@ -500,10 +557,15 @@ class CommandTracker:
         self.command.exit_word_end = self.command.capture.total
         return []
 
-    def _status_answered(self, now: float, mark: object) -> list[Action]:
-        """FETCHING, D: the answer to the exit-status question."""
-        assert isinstance(mark, Mark)
-        return self._completed(Reason.PROMPT_IDLE, _exit_code(mark.args[:-1]))
+    def _status_answered(self, now: float, payload: object) -> list[Action]:
+        """FETCHING, D: the answer to the exit-status question, typed at the shell's prompt: it
+        counts only with the shell in front (there is no line record: the line never ended)."""
+        mark, end = _end_mark(payload)
+        code = _exit_code(mark.args[:-1])
+        refused = _refusal(end, code, needs_record=False)
+        if refused is not None:
+            return self._forged(now, code, refused)
+        return self._completed(Reason.PROMPT_IDLE, code, note=UNCORROBORATED if end.shell_in_front is None else None)
 
     def _between_commands(self, now: float, mark: object) -> list[Action]:
         """DONE, A or B: the prompt after a command; its B says the shell is ready for the next one."""
@@ -820,9 +882,13 @@ class CommandTracker:
 
     # ---- decisions ----------------------------------------------------------------------------
 
-    def _completed(self, reason: Reason, exit_code: int | None, message: str | None = None) -> list[Action]:
+    def _completed(
+        self, reason: Reason, exit_code: int | None, message: str | None = None, note: str | None = None,
+    ) -> list[Action]:
         self._enter(Phase.DONE)
         message = message or FALLBACK_ENDS.get(reason)
+        if note is not None:
+            message = f"{message}; {note}" if message else note
         if exit_code is None:
             message = f"{message or 'the command ended'}, but its exit code could not be recovered"
         elif exit_code != 0:
@@ -901,6 +967,28 @@ class CommandTracker:
         self._enter(Phase.DONE)
         message = f"{why}, and --strategy {self.strategy.value} allows no fallback"
         return Decision(Status.ERROR, Reason.ERROR, None, self.strategy, message, stop=True)
+
+
+def _end_mark(payload: object) -> tuple[Mark, EndCheck]:
+    assert isinstance(payload, tuple)
+    mark, end = payload
+    assert isinstance(mark, Mark) and isinstance(end, EndCheck)
+    return mark, end
+
+
+def _refusal(end: EndCheck, code: int | None, needs_record: bool) -> str | None:
+    """Why an end mark is not the shell's, by what the kernel said as it came; None: it is (or
+    nothing could be asked). `needs_record`: the line's end sends D only after recording the
+    status, and the two agree; a prompt's D (the line was abandoned) has no record."""
+    if not end.asked:
+        return None
+    if end.shell_in_front is False:
+        return "while a program, not the shell, held the terminal"
+    if needs_record and end.status is None:
+        return "before the shell recorded the command line's status"
+    if needs_record and end.status != code:
+        return f"but the shell recorded status {end.status} for the command line"
+    return None
 
 
 def _exit_code(args: tuple[str, ...]) -> int | None:

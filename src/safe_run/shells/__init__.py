@@ -63,6 +63,23 @@ def find_shell(candidate: str, environ: Mapping[str, str]) -> str | None:
     return path if path is not None and _executable(path) else None
 
 
+# The files of a shell's private directory that hold the run's nonce: the integration each shell
+# reads as it starts, and the one a heal line sources. They are removed once the shell has read
+# them (when the command starts), so that no program the command runs can read the nonce there;
+# a heal line writes its file again before it is typed.
+SECRET_FILES = ("integration.bash", "integration.fish", "zdotdir/.zshenv", "reinject.bash", "reinject.zsh",
+                "reinject.fish")
+
+
+def forget_secrets(workdir: Path) -> None:
+    """Remove the files that hold the nonce (see SECRET_FILES), those that are there."""
+    for name in SECRET_FILES:
+        try:
+            (workdir / name).unlink()
+        except FileNotFoundError:
+            pass
+
+
 def integration_script(name: str) -> str:
     """The text of one of the integration scripts shipped with the package (next to this file:
     importlib.resources would cost more start-up time than the whole run of a short command)."""

@@ -37,8 +37,8 @@ def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"") -> Lines:
     query = f" printf '\\e]633;D;%s;%s\\a' $status {nonce} {TO_TERMINAL}\r"
     fallback = (
         f" printf '\\e]633;C;%s\\a' {nonce}; eval (string collect < {quote(str(setup.command_file))});"
-        f" set -g __sr_status $status; printf '\\e]633;D;%s;%s\\a' $__sr_status {nonce} {TO_TERMINAL};"
-        f" echo $__sr_status >>{quote(str(status_file(setup)))}\r"
+        f" set -g __sr_status $status; echo $__sr_status >>{quote(str(status_file(setup)))};"
+        f" printf '\\e]633;D;%s;%s\\a' $__sr_status {nonce} {TO_TERMINAL}\r"
     )
     return Lines(integrated, fallback.encode(), query.encode(), heal)
 
@@ -91,11 +91,17 @@ def line_end(setup: RunSetup) -> str:
 
 
 def line_end_script(setup: RunSetup) -> Path:
+    """As `posix.line_end_script`, in fish's words: the record, then D, before any event handler."""
     script = setup.workdir / "line-end.fish"
     if not script.exists():
         script.write_text(
             "set -g __sr_line_status $status\n"
-            f"builtin echo $__sr_line_status >> {quote(str(status_file(setup)))}\n"
+            "set -g __sr_running\n"
+            "set -g __sr_last_pid\n"
+            "test -r /proc/sys/kernel/ns_last_pid; and builtin read -g __sr_last_pid </proc/sys/kernel/ns_last_pid\n"
+            f"builtin echo $__sr_line_status $__sr_last_pid >> {quote(str(status_file(setup)))}\n"
+            "builtin printf '\\e]633;D;%s;%s\\a' $__sr_line_status \"$__sr_nonce\" 2>/dev/null >/dev/tty\n"
+            "or builtin printf '\\e]633;D;%s;%s\\a' $__sr_line_status \"$__sr_nonce\"\n"
             "return $__sr_line_status\n",
             encoding="utf-8",
         )

@@ -57,10 +57,12 @@ __sr_trap_term() {
 }
 __sr_trap_term
 
-# Run before the command: C marks where its output begins.
+# Run before the command: C marks where its output begins, and carries the last process id given
+# out then: what the shell started before it (its preexec hooks') is not the command's.
 __sr_start() {
     __sr_running=1
-    __sr_mark C
+    { builtin read -r __sr_start_pid </proc/sys/kernel/ns_last_pid; } 2>/dev/null || __sr_start_pid=
+    __sr_mark "C;$__sr_start_pid"
 }
 
 # The line typed for each command is ` __sr_c`: the line editor reads what is typed one byte at
@@ -78,12 +80,18 @@ function __sr_c {
 }
 builtin alias __sr_c="$__sr_line"
 
-# First in PROMPT_COMMAND, so `$?` is still the command's status.
+# The typed line sends D at its own end (see `posix.line_end`). A line the shell abandoned before
+# its end (Ctrl-C, an error that aborts it) has not: the first hook, with `$?` still the line's
+# status, records it and sends D in its place.
+__sr_set_status() {
+    builtin return "$1"
+}
+
 __sr_precmd() {
     builtin local __sr_status=$?
     if [ -n "$__sr_running" ]; then
-        __sr_running=
-        __sr_mark "D;$__sr_status"
+        __sr_set_status "$__sr_status"
+        builtin . "$__sr_end"
     fi
     builtin return "$__sr_status"
 }

@@ -13,18 +13,22 @@ end
 
 set -g __sr_running
 
-# Typed by safe-run right before the command: C marks where its output begins.
+# Typed by safe-run right before the command: C marks where its output begins, and carries the
+# last process id given out then: what the shell started before it (its preexec hooks') is not the command's.
 function __sr_start
     set -g __sr_running 1
-    set -g __sr_line_status
-    __sr_mark C
+    set -g __sr_start_pid
+    test -r /proc/sys/kernel/ns_last_pid; and builtin read -g __sr_start_pid </proc/sys/kernel/ns_last_pid
+    __sr_mark "C;$__sr_start_pid"
 end
 
+# The typed line sends D at its own end (see `posix.line_end`). A line fish abandoned before its
+# end (Ctrl-C) has not: postexec, with `$status` still the line's, records it and sends D in its place.
 function __sr_postexec --on-event fish_postexec
     set -l __sr_status $status
     if test -n "$__sr_running"
-        set -g __sr_running
-        __sr_mark "D;$__sr_status"
+        __sr_return $__sr_status
+        builtin source $__sr_end
     end
 end
 
@@ -46,16 +50,9 @@ function fish_prompt
     if test -n "$__sr_running"
         # fish also asks for its prompt, without drawing it, while the typed line still runs
         # (a job's report during `wait`): that is no prompt of the shell's, and gets no marks.
-        if test -z "$__sr_line_status"
-            __sr_return $__sr_status
-            __sr_user_prompt
-            return
-        end
-        # A background job that ended during the command makes fish draw its prompt before it
-        # fires fish_postexec, and with the job's report's status: the status the typed line
-        # left at its end then ends the command here, and the late postexec finds nothing to do.
-        set -g __sr_running
-        __sr_mark "D;$__sr_line_status"
+        __sr_return $__sr_status
+        __sr_user_prompt
+        return
     end
     __sr_mark A
     __sr_return $__sr_status

@@ -22,14 +22,16 @@ if (( ! ${+functions[TRAPTERM]} )); then
     builtin trap '__sr_mark T' TERM
 fi
 
-# Typed by safe-run right before the command: C marks where its output begins.
+# Typed by safe-run right before the command: C marks where its output begins, and carries the
+# last process id given out then: what the shell started before it (its preexec hooks') is not the command's.
 __sr_start() {
     if [[ -n $__sr_comments ]]; then
         builtin setopt "$__sr_comments"
         __sr_comments=
     fi
     __sr_running=1
-    __sr_mark C
+    { __sr_start_pid=$(</proc/sys/kernel/ns_last_pid); } 2>/dev/null || __sr_start_pid=
+    __sr_mark "C;$__sr_start_pid"
 }
 
 # The command, run as if typed at the prompt. Run through `eval`, its pipelines would sit inside
@@ -59,12 +61,18 @@ if builtin autoload -Uz add-zle-hook-widget 2>/dev/null; then
     add-zle-hook-widget line-finish __sr_line_finish 2>/dev/null
 fi
 
-# First precmd hook, so `$?` is still the command's status.
+# The typed line sends D at its own end (see `posix.line_end`). A line the shell abandoned before
+# its end (Ctrl-C, an error that aborts it) has not: the first precmd hook, with `$?` still the
+# line's status, records it and sends D in its place.
+__sr_set_status() {
+    builtin return $1
+}
+
 __sr_precmd() {
     builtin local __sr_status=$?
     if [[ -n $__sr_running ]]; then
-        __sr_running=
-        __sr_mark "D;$__sr_status"
+        __sr_set_status $__sr_status
+        builtin . "$__sr_end"
     fi
     builtin return $__sr_status
 }

@@ -19,6 +19,18 @@ TO_TERMINAL = "2>/dev/null >/dev/tty"
 STATUS_QUERY = " command printf '\\033]633;D;%s;%s\\007' \"$?\" {nonce} " + TO_TERMINAL + "\r"
 # Prints the program running it (Linux /proc; nothing elsewhere): doctor names an rc file's `exec`.
 EXE_PROBE = "command readlink /proc/$$/exe 2>/dev/null; true"
+# The line's record: its status, then the last process id given out when it ended (from /proc on
+# Linux, nothing elsewhere), read without starting a process: zsh's `read` takes a byte at a time,
+# which a /proc/sys file does not serve, and its `$(<file)` reads the file itself.
+RECORD_POSIX = ('if [ -n "${{ZSH_VERSION-}}" ]; then\n'
+                '    {{ __sr_last_pid=$(</proc/sys/kernel/ns_last_pid); }} 2>/dev/null || __sr_last_pid=\n'
+                'else\n'
+                '    {{ builtin read -r __sr_last_pid </proc/sys/kernel/ns_last_pid; }} 2>/dev/null || __sr_last_pid=\n'
+                'fi\n'
+                'builtin echo "$__sr_line_status $__sr_last_pid" >>{status_file}')
+# D from the line's own end, to the terminal itself (see `__sr_mark` in the integration).
+END_MARK_POSIX = ("{ builtin printf '\\033]633;D;%s;%s\\007' \"$__sr_line_status\" \"${__sr_nonce-}\" >/dev/tty; } 2>/dev/null ||\n"
+                  "    builtin printf '\\033]633;D;%s;%s\\007' \"$__sr_line_status\" \"${__sr_nonce-}\"")
 # A POSIX shell's prompt takes the mark as it is (see `marked_prompt`).
 PROMPT_MARK = ("", "")
 # The shells whose `-n` is known to parse POSIX text; the text of any other is not checked.
@@ -46,26 +58,33 @@ def header(setup: RunSetup) -> str:
 def line_end(setup: RunSetup) -> str:
     """` builtin . "$__sr_end"`: the end of every command line typed into bash or zsh.
 
-    The file appends the command's exit status to the status file, then returns it, so that `$?`
-    stays the command's for the prompt hooks and the user's prompt. It is the evidence that the
-    typed line is over: a shell that reads its terminal without it is still inside the line (a
-    `read`, `select` or `vared` of the command), and nothing is typed into it. Builtins only, and
-    `>>`, which noclobber lets through: a command that changed PATH or the options still cannot
-    stop it. The path is in a variable of the integration's header because the line editor reads
-    what is typed one byte at a time (a few microseconds each in bash, more in zsh): spelled out
-    on every line, it cost more than the rest of the line's work.
+    The line's end is the command's: everything the shell does after it (its prompt hooks, what
+    they print, what they start in the background) is the shell's. So the file records the
+    command's exit status and the last process id the system gave out (what the shell starts
+    from here on is its prompt's work, see `cleanup`), then sends D itself, before any hook,
+    and returns the status, so that `$?` stays the command's for the hooks and the user's
+    prompt. The record comes first: an end mark counts only once the shell has recorded the
+    line's status (see `tracker.EndCheck`). A shell that reads its terminal without that record
+    is still inside the line (a `read`, `select` or `vared` of the command), and nothing is typed
+    into it. Builtins only, and `>>`, which noclobber lets through: a command that changed PATH
+    or the options still cannot stop it. The path is in a variable of the integration's header
+    because the line editor reads what is typed one byte at a time (a few microseconds each in
+    bash, more in zsh): spelled out on every line, it cost more than the rest of the line's work.
     """
     line_end_script(setup)
     return ' builtin . "$__sr_end"'
 
 
 def line_end_script(setup: RunSetup) -> Path:
-    """The file `line_end` sources, written once per shell."""
+    """The file `line_end` sources, written once per shell. It holds no secret: the nonce is the
+    shell's variable, and the file stays on disk for the shell's life."""
     script = setup.workdir / "line-end.sh"
     if not script.exists():
         script.write_text(
             "__sr_line_status=$?\n"
-            f"builtin echo \"$__sr_line_status\" >> {quote(str(status_file(setup)))}\n"
+            "__sr_running=\n"
+            f"{RECORD_POSIX.format(status_file=quote(str(status_file(setup))))}\n"
+            f"{END_MARK_POSIX}\n"
             'builtin return "$__sr_line_status"\n',
             encoding="utf-8",
         )
@@ -88,8 +107,8 @@ def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"", prompt_mark: tu
         (marked_prompt(nonce, *prompt_mark) if prompt_mark is not None else "") +
         f" command printf '\\033]633;C;%s\\007' {nonce};"
         f" . {quote(str(setup.command_file))};"
-        f" __sr_status=$?; command printf '\\033]633;D;%s;%s\\007' \"$__sr_status\" {nonce} {TO_TERMINAL};"
-        f" command echo \"$__sr_status\" >>{quote(str(status_file(setup)))}\r"
+        f" __sr_status=$?; command echo \"$__sr_status\" >>{quote(str(status_file(setup)))};"
+        f" command printf '\\033]633;D;%s;%s\\007' \"$__sr_status\" {nonce} {TO_TERMINAL}\r"
     )
     return Lines(integrated, fallback.encode(), query.encode(), heal)
 
