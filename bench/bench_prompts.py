@@ -1,0 +1,113 @@
+"""What a user's prompt framework costs a call: `true` with their rc files against `--no-rc`.
+
+    .venv/bin/python bench/bench_prompts.py [--runs N] [--pause S] [--only NAME,...]
+
+For every setup of tests/test_prompt_setups.py whose packages are installed (liquidprompt,
+powerline, bash-completion, fzf, direnv, zoxide, autojump, atuin; pure, spaceship, powerlevel9k,
+autosuggestions with syntax highlighting, an options set; fish with its tools and a git prompt),
+in a HOME of its own and a git work tree, it times `safe-run --format json -- true` as an agent
+calls it, with the rc and with `--no-rc`, interleaved, each call after a pause (`--pause`) that
+lets the warm process keep the next shell ready, rc files loaded. It prints the medians in ms and
+their ratio, against the target of at most 1.5x: a call's answer waits for the command's end, not
+for the prompt to be drawn or its hooks to finish. Nothing here is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from test_prompt_setups import SETUPS, Setup, _missing  # noqa: E402
+
+TARGET = 1.5
+
+
+def safe_run_argv() -> list[str]:
+    script = os.path.join(os.path.dirname(sys.executable), "safe-run")
+    return [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "safe_run"]
+
+
+def prepare(setup: Setup, root: Path) -> tuple[dict[str, str], Path]:
+    home = root / setup.name / "home"
+    tree = root / setup.name / "tree"
+    home.mkdir(parents=True)
+    tree.mkdir()
+    subprocess.run(["git", "init", "-q", str(tree)], check=False)
+    if setup.shell == "fish":
+        rc = home / ".config" / "fish" / "config.fish"
+        rc.parent.mkdir(parents=True)
+        (home / ".local" / "share" / "fish" / "generated_completions").mkdir(parents=True)
+    else:
+        rc = home / (".bashrc" if setup.shell == "bash" else ".zshrc")
+    rc.write_text(setup.rc)
+    path = os.pathsep.join([*map(str, setup.path), os.environ["PATH"]])
+    env = {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb",
+           "SHELL": shutil.which(setup.shell) or setup.shell, "TMPDIR": str(root / setup.name)}
+    return env, tree
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - started) * 1000
+
+
+def stop_warm(home: str) -> None:
+    for lock in glob.glob(os.path.join(home, ".local/state/safe-run/sessions/warm/*.lock")):
+        try:
+            os.kill(int(Path(lock).read_text().split()[0]), signal.SIGTERM)
+        except (OSError, ValueError, IndexError):
+            pass
+
+
+def measure(setup: Setup, root: Path, runs: int, pause: float) -> tuple[float, float]:
+    env, tree = prepare(setup, root)
+    base = [*safe_run_argv(), "--format", "json"]
+    with_rc, without = [*base, "--", "true"], [*base, "--no-rc", "--", "true"]
+    times: dict[str, list[float]] = {"rc": [], "no-rc": []}
+    try:
+        for argv in (with_rc, without, with_rc, without):  # the warm process, and its shells, ready
+            timed(argv, env, tree)
+            time.sleep(pause)
+        for _ in range(runs):
+            for name, argv in (("rc", with_rc), ("no-rc", without)):
+                time.sleep(pause)
+                times[name].append(timed(argv, env, tree))
+    finally:
+        stop_warm(env["HOME"])
+    return statistics.median(times["rc"]), statistics.median(times["no-rc"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--pause", type=float, default=1.0)
+    parser.add_argument("--only", default="", help="comma-separated setup names")
+    args = parser.parse_args()
+    chosen = [s for s in SETUPS if not args.only or s.name in args.only.split(",")]
+    print(f"{'setup':<18} {'shell':<5} {'rc ms':>8} {'--no-rc ms':>11} {'ratio':>6}  target <= {TARGET}x")
+    with tempfile.TemporaryDirectory(prefix="bench-prompts-") as root:
+        for setup in chosen:
+            missing = _missing(setup) if shutil.which(setup.shell) else [setup.shell]
+            if missing:
+                print(f"{setup.name:<18} {setup.shell:<5} skipped: {', '.join(missing)} not found")
+                continue
+            rc, bare = measure(setup, Path(root), args.runs, args.pause)
+            ratio = rc / bare
+            print(f"{setup.name:<18} {setup.shell:<5} {rc:8.1f} {bare:11.1f} {ratio:6.2f}"
+                  f"{'' if ratio <= TARGET else '  over'}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
