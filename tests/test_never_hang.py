@@ -62,8 +62,19 @@ def test_forced_rich_strategy_reports_that_integration_did_not_start(safe_run: S
 
 
 @pytest.mark.parametrize("after", ["echo after", ""])
-def test_prompt_command_cleared_mid_command_downgrades_to_basic(safe_run: SafeRun, after: str) -> None:
+def test_prompt_command_cleared_mid_command_keeps_the_lines_own_end(safe_run: SafeRun, after: str) -> None:
+    """The typed line sends D itself at its end: the prompt's hooks are not needed for it."""
     command = f"unset PROMPT_COMMAND; trap - DEBUG; {after}\nsh -c 'exit 4'"
+    result = with_shell(safe_run, "bash")(*SHORT, "--", command).json
+    assert (result["status"], result["exit_code"], result["strategy"]) == ("completed", 4, "rich")
+    assert result["completion_reason"] == "shell_integration" and result["downgrades"] == []
+    assert result["output"] == ("after\n" if after else "")
+
+
+@pytest.mark.parametrize("after", ["echo after", ""])
+def test_a_line_whose_end_mark_is_lost_downgrades_to_basic(safe_run: SafeRun, after: str) -> None:
+    """Without the nonce the line's D is nobody's; the prompt's marks still come, and the status is asked."""
+    command = f"unset __sr_nonce; trap - DEBUG; {after}\nsh -c 'exit 4'"
     result = with_shell(safe_run, "bash")(*SHORT, "--", command).json
     assert (result["status"], result["exit_code"], result["strategy"]) == ("completed", 4, "basic")
     assert result["completion_reason"] == "prompt_idle"
@@ -74,7 +85,7 @@ def test_prompt_command_cleared_mid_command_downgrades_to_basic(safe_run: SafeRu
 def test_all_integration_removed_mid_command_ends_by_the_lines_own_status(safe_run: SafeRun) -> None:
     (safe_run.home / ".bashrc").write_text("PS1='mine$ '\n")
     # The user's prompt again, as a theme would rebuild it, without the integration's marks.
-    command = "unset PROMPT_COMMAND; PS1='mine$ '; echo gone; sh -c 'exit 5'"
+    command = "unset PROMPT_COMMAND __sr_nonce; PS1='mine$ '; echo gone; sh -c 'exit 5'"
     result = with_shell(safe_run, "bash")(*SHORT, "--", command).json
     assert (result["status"], result["exit_code"], result["strategy"]) == ("completed", 5, "none")
     assert result["completion_reason"] == "sentinel"
