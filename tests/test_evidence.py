@@ -21,7 +21,9 @@ from safe_run.evidence import (
     has_marker,
     is_terminal,
     judge,
+    Owner,
     made_since,
+    owners,
     parse_epoll_targets,
     parse_stat,
     parse_syscall,
@@ -117,6 +119,56 @@ def test_session_members_keeps_the_live_processes_of_the_session() -> None:
     ]
     found = session_members(processes, 100, excluded={100})
     assert [p.pid for p in found] == [200, 300]
+
+
+# --- whose a process is --------------------------------------------------------------------------
+
+SHELL_PID, STARTED, ENDED, SUBREAPER = 100, 200, 300, 50
+
+
+def process(pid: int, ppid: int, pgrp: int | None = None, session: int = SHELL_PID, comm: str = "p") -> ProcessInfo:
+    return ProcessInfo(pid=pid, comm=comm, state="S", pgrp=pgrp or pid, session=session, ppid=ppid)
+
+
+def test_each_process_is_its_makers_by_the_command_start_and_the_line_end() -> None:
+    processes = [
+        process(150, SHELL_PID, comm="gpg-agent"),  # the rc files', before the command
+        process(160, SHELL_PID, session=160, comm="zsh-async worker"),
+        process(210, SHELL_PID, comm="sleep job"),  # the command's job
+        process(220, 160, pgrp=160, session=160, comm="git for the prompt"),  # the worker's, meanwhile
+        process(310, 210, pgrp=210, comm="the job's child, after the end"),
+        process(320, SHELL_PID, comm="a prompt hook"),
+        process(330, 320, pgrp=320, comm="its child"),
+    ]
+    whose = owners(processes, SHELL_PID, STARTED, ENDED, 32768)
+    assert whose == {150: Owner.SHELL, 160: Owner.SHELL, 210: Owner.COMMAND, 220: Owner.SHELL,
+                     310: Owner.COMMAND, 320: Owner.PROMPT, 330: Owner.PROMPT}
+
+
+def test_an_orphan_is_told_by_its_process_group() -> None:
+    """Re-parented to the subreaper: `(autojump --add &)` of a hook, a worker's job whose subshell
+    exited, a job the command left in the shell's own group with job control off, a daemon."""
+    processes = [
+        process(340, SUBREAPER, pgrp=335, comm="autojump"),
+        process(250, SUBREAPER, pgrp=160, session=160, comm="find for the prompt"),
+        process(260, SUBREAPER, pgrp=SHELL_PID, comm="sleep left with set +m"),
+        process(270, SUBREAPER, session=270, comm="a daemon of the command"),
+        process(350, SUBREAPER, pgrp=210, comm="a job's child, after the end"),
+    ]
+    whose = owners(processes, SHELL_PID, STARTED, ENDED, 32768)
+    assert whose == {340: Owner.PROMPT, 250: Owner.SHELL, 260: Owner.COMMAND, 270: Owner.COMMAND,
+                     350: Owner.COMMAND}
+
+
+def test_without_the_lines_end_the_shells_children_after_the_start_are_the_commands() -> None:
+    """A stopped command has no line end: what its shell made since the start is reported as before."""
+    whose = owners([process(320, SHELL_PID)], SHELL_PID, STARTED, None, 32768)
+    assert whose == {320: Owner.COMMAND}
+
+
+def test_pids_that_came_round_pid_max_are_still_after() -> None:
+    whose = owners([process(5, SHELL_PID), process(32700, SHELL_PID)], SHELL_PID, 32600, 32760, 32768)
+    assert whose == {5: Owner.PROMPT, 32700: Owner.COMMAND}
 
 
 # --- the rules ---------------------------------------------------------------------------------

@@ -411,8 +411,10 @@ def owners(
     that one's maker's: a worker the shell started before the command (zsh-async's, in a
     session of its own) still runs jobs for the prompt while the command runs, and a job of the
     command forks for the command after the end. One whose parent let it go (re-parented to a
-    subreaper or init) is told by its own birth, and by its process group after the end: a group
-    made since, in the shell's session, is one the shell made for a hook.
+    subreaper or init) is told by its own birth and by its process group, whose leader's maker
+    made it too: a group made after the end, in the shell's session, is one the shell made for a
+    hook; one made before the command started (but the shell's own, where a command that turned
+    job control off leaves its jobs) is a worker's of the shell's, such as zsh-async's.
     """
     by_pid = {p.pid: p for p in processes}
     found: dict[int, Owner] = {}
@@ -436,6 +438,8 @@ def owners(
             elif made_after(process.pid, ended_pid) and process.session == shell_pid \
                     and made_after(process.pgrp, ended_pid):
                 who = Owner.PROMPT
+            elif process.pgrp != shell_pid and not made_after(process.pgrp, started_pid):
+                who = Owner.SHELL
             else:
                 who = Owner.COMMAND
         for member in line:
