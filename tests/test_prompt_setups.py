@@ -124,14 +124,14 @@ def _work_tree(where: Path) -> Path:
     return where
 
 
-def _env(setup: Setup, safe_run: SafeRun) -> dict[str, str]:
+def _env(setup: Setup) -> dict[str, str]:
     path = os.pathsep.join([*map(str, setup.path), os.environ.get("PATH", os.defpath)])
     return {"PATH": path, "TERM": "xterm-256color"}
 
 
 def test_a_failing_command_is_the_commands_alone(configured: SafeRun, setup: Setup, tmp_path: Path) -> None:
     tree = _work_tree(tmp_path / "tree")
-    result = configured("--format", "json", "--cwd", str(tree), "--", "false", env=_env(setup, configured)).json
+    result = configured("--format", "json", "--cwd", str(tree), "--", "false", env=_env(setup)).json
     assert (result["status"], result["exit_code"], result["output"]) == ("completed", 1, setup.false_says)
     assert result["killed"] == [] and result["downgrades"] == []
     assert result["strategy"] == "rich"
@@ -140,7 +140,7 @@ def test_a_failing_command_is_the_commands_alone(configured: SafeRun, setup: Set
 def test_output_is_the_commands_bytes_only(configured: SafeRun, setup: Setup, tmp_path: Path) -> None:
     tree = _work_tree(tmp_path / "tree")
     result = configured("--format", "json", "--cwd", str(tree), "--", "seq 1 2000 | tail -3",
-                        env=_env(setup, configured)).json
+                        env=_env(setup)).json
     assert (result["exit_code"], result["output"]) == (0, "1998\n1999\n2000\n")
 
 
@@ -152,7 +152,7 @@ def test_only_the_commands_own_job_is_killed(configured: SafeRun, setup: Setup, 
     job = 'sleep 30 & while [ "$(ps -o comm= -p $!)" != sleep ]; do :; done'
     if setup.shell == "fish":
         job = "sleep 30 &; while test (ps -o comm= -p $last_pid) != sleep; end"
-    result = configured("--format", "json", "--cwd", str(tree), "--", job, env=_env(setup, configured)).json
+    result = configured("--format", "json", "--cwd", str(tree), "--", job, env=_env(setup)).json
     assert result["exit_code"] == 0
     assert [killed["command"] for killed in result["killed"]] == ["sleep"], result
 
@@ -176,7 +176,7 @@ def test_the_prompts_work_after_a_cd_records_the_directory(safe_run: SafeRun, tm
 
 def test_a_named_shell_keeps_its_directory(configured: SafeRun, setup: Setup, tmp_path: Path) -> None:
     tree = _work_tree(tmp_path / "tree")
-    env = _env(setup, configured)
+    env = _env(setup)
     try:
         first = configured("--format", "json", "--in", "prompts", "--", f"cd {tree}", env=env).json
         second = configured("--format", "json", "--in", "prompts", "--", "pwd; false", env=env).json

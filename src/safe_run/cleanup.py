@@ -148,7 +148,7 @@ class Reaper:
     def _end(self, leftovers: list[ProcessInfo]) -> None:
         """SIGTERM to each leftover (and its job's group), SIGKILL to what is still there after GRACE_S."""
         if self._typed is not None:
-            self._not_reported.update(p.pid for p in leftovers if self._before_typed(p))
+            self._not_reported.update(p.pid for p in leftovers if p.start < self._typed)
         session = [p for p in leftovers if p.session == self._terminal.pid]
         groups = {p.pgrp for p in session if p.pgrp != self._shell_pgrp}
         # A job's group is signalled as a whole, for what it starts meanwhile; the shell's own
@@ -171,11 +171,6 @@ class Reaper:
         for pgrp in groups:
             if not _group_gone(pgrp, 0.0):
                 _signal_group(pgrp, signal.SIGKILL)
-
-    def _before_typed(self, process: ProcessInfo) -> bool:
-        """Whether the shell started this before its first command line was typed: its own."""
-        assert self._typed is not None
-        return process.start < self._typed
 
     def _prompt_hooks(self) -> set[int]:
         """Wait (bounded) for the shell to be back at its prompt; what holds the terminal instead is a hook's."""

@@ -160,7 +160,6 @@ class Run:
         self.reinjected: list[Reinjection] = []
         self.waiting: Decision | None = None
         self._typed: int | None = None  # when the command line was typed (clock ticks since boot)
-        self._line_last_pid: int | None = None  # the last process id given out as the line ended
         self._stopped = False
 
     def _check(self, command: str, command_file: Path) -> None:
@@ -437,7 +436,7 @@ class Run:
         reaper = Reaper(self.terminal, self.kernel, reported, typed=self._first_typed, started_pid=started)
         stop = self.finish is not None and self.finish.stop
         if not self.request.keep_background:
-            self.killed += reaper.kill_session(settle=not stop and not idle, line_end_pid=self._line_last_pid)
+            self.killed += reaper.kill_session(settle=not stop and not idle, line_end_pid=self._line_record()[1])
         self.terminal.close(hang_up=not self.request.keep_background)
         if self._kept is not None:
             self._kept.close(taken=True)  # its directory held this run's files
@@ -524,25 +523,23 @@ class Run:
         fields = text.partition("\n")[0].split()
         if not fields or not fields[0].isdigit():
             return None, None
-        if len(fields) > 1 and fields[1].isdigit():
-            self._line_last_pid = int(fields[1])
-        return int(fields[0]), self._line_last_pid
+        return int(fields[0]), int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
 
     def _end_check(self) -> EndCheck:
         """What the kernel says as an end mark arrives (see `tracker.EndCheck`): the line's record,
         and whose the terminal is. The shell is the leader of its own process group."""
-        status, _ = self._line_record()
+        status, ended_pid = self._line_record()
         front = self.terminal.foreground()
         if front is None:
             return EndCheck(status, None)
-        return EndCheck(status, front == self.terminal.pid or self._prompts_front(front))
+        return EndCheck(status, front == self.terminal.pid or self._prompts_front(front, ended_pid))
 
-    def _prompts_front(self, front: int) -> bool:
-        """Whether the terminal's foreground is a group the shell made after the line's recorded end:
-        the mark is read a moment after the shell sent it, and a prompt hook (autojump's, a
-        theme's renderer) may hold the terminal by then. The command's own groups were all made
-        before that end."""
-        wrap, end = pid_max(), self._line_last_pid
+    def _prompts_front(self, front: int, end: int | None) -> bool:
+        """Whether the terminal's foreground is a group the shell made after the line's recorded end
+        (`end`, the last pid given out then): the mark is read a moment after the shell sent it,
+        and a prompt hook (autojump's, a theme's renderer) may hold the terminal by then. The
+        command's own groups were all made before that end."""
+        wrap = pid_max()
         leader = read_stat(front)
         if wrap is None or end is None or leader is None or leader.ppid != self.terminal.pid:
             return False

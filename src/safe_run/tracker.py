@@ -623,9 +623,9 @@ class CommandTracker:
         if quiet_for < (min(timers.idle, timers.answer) if answered else timers.idle):
             return []
         if self.command.status is not None:
-            # The line writes its status just before the shell sends its own end mark, which gets
-            # the idle window to arrive: fish sends it only after a job's report and its prompt,
-            # and on a busy machine that can come long after a command that was quiet to its end.
+            # The line records its status just before it sends its own end mark, which gets the
+            # idle window to arrive: on a busy machine the mark can be read long after a command
+            # that was quiet to its end.
             if clocks.status_seen is not None and now - clocks.status_seen < timers.idle:
                 return []
             return self._completed_by_status_file(now, self.command.status)
