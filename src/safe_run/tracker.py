@@ -516,7 +516,7 @@ class CommandTracker:
         refused = _refusal(end, code, needs_record=not by_prompt)
         if refused is not None:
             return self._forged(now, code, refused)
-        unchecked = UNCORROBORATED if end.shell_in_front is None else None
+        unchecked = _uncorroborated(end)
         if self.integrated and self.strategy is not Strategy.NONE:
             return self._completed(Reason.SHELL_INTEGRATION, code, note=unchecked)
         said = LINE_ENDED if self.integrated else PROMPT_ENDED if by_prompt else None
@@ -528,13 +528,12 @@ class CommandTracker:
         down to `none`, whose end is the typed line's own record (its D, checked as this one was,
         or its status file)."""
         said = f"an end mark with this run's nonce (status {code}) came {why}: a program of the command printed it, and it was ignored"
+        first, self.command.forged = not self.command.forged, True
         if self.strategy is Strategy.NONE:
-            if not self.command.forged:
+            if first:
                 at = round(now - self.command.clocks.started, 3)
                 self._pending.append(Downgraded(Downgrade(Strategy.NONE.value, Strategy.NONE.value, said, at)))
-            self.command.forged = True
             return []
-        self.command.forged = True
         if not self.config.allow_downgrade:
             return [self._lost_without_fallback(said)]
         self._downgrade(Strategy.NONE, said, now)
@@ -565,7 +564,7 @@ class CommandTracker:
         refused = _refusal(end, code, needs_record=False)
         if refused is not None:
             return self._forged(now, code, refused)
-        return self._completed(Reason.PROMPT_IDLE, code, note=UNCORROBORATED if end.shell_in_front is None else None)
+        return self._completed(Reason.PROMPT_IDLE, code, note=_uncorroborated(end))
 
     def _between_commands(self, now: float, mark: object) -> list[Action]:
         """DONE, A or B: the prompt after a command; its B says the shell is ready for the next one."""
@@ -989,6 +988,11 @@ def _refusal(end: EndCheck, code: int | None, needs_record: bool) -> str | None:
     if needs_record and end.status != code:
         return f"but the shell recorded status {end.status} for the command line"
     return None
+
+
+def _uncorroborated(end: EndCheck) -> str | None:
+    """What the result says of an end mark that counted though the terminal could not say who held it."""
+    return UNCORROBORATED if end.shell_in_front is None else None
 
 
 def _exit_code(args: tuple[str, ...]) -> int | None:
