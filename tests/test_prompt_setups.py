@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,3 +185,28 @@ def test_a_named_shell_keeps_its_directory(configured: SafeRun, setup: Setup, tm
         configured("close", "prompts", env=env)
     assert first["exit_code"] == 0 and first["killed"] == []
     assert (second["exit_code"], second["output"], second["killed"]) == (1, f"{tree}\n{setup.false_says}", [])
+
+
+WORKER = """
+import os, signal, sys
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # as an interactive zsh, a theme's async worker, does
+signal.signal(signal.SIGHUP, lambda *_: (open(sys.argv[1], "w").close(), os._exit(0)))
+open(sys.argv[2], "w").close()
+while True:
+    signal.pause()
+"""
+
+
+def test_the_shells_own_worker_is_hung_up_as_a_closed_window_would(safe_run: SafeRun, tmp_path: Path) -> None:
+    """What the rc files started before the command is the shell's: it is ended quietly, and with
+    the hang-up a terminal gives it, which a worker that ignores SIGTERM obeys at once."""
+    worker = tmp_path / "worker.py"
+    worker.write_text(WORKER)
+    hung_up, ready = tmp_path / "hung-up", tmp_path / "ready"
+    (safe_run.home / ".bashrc").write_text(
+        f"{sys.executable} {worker} {hung_up} {ready} &\n"
+        f"while [ ! -e {ready} ]; do :; done\n")
+    safe_run.shell = shell_path("bash")
+    result = safe_run("--format", "json", "--", "true").json
+    assert (result["exit_code"], result["killed"]) == (0, [])
+    assert hung_up.exists(), "the worker was sent SIGHUP"

@@ -33,6 +33,8 @@ POLL_S = 0.01
 # The first pause while the shell goes back to its prompt; each next one twice as long, up to 2 POLL_S.
 FIRST_PAUSE_S = 0.0005
 CTRL_C = b"\x03"
+# `Reaper`'s `typed` for a shell no command line was ever typed into: all it started is its own.
+NEVER_TYPED = 1 << 62
 # How many times the sweep looks again for what it has not ended yet. A process that forks and
 # exits while /proc is read (setsid as a job: the parent forks its child and exits) is missing
 # from that scan, and so is its child: the next scan finds it.
@@ -146,7 +148,12 @@ class Reaper:
         return self._report(ended)
 
     def _end(self, leftovers: list[ProcessInfo]) -> None:
-        """SIGTERM to each leftover (and its job's group), SIGKILL to what is still there after GRACE_S."""
+        """SIGTERM to each leftover (and its job's group), SIGKILL to what is still there after GRACE_S.
+
+        The shell's own (not reported) get SIGHUP first, as a closed terminal window ends them:
+        an interactive zsh, such as a prompt theme's async worker, ignores SIGTERM, and would
+        hold the answer for the whole grace time.
+        """
         if self._typed is not None:
             self._not_reported.update(p.pid for p in leftovers if p.start < self._typed)
         session = [p for p in leftovers if p.session == self._terminal.pid]
@@ -157,6 +164,9 @@ class Reaper:
         # process found is also signalled by itself: one that leaves its group between the look
         # and the signal (setsid's child calling setsid()) is still reached.
         singles = [p.pid for p in leftovers]
+        for pid in singles:
+            if pid in self._not_reported:
+                _signal_pid(pid, signal.SIGHUP)
         for pgrp in groups:
             _signal_group(pgrp, signal.SIGTERM)
             _signal_group(pgrp, signal.SIGCONT)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import shells
-from .cleanup import Reaper
+from .cleanup import NEVER_TYPED, Reaper
 from .evidence import MARKER_VAR
 from .kernel import KernelObserver, ObserverLike, current_umask
 from .request import RunRequest
@@ -171,7 +171,7 @@ class KeptShell:
         ended = taken or self._directory.lock < 0
         self._directory.remove()  # first: whoever waits for this process may not wait long
         if not ended:
-            Reaper(self._terminal, self.start.kernel).kill_session()
+            Reaper(self._terminal, self.start.kernel, typed=NEVER_TYPED).kill_session()
             self._terminal.close()
 
 
