@@ -34,23 +34,28 @@ __sr_start() {
     __sr_mark "C;$__sr_start_pid"
 }
 
-# The command, run as if typed at the prompt. Run through `eval`, its pipelines would sit inside
-# eval's own, which holds job number 1 while it runs, so its first background job would be %2
-# and `kill %1` would miss it. So when the run line is accepted, before zsh reads it, a line-finish
-# hook makes `__sr_c` an alias of the command text (its newline ends a trailing comment there):
-# the command's pipelines are the line's own. The alias removes itself first thing, so it never
-# runs a command twice. Comments in it count, as they do in eval's text,
-# for the reading of this line only: the option is put back before the command runs. Without
-# the hook (no ZLE, an old zsh, aliases off), `__sr_c` is this function, and it runs through eval.
+# The line typed for each command is ` __sr_c`: the line editor reads what is typed one byte at a
+# time, and a plugin such as zsh-syntax-highlighting redraws the whole line at each, so the line is
+# kept short. It runs C, the command, and the line's own end (see `posix.line_end`). Run through
+# `eval`, the command's pipelines would sit inside eval's own, which holds job number 1 while it
+# runs, so its first background job would be %2 and `kill %1` would miss it. So when the run line
+# is accepted, before zsh reads it, a line-finish hook makes `__sr_c` an alias of all three, the
+# command's text on lines of its own (its newline ends a trailing comment there): the command's
+# pipelines are the line's own. The alias removes itself first thing, so it never runs a command
+# twice. Comments in it count, as they do in eval's text, for the reading of this line only: the
+# option is put back before the command runs. Without the hook (no ZLE, an old zsh, aliases off),
+# `__sr_c` is this function, and it runs the command through eval.
 __sr_c() {
+    __sr_start
     builtin eval "$(<$__sr_cmd)"
+    builtin . "$__sr_end"
 }
 
 typeset -g __sr_comments=
 
 __sr_line_finish() {
-    if [[ $BUFFER == ' __sr_start; __sr_c;'* ]]; then
-        builtin alias __sr_c="builtin unalias __sr_c; $(<$__sr_cmd)"$'\n'
+    if [[ $BUFFER == ' __sr_c' ]]; then
+        builtin alias __sr_c="builtin unalias __sr_c; __sr_start"$'\n'"$(<$__sr_cmd)"$'\n''builtin . "$__sr_end"'
         [[ -o INTERACTIVE_COMMENTS ]] && __sr_comments=INTERACTIVE_COMMENTS || __sr_comments=NO_INTERACTIVE_COMMENTS
         builtin setopt INTERACTIVE_COMMENTS
     fi

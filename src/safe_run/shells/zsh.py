@@ -11,7 +11,8 @@ from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import EXE_PROBE, arrival, header, line_end, lines, quote, scoped, sourced_heal_line
 
-RUN = " __sr_start; __sr_c;"
+# An alias the integration's line-finish hook makes: C, the command, and the line's own end.
+RUN = " __sr_c"
 # After the integration is loaded again, in the same line: the command through eval at the top
 # level. The line-finish hook that makes `__sr_c` the command's own text is not there when the
 # line is read (after `exec zsh`), and the function `__sr_c` would make its `typeset`s local.
@@ -33,8 +34,9 @@ def live_lines(setup: RunSetup) -> Lines:
 
 
 def run_line(setup: RunSetup) -> bytes:
-    """C, the command, and the line's own end (see `posix.line_end`)."""
-    return (RUN + line_end(setup) + "\r").encode()
+    """C, the command, and the line's own end (see `posix.line_end`), all in the alias typed."""
+    line_end(setup)
+    return (RUN + "\r").encode()
 
 
 def heal_line(setup: RunSetup) -> bytes:
