@@ -5,9 +5,10 @@
 For every setup of tests/test_prompt_setups.py whose packages are installed (liquidprompt,
 powerline, bash-completion, fzf, direnv, zoxide, autojump, atuin; pure, spaceship, powerlevel9k,
 autosuggestions with syntax highlighting, an options set; fish with its tools and a git prompt),
-in a HOME of its own and a git work tree, it times `safe-run --format json -- true` as an agent
-calls it, with the rc and with `--no-rc`, interleaved, each call after a pause (`--pause`) that
-lets the warm process keep the next shell ready, rc files loaded. It prints the medians in ms and
+in a git work tree, it times `safe-run --format json -- true` as an agent calls it, with the rc
+and with `--no-rc` (each in a HOME of its own, so each has its own warm process), interleaved,
+each call after a pause (`--pause`) that lets the warm process keep the next shell ready, rc
+files loaded. It prints the medians in ms and
 their ratio, against the target of at most 1.5x: a call's answer waits for the command's end, not
 for the prompt to be drawn or its hooks to finish. Nothing here is asserted.
 """
@@ -38,11 +39,11 @@ def safe_run_argv() -> list[str]:
     return [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "safe_run"]
 
 
-def prepare(setup: Setup, root: Path) -> tuple[dict[str, str], Path]:
-    home = root / setup.name / "home"
+def prepare(setup: Setup, root: Path, side: str) -> tuple[dict[str, str], Path]:
+    home = root / setup.name / side / "home"
     tree = root / setup.name / "tree"
     home.mkdir(parents=True)
-    tree.mkdir()
+    tree.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(tree)], check=False)
     if setup.shell == "fish":
         rc = home / ".config" / "fish" / "config.fish"
@@ -53,7 +54,7 @@ def prepare(setup: Setup, root: Path) -> tuple[dict[str, str], Path]:
     rc.write_text(setup.rc)
     path = os.pathsep.join([*map(str, setup.path), os.environ["PATH"]])
     env = {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb",
-           "SHELL": shutil.which(setup.shell) or setup.shell, "TMPDIR": str(root / setup.name)}
+           "SHELL": shutil.which(setup.shell) or setup.shell, "TMPDIR": str(home.parent)}
     return env, tree
 
 
@@ -72,20 +73,24 @@ def stop_warm(home: str) -> None:
 
 
 def measure(setup: Setup, root: Path, runs: int, pause: float) -> tuple[float, float]:
-    env, tree = prepare(setup, root)
+    """Each side in a HOME of its own (the same rc files), so that each has its own warm process
+    and keeps its own kind of shell ahead, as a caller that makes one kind of call does."""
     base = [*safe_run_argv(), "--format", "json"]
-    with_rc, without = [*base, "--", "true"], [*base, "--no-rc", "--", "true"]
+    sides = {"rc": ([*base, "--", "true"], *prepare(setup, root, "rc")),
+             "no-rc": ([*base, "--no-rc", "--", "true"], *prepare(setup, root, "no-rc"))}
     times: dict[str, list[float]] = {"rc": [], "no-rc": []}
     try:
-        for argv in (with_rc, without, with_rc, without):  # the warm process, and its shells, ready
-            timed(argv, env, tree)
-            time.sleep(pause)
+        for _ in range(3):  # the warm processes, and the shells they keep ahead, ready
+            for argv, env, tree in sides.values():
+                timed(argv, env, tree)
+                time.sleep(pause)
         for _ in range(runs):
-            for name, argv in (("rc", with_rc), ("no-rc", without)):
+            for name, (argv, env, tree) in sides.items():
                 time.sleep(pause)
                 times[name].append(timed(argv, env, tree))
     finally:
-        stop_warm(env["HOME"])
+        for _, env, _ in sides.values():
+            stop_warm(env["HOME"])
     return statistics.median(times["rc"]), statistics.median(times["no-rc"])
 
 
