@@ -5,12 +5,16 @@
 For every setup of tests/test_prompt_setups.py whose packages are installed (liquidprompt,
 powerline, bash-completion, fzf, direnv, zoxide, autojump, atuin; pure, spaceship, powerlevel9k,
 autosuggestions with syntax highlighting, an options set; fish with its tools and a git prompt),
-in a git work tree, it times `safe-run --format json -- true` as an agent calls it, with the rc
-and with `--no-rc` (each in a HOME of its own, so each has its own warm process), interleaved,
-each call after a pause (`--pause`) that lets the warm process keep the next shell ready, rc
-files loaded. It prints the medians in ms and
-their ratio, against the target of at most 1.5x: a call's answer waits for the command's end, not
-for the prompt to be drawn or its hooks to finish. Nothing here is asserted.
+in a git work tree, it times `safe-run --format json -- true` as an agent calls it, three ways,
+each in a HOME of its own (so each has its own warm process), interleaved, each call after a
+pause (`--pause`) that lets the warm process keep the next shell ready:
+  rc        the setup's rc files, loaded in the shell kept ahead
+  --no-rc   the same call with --no-rc, the issue's reference: the shell kept ahead is a plain
+            call's, so this side starts its shell at each call
+  empty     no rc files at all: the shell kept ahead is taken, as on the rc side
+It prints the medians in ms and the rc side's ratio to each reference, against the target of at
+most 1.5x: a call's answer waits for the command's end, not for the prompt to be drawn or its
+hooks to finish. Nothing here is asserted.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ def prepare(setup: Setup, root: Path, side: str) -> tuple[dict[str, str], Path]:
         (home / ".local" / "share" / "fish" / "generated_completions").mkdir(parents=True)
     else:
         rc = home / (".bashrc" if setup.shell == "bash" else ".zshrc")
-    rc.write_text(setup.rc)
+    rc.write_text(setup.rc if side != "empty" else "")
     path = os.pathsep.join([*map(str, setup.path), os.environ["PATH"]])
     env = {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb",
            "SHELL": shutil.which(setup.shell) or setup.shell, "TMPDIR": str(home.parent)}
@@ -72,13 +76,14 @@ def stop_warm(home: str) -> None:
             pass
 
 
-def measure(setup: Setup, root: Path, runs: int, pause: float) -> tuple[float, float]:
+def measure(setup: Setup, root: Path, runs: int, pause: float) -> dict[str, float]:
     """Each side in a HOME of its own (the same rc files), so that each has its own warm process
     and keeps its own kind of shell ahead, as a caller that makes one kind of call does."""
     base = [*safe_run_argv(), "--format", "json"]
     sides = {"rc": ([*base, "--", "true"], *prepare(setup, root, "rc")),
-             "no-rc": ([*base, "--no-rc", "--", "true"], *prepare(setup, root, "no-rc"))}
-    times: dict[str, list[float]] = {"rc": [], "no-rc": []}
+             "no-rc": ([*base, "--no-rc", "--", "true"], *prepare(setup, root, "no-rc")),
+             "empty": ([*base, "--", "true"], *prepare(setup, root, "empty"))}
+    times: dict[str, list[float]] = {side: [] for side in sides}
     try:
         for _ in range(3):  # the warm processes, and the shells they keep ahead, ready
             for argv, env, tree in sides.values():
@@ -91,7 +96,7 @@ def measure(setup: Setup, root: Path, runs: int, pause: float) -> tuple[float, f
     finally:
         for _, env, _ in sides.values():
             stop_warm(env["HOME"])
-    return statistics.median(times["rc"]), statistics.median(times["no-rc"])
+    return {side: statistics.median(figures) for side, figures in times.items()}
 
 
 def main() -> None:
@@ -101,17 +106,18 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated setup names")
     args = parser.parse_args()
     chosen = [s for s in SETUPS if not args.only or s.name in args.only.split(",")]
-    print(f"{'setup':<18} {'shell':<5} {'rc ms':>8} {'--no-rc ms':>11} {'ratio':>6}  target <= {TARGET}x")
+    print(f"{'setup':<18} {'shell':<5} {'rc ms':>7} {'--no-rc':>8} {'empty':>7} {'/no-rc':>7} {'/empty':>7}"
+          f"  target <= {TARGET}x")
     with tempfile.TemporaryDirectory(prefix="bench-prompts-") as root:
         for setup in chosen:
             missing = _missing(setup) if shutil.which(setup.shell) else [setup.shell]
             if missing:
                 print(f"{setup.name:<18} {setup.shell:<5} skipped: {', '.join(missing)} not found")
                 continue
-            rc, bare = measure(setup, Path(root), args.runs, args.pause)
-            ratio = rc / bare
-            print(f"{setup.name:<18} {setup.shell:<5} {rc:8.1f} {bare:11.1f} {ratio:6.2f}"
-                  f"{'' if ratio <= TARGET else '  over'}", flush=True)
+            ms = measure(setup, Path(root), args.runs, args.pause)
+            ratios = ms["rc"] / ms["no-rc"], ms["rc"] / ms["empty"]
+            print(f"{setup.name:<18} {setup.shell:<5} {ms['rc']:7.1f} {ms['no-rc']:8.1f} {ms['empty']:7.1f}"
+                  f" {ratios[0]:7.2f} {ratios[1]:7.2f}{'' if max(ratios) <= TARGET else '  over'}", flush=True)
 
 
 if __name__ == "__main__":
