@@ -10,6 +10,8 @@ import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -237,6 +239,47 @@ def test_send_to_a_finished_session_says_nothing_was_typed(sessions: SafeRun) ->
     sessions("poll", started["session_id"], "--wait", "30")
     late = sessions("send", started["session_id"], "hello", "--format", "json").json
     assert late["status"] == "completed" and "nothing was typed" in late["message"]
+
+
+@pytest.mark.slow
+def test_send_dash_types_what_comes_on_standard_input(sessions: SafeRun) -> None:
+    """`send ID -` keeps a secret off the command line, where every user sees it: the text is
+    read from the pipe, its final line break being the Enter."""
+    started = start(sessions, "read -s -p 'password: ' pw; echo \"got=[$pw]\"", yield_after=20).json
+    assert started["status"] == "input_required", started
+    answered = sessions("send", started["session_id"], "-", "--wait", "20", "--format", "json",
+                        stdin=b"hunter5\n")
+    assert answered.json["status"] == "completed", answered.json
+    assert "got=[hunter5]" in answered.json["output"]
+
+
+@pytest.mark.slow
+def test_send_dash_at_a_terminal_reads_one_line_unseen(sessions: SafeRun) -> None:
+    """At a terminal, `send ID -` asks for the line with echo off, as a password prompt does, and
+    gives the terminal back as it found it."""
+    import pexpect
+
+    started = start(sessions, "read -s -p 'password: ' pw; echo \"got=[$pw]\"", yield_after=20).json
+    assert started["status"] == "input_required", started
+    args = ["-m", "safe_run", "send", started["session_id"], "-", "--wait", "20", "--format", "json"]
+    child = pexpect.spawn(sys.executable, args, env=sessions.environment(), timeout=30)
+    try:
+        child.expect("not shown")
+        child.sendline("hunter5")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    shown = child.before.decode()
+    assert '"status": "completed"' in shown and "got=[hunter5]" in shown
+    assert "hunter5\r\n" not in shown.split("got=")[0], "the typed line is not echoed"
+
+
+def test_send_dash_with_standard_input_closed_is_a_usage_error(sessions: SafeRun) -> None:
+    closed = subprocess.run(["sh", "-c", 'exec <&-; exec "$0" -m safe_run send "$1" -', sys.executable,
+                             "0" * SESSION_ID_LENGTH], capture_output=True, text=True, env=sessions.environment(),
+                            timeout=60)
+    assert closed.returncode == 2 and "there is no text to read" in closed.stderr, closed.stderr
+    assert len(closed.stderr.strip().splitlines()) == 1
 
 
 def test_send_needs_something_to_send(sessions: SafeRun) -> None:

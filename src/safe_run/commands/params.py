@@ -17,7 +17,8 @@ from typing import BinaryIO
 
 import click
 
-from ..calls import MAX_COMMAND_BYTES  # what --command-file (or stdin) may hold, as every front end
+# MAX_COMMAND_BYTES: what --command-file (or stdin) may hold, as for every front end
+from ..calls import MAX_COMMAND_BYTES, typed_line
 # select() and the clocks overflow somewhere above this; no wait needs more than ~31 years.
 MAX_SECONDS = 1e9
 
@@ -106,21 +107,53 @@ def read_command_file(path: str, stdin_open: bool) -> bytes:
         os.close(fd)
 
 
-def _read_bounded(fd: int, name: str) -> bytes:
+def _read_bounded(fd: int, name: str, limit: int = MAX_COMMAND_BYTES, option: str = "--command-file",
+                  what: str = "a command") -> bytes:
     chunks: list[bytes] = []
     size = 0
-    while size <= MAX_COMMAND_BYTES:
+    while size <= limit:
         try:
             chunk = os.read(fd, 1 << 16)
         except OSError as exc:
-            raise click.BadParameter(f"cannot read {name}: {exc.strerror}", param_hint="--command-file") from exc
+            raise click.BadParameter(f"cannot read {name}: {exc.strerror}", param_hint=option) from exc
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
         size += len(chunk)
-    raise click.BadParameter(
-        f"{name} holds more than {MAX_COMMAND_BYTES} bytes, the most a command may have", param_hint="--command-file"
-    )
+    raise click.BadParameter(f"{name} holds more than {limit} bytes, the most {what} may have", param_hint=option)
+
+
+def read_secret_text(stdin_open: bool, limit: int) -> str:
+    """The text `send ID -` types, from standard input rather than the command line, where every
+    user sees it (ps, /proc/PID/cmdline). A pipe is read to its end; at a terminal, one line is
+    read with echo off, as a password prompt does. One final line break is the input's own, not
+    the text's."""
+    option = "TEXT"
+    if not stdin_open:
+        raise click.BadParameter("standard input is closed: there is no text to read", param_hint=option)
+    data = _line_unechoed(limit) if os.isatty(0) else _read_bounded(0, "standard input", limit, option, "a send")
+    try:
+        return typed_line(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(f"standard input is not valid UTF-8 (byte {exc.start})", param_hint=option) from exc
+
+
+def _line_unechoed(limit: int) -> bytes:
+    """One line typed at the terminal on descriptor 0, not shown; the prompt goes to stderr. A stop
+    signal (Ctrl-C) interrupts the read, and the terminal's echo is put back however it ends."""
+    import termios
+
+    sys.stderr.write("text to send (not shown): ")
+    sys.stderr.flush()
+    saved = termios.tcgetattr(0)
+    quiet = list(saved)
+    quiet[3] &= ~(termios.ECHO | termios.ECHONL)
+    termios.tcsetattr(0, termios.TCSAFLUSH, quiet)
+    try:
+        return os.read(0, limit)  # the terminal hands over one line, of at most 4095 bytes
+    finally:
+        termios.tcsetattr(0, termios.TCSAFLUSH, saved)
+        sys.stderr.write("\n")
 
 
 def open_log(path: str) -> BinaryIO:

@@ -15,7 +15,7 @@ from ..environment import Environment
 from ..report import emit, format_option, write_json_line
 from ..result import SCHEMA_VERSION, exit_status
 from ..session.keys import NAMED, key_text
-from .params import SECONDS
+from .params import SECONDS, read_secret_text, stdin_is_open
 
 if TYPE_CHECKING:
     from ..session.store import Session
@@ -100,7 +100,16 @@ def _keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -
 def send_command(
     session_id: str, text: str | None, no_enter: bool, queue: bool, keys: str, wait: float, output_format: str
 ) -> int:
-    """Type TEXT (and Enter) into session ID's command, if it is reading its terminal; answer like poll --wait."""
+    """Type TEXT (and Enter) into session ID's command, if it is reading its terminal; answer like poll --wait.
+
+    Every user on the machine can see a command line's arguments (ps): give a secret as -, and
+    TEXT is read from standard input instead (a pipe to its end, or one line typed unseen at a
+    terminal). To type a lone '-', give it with its line break, $'-\\n'.
+    """
+    if text == "-":
+        from ..session.typist import TYPE_AHEAD_MAX
+
+        text = read_secret_text(stdin_is_open(), TYPE_AHEAD_MAX)
     if text is None and not keys:
         raise click.UsageError("nothing to send: give TEXT, --key, or both")
     if text is not None and not _is_text(text):
