@@ -62,6 +62,14 @@ def test_a_question_is_answered_by_the_person(safe_run: SafeRun) -> None:
     assert ended(terminal) == 0
 
 
+def test_a_terminal_that_reports_no_size_is_taken_for_80x24(safe_run: SafeRun) -> None:
+    """A pseudo-terminal nobody sized (`script` from a non-terminal, some CI runners) says 0x0."""
+    terminal = person(safe_run, "stty size", rows=0, columns=0)
+    terminal.expect("24 80")
+    terminal.expect("completed")
+    assert ended(terminal) == 0
+
+
 def test_a_password_is_typed_unseen(safe_run: SafeRun) -> None:
     terminal = person(safe_run, GETPASS)
     terminal.expect(r'(?<!")Password: ')

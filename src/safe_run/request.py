@@ -14,6 +14,9 @@ StrategyChoice = Literal["auto", "rich", "basic", "none"]
 STRATEGY_CHOICES: tuple[StrategyChoice, ...] = get_args(StrategyChoice)
 # The emulated terminal's size (rows, columns).
 DEFAULT_SIZE = (50, 200)
+# What a terminal that reports no size is taken for: a pseudo-terminal nobody sized (`script`
+# started from a non-terminal, some CI runners) says 0x0, and programs then assume 80x24.
+UNSIZED = (24, 80)
 # A persistent shell left without a command this long closes itself.
 DEFAULT_IDLE_EXPIRE_S = 3600.0
 # ... but an MCP connection's own shell sooner: a client that never ends its session leaves it.
@@ -22,6 +25,12 @@ DEFAULT_CONNECTION_IDLE_S = 600.0
 # an agent that never comes back is common, and a prompt left open holds what its program holds
 # (apt's dpkg lock, a half-made commit). Minutes, not the hour a shell between commands is kept.
 DEFAULT_WAIT_EXPIRE_S = 600.0
+
+
+def sized(rows: int, columns: int) -> tuple[int, int]:
+    """A person's terminal's size as the command's terminal takes it: each side it does not
+    report (0) is the side programs assume then."""
+    return rows or UNSIZED[0], columns or UNSIZED[1]
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 from .. import escapes, polling
 from ..environment import Environment
+from ..request import sized
 from ..result import Result, ShellInfo, Strategy
 from .interface import Display
 from .lines import LineDisplay
@@ -66,7 +67,7 @@ def open_keyboard(env: Environment) -> int | None:
 def terminal_size(env: Environment) -> tuple[int, int]:
     """The person's terminal's size, rows and columns, for the command's terminal."""
     size = os.get_terminal_size((env.stdout if env.stdout_isatty else env.stdin).fileno())
-    return size.lines, size.columns
+    return sized(size.lines, size.columns)
 
 
 class InteractiveDisplay(Display):

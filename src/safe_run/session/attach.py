@@ -28,6 +28,7 @@ from types import FrameType
 
 from .. import polling
 from ..escapes import ALTERNATE_SWITCH, ENTER_ALTERNATE, FRESH_SCREEN, MODES_OFF
+from ..request import sized
 from ..result import Result
 from . import SessionError, wire
 from .onlookers import ENDED, KEYS, LEAVE, OUTPUT, SCREEN, SIZE, frame, frames
@@ -158,7 +159,7 @@ def last_lines(output: str, count: int) -> str:
 
 def _size(fd: int) -> tuple[int, int]:
     size = os.get_terminal_size(fd)
-    return size.lines, size.columns
+    return sized(size.lines, size.columns)
 
 
 def _write(fd: int, data: bytes) -> None:
