@@ -29,6 +29,7 @@ def assert_usage_error(outcome, needle: str) -> None:
         (["--cwd", "/no/such/dir", "true"], "/no/such/dir"),
         (["--command-file", "/no/such/file"], "/no/such/file"),
         (["--command-file", "-", "echo", "x"], "not both"),
+        (["--idle-expire", "5", "true"], "--idle-expire is a persistent shell's: it goes with --in NAME"),
     ],
 )
 def test_usage_errors(safe_run: SafeRun, args: list[str], needle: str) -> None:

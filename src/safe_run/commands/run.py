@@ -231,6 +231,8 @@ def run_command(
     shown = environment.resolve_format(output_format)
     if shown == "jsonl" and (yield_after or in_shell is not None):
         raise click.UsageError("--format jsonl follows a one-shot run to its end; with --yield-after or --in use json")
+    if in_shell is None and _given("idle_expire"):
+        raise click.UsageError("--idle-expire is a persistent shell's: it goes with --in NAME")
     stdin = _given_stdin(given_stdin, environment)
     if stdin is not None and given_stdin and (in_shell is not None or yield_after):
         raise click.UsageError("--stdin runs the command here, to its end: it cannot go with --in or --yield-after")
@@ -285,6 +287,12 @@ def run_command(
             os.close(keyboard)
     annotate(result, environment)
     return exit_status(result)
+
+
+def _given(option: str) -> bool:
+    """Whether the caller wrote `option` on the command line, rather than leaving its default."""
+    source = click.get_current_context().get_parameter_source(option)
+    return source is click.core.ParameterSource.COMMANDLINE
 
 
 def _given_stdin(asked: bool, env: Environment) -> int | None:
