@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SafeRun
+from safe_run.tracker import NO_KERNEL_VIEW
 
 MARKER = "SAFE_RUN_TEST_MARK"
 
@@ -490,3 +491,20 @@ def test_a_run_in_this_process_leaves_it_as_it_was(monkeypatch, capsys) -> None:
     flag = ctypes.c_int(-1)
     ctypes.CDLL(None).prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
     assert flag.value == 0
+
+
+def test_without_proc_every_answer_and_doctor_say_what_is_missing(caller: Caller) -> None:
+    """/proc hidden (a container's choice, or a system without it): the run still answers, and says
+    that input waits are judged from the screen and timers alone; doctor says it once, as a note
+    that is no shell's problem."""
+    run = " ".join(f"'{a}'" for a in caller.argv("--shell", "/bin/bash", "--format", "json", "--", "echo hi"))
+    doctor = " ".join(f"'{a}'" for a in caller.argv("doctor", "--shell", "/bin/bash", "--format", "json"))
+    script = f"mount -t tmpfs none /proc; {run}; {doctor}"
+    proc = subprocess.run(private_mount(script), stdin=subprocess.DEVNULL, capture_output=True, env=caller.env(),
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    answer, report = (json.loads(line) for line in proc.stdout.decode().splitlines())
+    assert (answer["status"], answer["exit_code"], answer["output"]) == ("completed", 0, "hi\n")
+    assert [(d["from"], d["to"], d["reason"]) for d in answer["downgrades"]] == [("rich", "rich", NO_KERNEL_VIEW)]
+    assert (report["ok"], report["kernel_view"], report["notes"]) == (True, False, [NO_KERNEL_VIEW])
+    assert report["shells"][0]["integration"] and report["shells"][0]["problem"] is None

@@ -13,7 +13,7 @@ from safe_run.screen import ScreenTail
 from safe_run.sequences import Osc
 from safe_run.request import Timers
 from safe_run.tracker import (
-    UNCORROBORATED, Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase,
+    NO_KERNEL_VIEW, UNCORROBORATED, Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase,
     Reinjected, Replacement, Send, TrackerError, Waiting,
 )
 
@@ -942,3 +942,27 @@ def test_a_plain_shells_prompt_end_mark_needs_only_the_shell_in_front() -> None:
     t = plain_running()
     finish = only_finish(t.feed(mark("D", "2", "prompt"), T0 + 0.1, EndCheck(None, True)))
     assert (finish.reason, finish.exit_code) == (Reason.SENTINEL, 2)
+
+
+def test_each_command_followed_without_the_kernels_view_says_so_and_what_it_costs() -> None:
+    """No /proc: input waits are judged from the screen and the timers alone, and the answer says
+    so, for the first command and for every later one of the same shell."""
+    t = tracker()
+    t.config = replace(t.config, kernel_view=False)
+    t.start(T0)
+    actions = t.feed(b"user@host:~$ ", T0) + t.feed(mark("B"), T0)
+    blind = [a.downgrade for a in actions if isinstance(a, Downgraded)]
+    assert [(d.from_, d.to, d.reason) for d in blind] == [("rich", "rich", NO_KERNEL_VIEW)]
+    assert "input waits are judged from the screen and the timers alone" in NO_KERNEL_VIEW
+    t.feed(b" RUN\r\n", T0)
+    t.feed(mark("C"), T0)
+    assert [a for a in t.feed(mark("D", "0"), T0 + 0.1, SHELLS) if isinstance(a, Decision)]
+    t.start_next_cycle(T0 + 1, Timers(), HeadTail(1 << 20, 1 << 20))
+    later = t.feed(mark("A"), T0 + 1) + t.feed(mark("B"), T0 + 1)
+    assert [a.downgrade.reason for a in later if isinstance(a, Downgraded)] == [NO_KERNEL_VIEW]
+
+
+def test_a_command_followed_with_the_kernels_view_says_nothing_of_it() -> None:
+    t = tracker()
+    running(t)
+    assert not downgrades(t.feed(mark("D", "0"), T0 + 0.1, SHELLS))

@@ -135,7 +135,7 @@ class Run:
         self._setup, launch = setup, started.launch
         rows, cols = request.size
         self.tracker = CommandTracker(
-            config=_config(setup.nonce, launch.lines, request, launch.exit_word),
+            config=_config(setup.nonce, launch.lines, request, started.kernel.available, launch.exit_word),
             capture=_capture(request),
             screen=ScreenTail(cols, rows),
             strategy=_first_strategy(request.strategy, launch.integrated),
@@ -214,7 +214,7 @@ class Run:
         setup = replace(self._setup, shell_path=program)
         live_lines = kind.live_lines if self.request.strategy != "none" else None
         lines = live_lines(setup) if live_lines is not None else posix.lines(setup, b"", prompt_mark=kind.prompt_mark)
-        return _config(setup.nonce, lines, self.request), kind.name
+        return _config(setup.nonce, lines, self.request, self.kernel.available), kind.name
 
     def step(
         self, timeout: float | None, wake_fds: Sequence[int] = (), wake_writers: Sequence[int] = (),
@@ -718,13 +718,14 @@ def execute(
         return run.result()
 
 
-def _config(nonce: str, lines: Lines, request: RunRequest, exit_word: bytes = b"") -> Config:
+def _config(nonce: str, lines: Lines, request: RunRequest, kernel_view: bool, exit_word: bytes = b"") -> Config:
     return Config(
         nonce=nonce,
         lines=lines,
         allow_downgrade=request.strategy == "auto",
         hold_on_input=request.hold_on_input,
         exit_word=exit_word,
+        kernel_view=kernel_view,
     )
 
 

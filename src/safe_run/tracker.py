@@ -101,6 +101,8 @@ class Config:
     # What the shell itself prints when the command exits it, announced right after by an X mark
     # so that it can be taken back out of the command's output (bash's "exit").
     exit_word: bytes = b""
+    # Whether the kernel can be asked how the terminal stands (/proc, the pty's foreground group).
+    kernel_view: bool = True
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,12 @@ LINE_ENDED = ("the end and the exit code came from the typed line's own end mark
 # Said when the end mark could not be checked against the kernel (see `EndCheck`).
 UNCORROBORATED = ("the end mark was not corroborated: the terminal could not say whether the shell held it, so a "
                   "program of the command that found this run's nonce could have printed it")
+# Said of every command followed without the kernel's view (no /proc: some containers hide it, and
+# systems other than Linux have none): what it costs, so that an answer it shapes is not trusted blindly.
+NO_KERNEL_VIEW = ("the kernel's view of the terminal is missing (no /proc here): input waits are judged from the "
+                  "screen and the timers alone, so a program that waits for input without a prompt-like line "
+                  "(read, cat, a REPL) is reported when a time bound runs out, not as input_required, and a quiet "
+                  "command whose last line looks like a question may be taken for an input wait")
 # When a plain shell's own prompt said the end (see `posix.marked_prompt`): the typed line printed
 # no D of its own, as when the shell abandons a line on an error.
 PROMPT_ENDED = ("no shell integration: the shell's marked prompt came back before the typed line's status "
@@ -343,6 +351,7 @@ class CommandTracker:
 
     def start(self, now: float) -> None:
         self.command.clocks = Clocks(started=now, last_output=now)
+        self._say_blind()
 
     def start_next_cycle(
         self, now: float, timers: Timers, capture: HeadTail, config: Config | None = None,
@@ -364,6 +373,7 @@ class CommandTracker:
         self._cycle += 1
         strategy = self._first_strategy if self.integrated else Strategy.NONE
         self.command = Command(timers, capture, strategy, self.integrated, Clocks(started=now, last_output=now))
+        self._say_blind()
         if not self.integrated:
             if was_integrated and self._lost is None:
                 self._lost = f"the shell was replaced by {replaced_by or 'a shell'}, which has no integration"
@@ -865,6 +875,12 @@ class CommandTracker:
         self._enter(Phase.FETCHING)
         self.command.clocks.fetch_sent = now
         return [Send(self.config.lines.status_query)]
+
+    def _say_blind(self) -> None:
+        """Each command followed without the kernel's view says so in its result, with the cost."""
+        if not self.config.kernel_view:
+            strategy = self.strategy.value
+            self._pending.append(Downgraded(Downgrade(strategy, strategy, NO_KERNEL_VIEW, 0.0)))
 
     def _downgrade(self, to: Strategy, reason: str, now: float) -> None:
         at = round(now - self.command.clocks.started, 3)

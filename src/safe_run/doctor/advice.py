@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ..result import Downgrade, Result, Status, Strategy
 from .discovery import ExecLine, Target
-from .probe import gets_best
+from .probe import gets_best, steps_down
 
 # Names listed in a problem (and in the JSON report), at most.
 MAX_MISSING_NAMES = 10
@@ -34,7 +34,7 @@ def explain(
         return _not_the_rc_files(target.name, str(target.path), best, without_rc)
     files = _listed(rc_paths, home)
     evidence = exec_lines[0] if exec_lines else None
-    if with_rc.status is Status.COMPLETED and with_rc.strategy is best and not with_rc.downgrades:
+    if with_rc.status is Status.COMPLETED and with_rc.strategy is best and not steps_down(with_rc):
         return _wrong_exit_code(target.name, files, with_rc)
     where = _where(target.name, files, evidence, replaced, home)
     if with_rc.status is Status.COMPLETED:
@@ -72,13 +72,14 @@ def _integration_lost(files: str, where: str | None, with_rc: Result) -> tuple[s
     if where:
         problem = f"{where}, so safe-run's integration never starts; without start-up files it does"
     else:
-        reason = with_rc.downgrades[0].reason if with_rc.downgrades else (with_rc.message or "")
+        lost = steps_down(with_rc)
+        reason = lost[0].reason if lost else (with_rc.message or "")
         problem = (f"with your start-up files ({files}) safe-run's integration does not work ({reason}); "
                    "without them it does")
     strategy = with_rc.strategy.value if with_rc.strategy else "none"
     advice = (f"safe-run falls back to strategy {strategy}: the end and the exit code come from a "
               f"marked echo typed after the command instead of the shell's own marks"
-              f"{_startup_wait(with_rc.downgrades)}. ")
+              f"{_startup_wait(steps_down(with_rc))}. ")
     return problem, advice
 
 
@@ -130,8 +131,9 @@ def _not_the_rc_files(name: str, path: str, best: Strategy, without_rc: Result) 
     if without_rc.status is not Status.COMPLETED:
         problem = f"{name} does not work with safe-run even without start-up files: {without_rc.message}"
         advice = f"This is not caused by your start-up files: check that `{path} -i` starts, and {report_it}."
-    elif without_rc.downgrades or without_rc.strategy is not best:
-        reason = without_rc.downgrades[0].reason if without_rc.downgrades else (without_rc.message or "")
+    elif steps_down(without_rc) or without_rc.strategy is not best:
+        lost = steps_down(without_rc)
+        reason = lost[0].reason if lost else (without_rc.message or "")
         problem = f"safe-run's integration does not work in {name} even without start-up files: {reason}"
         advice = (f"safe-run falls back to strategy none for {name}; this is not caused by your start-up "
                   f"files: {report_it}.")

@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .verdict import ShellReport
+from ..tracker import NO_KERNEL_VIEW
+from .verdict import ShellReport, kernel_view
 
 
 def print_report(reports: Sequence[ShellReport], console: Console | None = None) -> None:
@@ -20,6 +21,8 @@ def print_report(reports: Sequence[ShellReport], console: Console | None = None)
     for r in reports:
         for line in _findings(r):
             out.print(line, soft_wrap=True)
+    if not kernel_view(reports):
+        out.print(Text(f"\nnote: {NO_KERNEL_VIEW}", style="yellow"), soft_wrap=True)
     out.print(_summary(reports))
 
 

@@ -7,10 +7,11 @@ files define (functions, aliases, exported variables), one `name:` line each. It
 
 from __future__ import annotations
 
-from ..result import Result, Status, Strategy
+from ..result import Downgrade, Result, Status, Strategy
 from ..shells import fish, posix
 from ..shells.registry import kind_of
 from ..request import Timers
+from ..tracker import NO_KERNEL_VIEW
 
 # A check may take the activation time of a real run, and a little more; never longer than this.
 CHECK_TIMERS = Timers(timeout=20.0)
@@ -31,8 +32,14 @@ def gets_best(result: Result, best: Strategy) -> bool:
         result.status is Status.COMPLETED
         and result.exit_code == 0
         and result.strategy is best
-        and not result.downgrades
+        and not steps_down(result)
     )
+
+
+def steps_down(result: Result) -> list[Downgrade]:
+    """What the run lost on its way. The kernel's view missing is the machine's, not the shell's:
+    doctor says it once for all (`verdict.kernel_view`)."""
+    return [step for step in result.downgrades if step.reason != NO_KERNEL_VIEW]
 
 
 def probe(name: str) -> str:

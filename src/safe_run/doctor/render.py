@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..result import SCHEMA_VERSION
-from .verdict import ShellReport
+from ..tracker import NO_KERNEL_VIEW
+from .verdict import ShellReport, kernel_view
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -15,10 +16,13 @@ if TYPE_CHECKING:
 
 def report_dict(reports: Sequence[ShellReport]) -> dict[str, object]:
     default = next((r.path for r in reports if r.default and r.installed), None)
+    seen = kernel_view(reports)
     return {
         "schema_version": SCHEMA_VERSION,
         "ok": all(r.ok for r in reports),
         "default_shell": default,
+        "kernel_view": seen,
+        "notes": [] if seen else [NO_KERNEL_VIEW],
         "shells": [r.to_dict() for r in reports],
     }
 

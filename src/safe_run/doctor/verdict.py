@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..result import Result, Status
 from ..shells.registry import kind_of
+from ..tracker import NO_KERNEL_VIEW
 from .advice import MAX_MISSING_NAMES, explain, not_loaded
 from .discovery import ExecLine, Target
 from .probe import CHECK_TIMERS, best_strategy, defined_names, gets_best, runs_as
@@ -166,6 +167,12 @@ def _notes(target: Target, good_rc: bool, good_no_rc: bool, with_rc: Result, wit
         notes.append(f"without start-up files (--no-rc) {target.name} does not get its best strategy: "
                      f"{without_rc.message or without_rc.status.value}")
     return notes
+
+
+def kernel_view(reports: Sequence[ShellReport]) -> bool:
+    """Whether the checks' runs could ask the kernel how the terminal stands: a machine's fact, not
+    a shell's, so it is no shell's problem, but it is said once, with what it costs every run."""
+    return not any(d.get("reason") == NO_KERNEL_VIEW for r in reports for d in r.downgrades)
 
 
 def exit_code(reports: Sequence[ShellReport]) -> int:
