@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -185,6 +186,13 @@ def test_summary_reads_without_colour() -> None:
     assert first == "! completed | exit 0 | 1.23 s | none/sentinel", "StringIO has no encoding: ASCII marks"
     assert rest[0] == "  downgrade rich -> none at 0.52 s: shell integration did not start: no marks"
     assert rest[1].startswith("  no shell integration")
+
+
+def test_evidence_a_command_went_without_is_a_note_not_a_step_down() -> None:
+    stream = io.StringIO()
+    missing = Downgrade("rich", "rich", "the kernel's view of the terminal is missing", 0.0)
+    print_summary(replace(FALLBACK, downgrades=(missing,)), fake_env(stderr=stream))
+    assert "  note at 0.00 s: the kernel's view of the terminal is missing" in stream.getvalue().splitlines()
 
 
 def test_summary_marks_and_details() -> None:

@@ -68,10 +68,9 @@ def summary_text(
     text = Text()
     text.append(f"{mark} {dot.join(parts)}", style=f"bold {style}")
     for downgrade in result.downgrades:
-        text.append(
-            f"\n  downgrade {downgrade.from_} {arrow} {downgrade.to} at {downgrade.at_s:.2f} s: {downgrade.reason}",
-            style=FALLBACK_STYLE,
-        )
+        # A step to the same strategy is evidence the command went without, not a step down.
+        step = f"downgrade {downgrade.from_} {arrow} {downgrade.to}" if downgrade.from_ != downgrade.to else "note"
+        text.append(f"\n  {step} at {downgrade.at_s:.2f} s: {downgrade.reason}", style=FALLBACK_STYLE)
     omitted = result.output_dropped_bytes if omitted is None else omitted
     if omitted:
         text.append(f"\n  {omitted} bytes of output omitted from the middle")
