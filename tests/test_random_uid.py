@@ -28,7 +28,7 @@ def shared_tmp() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def as_random_uid(args: list[str], tmp: Path) -> subprocess.CompletedProcess[bytes]:
+def as_random_uid(args: list[str], tmp: Path, **extra_env: str) -> subprocess.CompletedProcess[bytes]:
     def become() -> None:
         os.setgroups([])
         os.setgid(UID)
@@ -39,7 +39,7 @@ def as_random_uid(args: list[str], tmp: Path) -> subprocess.CompletedProcess[byt
     except Unavailable as why:
         pytest.skip(str(why))
     env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/", "TMPDIR": str(tmp), "LANG": "C.UTF-8",
-           "SAFE_RUN_WARM": "0", **extra}
+           "SAFE_RUN_WARM": "0", **extra, **extra_env}
     return subprocess.run([python, "-m", "safe_run", *args], env=env, cwd="/", preexec_fn=become,
                           stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
 
@@ -54,16 +54,55 @@ def test_a_random_uid_with_home_slash_runs_in_a_session_and_in_the_foreground(sh
     assert store.is_dir() and store.stat().st_uid == UID and store.stat().st_mode & 0o777 == 0o700
 
 
+def squat_every_name(tmp: Path) -> list[Path]:
+    """What another user can do in a /tmp that everyone writes in: take each name the store had."""
+    squatted = [tmp / f"safe-run-{UID}{suffix}" for suffix in ["", *(f".{n}" for n in range(1, 10))]]
+    for n, path in enumerate(squatted):
+        path.mkdir(mode=0o755 if n % 2 else 0o700)  # root's: readable by others or not, never the user's
+    return squatted
+
+
+def theirs_instead(tmp: Path, squatted: list[Path]) -> list[Path]:
+    return sorted(set(tmp.glob(f"safe-run-{UID}*")) - set(squatted))
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can take another uid")
-def test_a_store_name_another_user_made_first_leaves_the_user_its_sessions(shared_tmp: Path) -> None:
-    squatted = shared_tmp / f"safe-run-{UID}"
-    squatted.mkdir(mode=0o755)  # made by root, before the user's first call: /tmp is everyone's
-    done = as_random_uid(["--format", "json", "--", "echo hi"], shared_tmp)
+def test_every_store_name_taken_by_another_user_leaves_the_user_runs_and_sessions(shared_tmp: Path) -> None:
+    squatted = squat_every_name(shared_tmp)
+    for one_shot in (["--timeout", "30"], ["--format", "pretty"], ["--wait"]):
+        done = as_random_uid([*one_shot, "--", "echo one-shot"], shared_tmp)
+        assert done.returncode == 0 and b"one-shot" in done.stdout, done.stderr
+    assert theirs_instead(shared_tmp, squatted) == [], "a run that keeps no session makes no place for one"
+
+    done = as_random_uid(["--format", "json", "--", "echo hi"], shared_tmp)  # the default bound: a session
     assert json.loads(done.stdout)["status"] == "completed", done.stderr
-    instead = shared_tmp / f"safe-run-{UID}.1"
-    assert f"{squatted} belongs to another user; this user's sessions are kept in {instead} instead" in (
-        done.stderr.decode())
+    [instead] = theirs_instead(shared_tmp, squatted)
     assert instead.stat().st_uid == UID and instead.stat().st_mode & 0o777 == 0o700
-    again = as_random_uid(["--format", "json", "--", "echo again"], shared_tmp)
-    assert json.loads(again.stdout)["status"] == "completed"
-    assert b"belongs to another user" not in again.stderr, "said once, when the place is made"
+    assert f"{squatted[0]} belongs to another user; this user's sessions are kept in {instead} instead" in (
+        done.stderr.decode())
+
+    waiting = as_random_uid(["--yield-after", "30", "--", "read x; echo got $x"], shared_tmp)
+    started = json.loads(waiting.stdout)
+    assert (started["status"], waiting.stderr) == ("input_required", b""), "said once, when the place is made"
+    assert (instead / started["session_id"]).is_dir()
+    answered = as_random_uid(["send", started["session_id"], "hello", "--wait", "30"], shared_tmp)
+    assert json.loads(answered.stdout)["output"].endswith("got hello\n"), answered.stderr
+    assert theirs_instead(shared_tmp, squatted) == [instead], "every later call finds the same place"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can take another uid")
+def test_an_xdg_runtime_dir_the_user_cannot_enter_is_one_line_for_a_session_and_nothing_for_a_run(
+    shared_tmp: Path,
+) -> None:
+    """su keeps the caller's XDG_RUNTIME_DIR, which the new user may not enter."""
+    runtime = shared_tmp / "runtime"
+    runtime.mkdir(mode=0o700)  # root's
+    done = as_random_uid(["--timeout", "30", "--", "echo one-shot"], shared_tmp, XDG_RUNTIME_DIR=str(runtime))
+    assert json.loads(done.stdout)["status"] == "completed", done.stderr
+    expected = (f"XDG_RUNTIME_DIR is {runtime}, a directory this user cannot enter or write in, so no session can "
+                "be kept there; unset it, or set it to this user's own runtime directory")
+    for call in (["--", "echo in a session"], ["--in", "dev", "--", "echo hi"], ["poll", "0" * 24], ["sessions"]):
+        refused = as_random_uid(call, shared_tmp, XDG_RUNTIME_DIR=str(runtime))
+        assert refused.returncode == 125, refused.stderr
+        assert refused.stderr.decode() == f"safe-run: {expected}\n"
+        assert json.loads(refused.stdout)["message"] == expected

@@ -217,14 +217,42 @@ def test_what_a_dead_holder_left_is_its_shells_session_started_no_earlier() -> N
 
 
 def test_a_temporary_place_someone_else_made_first_is_passed_over(tmp_path: Path) -> None:
-    """No runtime directory and no writable home: safe-run-UID in TMPDIR, unless it is not ours alone."""
+    """No runtime directory and no writable home: safe-run-UID in TMPDIR, unless it is not ours
+    alone; then a place under a name nobody can guess, made only when a session needs it."""
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     env = {"XDG_STATE_HOME": str(blocked / "state"), "TMPDIR": str(tmp_path)}
     no_login = str(tmp_path / "no-login")
-    first, second, third = places.temporary_places(str(tmp_path), os.geteuid())[:3]
-    assert places.sessions_root(env, no_login) == first
-    Path(first).mkdir(mode=0o755)  # another's (or anyone's to read): never ours
-    assert places.sessions_root(env, no_login) == second
-    Path(third).mkdir(mode=0o700)
-    assert places.sessions_root(env, no_login) == third, "one of ours already there is found again"
+    first = tmp_path / f"safe-run-{os.geteuid()}"
+    assert places.sessions_root(env, no_login) == str(first)
+    first.mkdir(mode=0o755)  # another's (or anyone's to read): never ours
+    assert places.sessions_root(env, no_login) == str(first), "looking makes nothing"
+    assert sorted(tmp_path.glob("safe-run-*")) == [first]
+    made, instead = places.make_sessions_root(env, no_login)
+    assert instead and Path(made).parent == tmp_path and Path(made).name.startswith(f"{first.name}.")
+    assert len(Path(made).name) - len(first.name) > 16 and Path(made).stat().st_mode & 0o777 == 0o700
+    assert places.sessions_root(env, no_login) == made, "found again by every later call"
+    assert places.make_sessions_root(env, no_login) == (made, False)
+
+
+def test_of_several_temporary_places_of_ours_every_call_takes_the_same(tmp_path: Path) -> None:
+    """An older safe-run's .1, .2 ...: the first by name of those that are ours alone, before a free name."""
+    first = tmp_path / f"safe-run-{os.geteuid()}"
+    older, newer, theirs = (Path(f"{first}.{suffix}") for suffix in ("3", "7", "1"))
+    for path in (older, newer, theirs):
+        path.mkdir(mode=0o700)
+    os.chown(theirs, 65534, 65534)
+    assert places.temporary_root(str(tmp_path), os.geteuid()) == str(older)
+    first.mkdir(mode=0o700)
+    assert places.temporary_root(str(tmp_path), os.geteuid()) == str(first)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can make a directory another user owns")
+def test_a_store_name_another_user_owns_privately_is_passed_over(tmp_path: Path) -> None:
+    first = tmp_path / f"safe-run-{os.geteuid()}"
+    first.mkdir(mode=0o700)
+    os.chown(first, 65534, 65534)
+    env = {"XDG_STATE_HOME": str(tmp_path / "a-file" / "state"), "TMPDIR": str(tmp_path)}
+    (tmp_path / "a-file").write_text("")
+    made, instead = places.make_sessions_root(env, str(tmp_path / "no-login"))
+    assert instead and made != str(first) and Path(made).stat().st_uid == os.geteuid()

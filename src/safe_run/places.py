@@ -6,6 +6,7 @@ fastest path (handing the call to a warm process) needs the place before it load
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -19,53 +20,118 @@ LOGIN_RUNTIME = "/run/user"
 
 
 def sessions_root(env: Mapping[str, str], login_runtime: str = LOGIN_RUNTIME) -> str:
-    """One place for a user's sessions and shells, however the caller was started.
+    """One place for a user's sessions and shells, however the caller was started; only looked
+    for, never made (see `make_sessions_root`), so that a call that keeps no session needs none.
 
     $XDG_RUNTIME_DIR/safe-run (private, gone at logout); else the login session's own runtime
     directory, /run/user/UID, when it is this user's alone: MCP hosts start servers with a minimal
     environment that leaves XDG_RUNTIME_DIR out, and the person's terminal, which has it, must find
     the same shells. Else $XDG_STATE_HOME/safe-run/sessions (~/.local/state/...) where it can be
     made; else, for a user whose HOME cannot be written (a random uid with HOME=/ in a container),
-    safe-run-UID in TMPDIR or /tmp, made private as tmux does.
+    a directory in TMPDIR or /tmp (`temporary_root`).
+
+    Raises NoEntry when XDG_RUNTIME_DIR names a directory this user cannot use.
     """
+    settled = _settled_root(env, login_runtime)
+    return temporary_root(_temporary_directory(env), os.geteuid()) if settled is None else settled
+
+
+def make_sessions_root(env: Mapping[str, str], login_runtime: str = LOGIN_RUNTIME) -> tuple[str, bool]:
+    """`sessions_root`, made private for this user if it is not yet; and whether it had to be made
+    under a name of its own because another user holds safe-run-UID in TMPDIR.
+
+    /tmp is everyone's to write in: whatever name a user's sessions would take there, another user
+    can make first. A name nobody can guess is then made, as ssh-agent makes its socket's directory,
+    and every later call finds it (`temporary_root`). Only a call that keeps a session comes here.
+    """
+    settled = _settled_root(env, login_runtime)
+    if settled is not None:
+        private_directory(settled)
+        return settled, False
+    temporary, uid = _temporary_directory(env), os.geteuid()
+    root = temporary_root(temporary, uid)
+    try:
+        private_directory(root)
+    except NotPrivate:
+        return _make_instead(temporary, uid), True
+    return root, False
+
+
+def _settled_root(env: Mapping[str, str], login_runtime: str) -> str | None:
+    """The place for sessions when it is not in TMPDIR; None when it must be (see `sessions_root`)."""
     runtime = env.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(runtime) and os.path.isdir(runtime):
+        if not os.access(runtime, os.W_OK | os.X_OK):
+            raise NoEntry(errno.EACCES, "this user cannot enter or write in it", runtime)
         return os.path.join(runtime, "safe-run")
-    uid = os.geteuid()
-    login = os.path.join(login_runtime, str(uid))
+    login = os.path.join(login_runtime, str(os.geteuid()))
     if _ours_alone(login):
         return os.path.join(login, "safe-run")
     state = env.get("XDG_STATE_HOME", "")
     if not os.path.isabs(state):
         state = os.path.join(os.path.expanduser("~"), ".local", "state")
     sessions = os.path.join(state, "safe-run", "sessions")
-    if _can_make(sessions):
-        return sessions
+    return sessions if _can_make(sessions) else None
+
+
+def _temporary_directory(env: Mapping[str, str]) -> str:
     temporary = env.get("TMPDIR", "")
-    if not (os.path.isabs(temporary) and os.path.isdir(temporary)):
-        temporary = "/tmp"
-    return _unsquatted(temporary_places(temporary, uid))
+    return temporary if os.path.isabs(temporary) and os.path.isdir(temporary) else "/tmp"
 
 
-# How many names in TMPDIR a user's sessions may take when others made the first ones already.
-TEMPORARY_NAMES = 10
-
-
-def temporary_places(temporary: str, uid: int) -> list[str]:
-    """safe-run-UID in TMPDIR, then safe-run-UID.1, .2 ... for when another user made it first."""
+def temporary_root(temporary: str, uid: int) -> str:
+    """safe-run-UID in `temporary` when it is this user's alone; else the first by name of the
+    safe-run-UID.* directories that are (made by `_make_instead`, or left by an older safe-run as
+    .1, .2 ...); else safe-run-UID, free to make, or another user's, which `make_sessions_root`
+    then passes over. Every call picks the same one while nobody removes ours: ours come before a
+    free name, so that a squatter who takes its name back cannot part the user from their sessions.
+    """
     first = os.path.join(temporary, f"safe-run-{uid}")
-    return [first] + [f"{first}.{n}" for n in range(1, TEMPORARY_NAMES)]
+    if _ours_alone(first):
+        return first
+    return _ours_instead(temporary, uid) or first
 
 
-def _unsquatted(places: list[str]) -> str:
-    """The first of `places` that is this user's alone, else the first free one: a directory that
-    everyone can write in (/tmp) lets another user make our name first, which must not leave us
-    without sessions. Every call picks the same one while nobody removes ours. When all are taken,
-    the first: it is refused, with its name, where it is opened."""
-    for path in places:
-        if _ours_alone(path):
-            return path
-    return next((path for path in places if not os.path.lexists(path)), places[0])
+def _ours_instead(temporary: str, uid: int) -> str | None:
+    prefix = f"safe-run-{uid}."
+    try:
+        names = sorted(name for name in os.listdir(temporary) if name.startswith(prefix))
+    except OSError:
+        return None
+    return next((path for path in (os.path.join(temporary, name) for name in names) if _ours_alone(path)), None)
+
+
+# How long a first session call waits for another process's lock on TMPDIR before it goes on
+# without it (anyone may lock /tmp; the lock only keeps two first calls from making two places).
+TEMPORARY_LOCK_S = 1.0
+
+
+def _make_instead(temporary: str, uid: int) -> str:
+    """A directory of this user's alone in `temporary` under a name nobody can guess, or the one
+    another call of this user made meanwhile: looked for and made under a lock on `temporary`,
+    so that two first calls at once settle on one, which every later call finds."""
+    import fcntl
+    import time
+
+    fd = os.open(temporary, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        deadline = time.monotonic() + TEMPORARY_LOCK_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.01)
+        found = _ours_instead(temporary, uid)
+        if found is not None:
+            return found
+        path = os.path.join(temporary, f"safe-run-{uid}.{os.urandom(8).hex()}")
+        os.mkdir(path, 0o700)
+        return path
+    finally:
+        os.close(fd)  # and with it the lock
 
 
 def _ours_alone(path: str) -> bool:
@@ -96,6 +162,11 @@ class NotPrivate(OSError):
     """A directory is there, but it is not this user's alone (mode 0700)."""
 
 
+class NoEntry(OSError):
+    """XDG_RUNTIME_DIR names a directory this user cannot enter or write in (one of another user's,
+    passed on by su or sudo): nothing of this user's can be kept there."""
+
+
 def private_directory(path: str) -> None:
     """Create `path` for this user alone, or refuse one that someone else could read or own.
 
@@ -113,4 +184,4 @@ def private_directory(path: str) -> None:
                 raise
         info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-        raise NotPrivate(path)
+        raise NotPrivate(errno.EACCES, "not this user's alone (mode 0700)", path)

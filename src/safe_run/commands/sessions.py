@@ -28,8 +28,8 @@ def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -
     """
     from ..session.store import SESSION_ID, Session, sessions_root
 
-    root = sessions_root(os.environ)
     try:
+        root = sessions_root(os.environ)
         names = os.listdir(root)
     except OSError:
         return []

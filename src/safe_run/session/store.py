@@ -50,7 +50,7 @@ KEPT_FILES = frozenset({"meta.json", "result.json", "holder.log", "recording.cas
 
 
 def sessions_root(env: Mapping[str, str]) -> Path:
-    """$XDG_RUNTIME_DIR/safe-run (private, gone at logout), else $XDG_STATE_HOME/safe-run/sessions."""
+    """Where this user's sessions are looked for (see `places.sessions_root`); nothing is made."""
     return Path(places.sessions_root(env))
 
 
@@ -58,14 +58,24 @@ def private_directory(path: Path) -> Path:
     """Create `path` for this user alone, or refuse one that someone else could read or own."""
     try:
         places.private_directory(str(path))
-    except places.NotPrivate:
-        raise SessionError(
+    except OSError as exc:
+        raise _unusable(exc, str(path)) from None
+    return path
+
+
+def _unusable(exc: OSError, path: str) -> SessionError:
+    """Why sessions cannot be kept at `path`, in one line."""
+    if isinstance(exc, places.NotPrivate):
+        return SessionError(
             f"{path} is not a private directory of this user (mode 0700); refusing to keep sessions there",
             ExitStatus.FAILURE,
-        ) from None
-    except OSError as exc:
-        raise SessionError(f"cannot create the session directory {path}: {exc.strerror}", ExitStatus.FAILURE) from exc
-    return path
+        )
+    if isinstance(exc, places.NoEntry):
+        return SessionError(
+            f"XDG_RUNTIME_DIR is {path}, a directory this user cannot enter or write in, so no session can be "
+            "kept there; unset it, or set it to this user's own runtime directory", ExitStatus.FAILURE,
+        )
+    return SessionError(f"cannot create the session directory {path}: {exc.strerror or exc}", ExitStatus.FAILURE)
 
 
 @dataclass(frozen=True)
@@ -264,12 +274,9 @@ class SessionStore:
         self, root: Path, clock: Callable[[], float] = time.time, report: Callable[[str], None] | None = None,
         sweep: bool = True,
     ) -> None:
-        made = not root.exists()
         self.root = private_directory(root)
         self._clock = clock
         self._report = report or _to_stderr
-        if made:
-            self._say_where()
         if sweep:
             self.sweep(when_due=True)
 
@@ -277,8 +284,17 @@ class SessionStore:
     def open(
         cls, env: Mapping[str, str] | None = None, report: Callable[[str], None] | None = None, sweep: bool = True
     ) -> SessionStore:
-        """This user's store; `sweep=False` for a call that only reaches a live holder it names."""
-        return cls(sessions_root(os.environ if env is None else env), report=report, sweep=sweep)
+        """This user's store, made on first use; `sweep=False` for a call that only reaches a live
+        holder it names."""
+        environ = os.environ if env is None else env
+        try:
+            root, instead = places.make_sessions_root(environ)
+        except OSError as exc:
+            raise _unusable(exc, str(exc.filename)) from None
+        store = cls(Path(root), report=report, sweep=sweep)
+        if instead:
+            store._say_where()
+        return store
 
     def create(self, command: str, of_shell: Session | None = None, **meta: object) -> Session:
         """A new session; `of_shell`: one command of that named shell, reached through its holder
@@ -353,12 +369,10 @@ class SessionStore:
         return sorted((s for s in found if self._sound(s)), key=lambda s: s.started)
 
     def _say_where(self) -> None:
-        """Made in TMPDIR under another name than the first: said once, when made, since the user
-        looks for safe-run-UID and someone else has it."""
-        places_there = places.temporary_places(str(self.root.parent), os.geteuid())
-        if str(self.root) in places_there[1:]:
-            self._report(f"{places_there[0]} belongs to another user; this user's sessions are kept in "
-                         f"{self.root} instead")
+        """Made in TMPDIR under a name of its own: said once, when made, since the user looks for
+        safe-run-UID and someone else has it."""
+        taken = self.root.parent / f"safe-run-{os.geteuid()}"
+        self._report(f"{taken} belongs to another user; this user's sessions are kept in {self.root} instead")
 
     def sweep(self, when_due: bool = False) -> None:
         """Remove results kept long enough; give sessions whose holder died a result saying so.
