@@ -198,6 +198,73 @@ def test_the_log_is_created_private(caller: Caller, tmp_path: Path) -> None:
     assert b"logged" in log.read_bytes()
 
 
+# Another user's, for files a test makes as root and then gives away (no such account is needed).
+OTHER_UID = 54321
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can make a file or a link another user owns")
+@pytest.mark.parametrize("theirs", ["link", "file"])
+def test_the_log_is_never_what_another_user_put_at_its_name(caller: Caller, tmp_path: Path, theirs: str) -> None:
+    """In a shared /tmp another user can be first at the name: with a link to a file of ours, or a
+    file of theirs that everyone may write and that would get the transcript."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o1777)
+    shared.chmod(0o1777)
+    ours = tmp_path / "ours"
+    ours.write_text("keep me\n")
+    log = shared / "build.log"
+    if theirs == "link":
+        log.symlink_to(ours)
+        os.lchown(log, OTHER_UID, OTHER_UID)
+        message = f"Invalid value for --log: {log} is a symbolic link of another user's; the transcript never follows one"
+    else:
+        log.write_text("theirs\n")
+        log.chmod(0o666)
+        os.chown(log, OTHER_UID, OTHER_UID)
+        message = (f"Invalid value for --log: {log} belongs to another user; "
+                   "the transcript is written only to a file of this user's")
+    made = tmp_path / "made"
+    assert_usage_error(caller("--log", str(log), "--", f"touch {made}"), message)
+    assert not made.exists() and ours.read_text() == "keep me\n"
+    assert log.read_text() == ("keep me\n" if theirs == "link" else "theirs\n")
+
+
+def test_a_log_with_another_name_is_refused(caller: Caller, tmp_path: Path) -> None:
+    """A hard link another user made to a file of ours (where the kernel lets them) looks like ours."""
+    ours = tmp_path / "ours"
+    ours.write_text("keep me\n")
+    log = tmp_path / "build.log"
+    os.link(ours, log)
+    message = (f"Invalid value for --log: {log} has other names (hard links); "
+               "the transcript is written only to a file with one name")
+    assert_usage_error(caller("--log", str(log), "--", "true"), message)
+    assert ours.read_text() == "keep me\n"
+
+
+def test_an_existing_log_of_ours_is_emptied_and_made_private(caller: Caller, tmp_path: Path) -> None:
+    log = tmp_path / "build.log"
+    log.write_text("an older transcript\n")
+    log.chmod(0o664)
+    through = tmp_path / "link"
+    through.symlink_to(log.name)  # ours: followed
+    call = caller("--log", str(through), "--", "echo logged")
+    assert call.returncode == 0 and call.json["output"] == "logged\n"
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600 and through.is_symlink()
+    assert b"logged" in log.read_bytes() and b"older" not in log.read_bytes()
+
+
+def test_what_may_get_the_transcript() -> None:
+    from safe_run.commands.params import log_refusal
+
+    def found(mode: int, uid: int = 1000, links: int = 1) -> os.stat_result:
+        return os.stat_result((mode, 0, 0, links, uid, uid, 0, 0, 0, 0))
+
+    assert log_refusal("f", found(stat.S_IFREG | 0o644), 1000) is None
+    assert "another user" in str(log_refusal("f", found(stat.S_IFREG | 0o600, uid=0), 1000))
+    assert "other names" in str(log_refusal("f", found(stat.S_IFREG | 0o600, links=2), 1000))
+    assert "a FIFO, not a regular file" in str(log_refusal("f", found(stat.S_IFIFO | 0o600), 1000))
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -156,41 +156,99 @@ def _line_unechoed(limit: int) -> bytes:
         sys.stderr.write("\n")
 
 
-def open_log(path: str) -> BinaryIO:
-    """--log FILE opened for writing: a regular file, created 0600, truncated; never blocks.
+# As many symbolic links as the kernel follows for one name before it gives up (ELOOP).
+MAX_LINKS = 40
 
+
+def open_log(path: str) -> BinaryIO:
+    """--log FILE opened for writing: a regular file of this user's, private, emptied; never blocks.
+
+    A shared directory (/tmp) lets another user put something at the name first: a link to a file
+    of ours, which we would empty, or a file of theirs, which would get the transcript with its
+    marks. So a symbolic link is followed only when it is ours (or root's, as /dev/stdout), what is
+    written to must be ours with no other name (a hard link), and a file made here is made by this
+    call alone (O_EXCL), mode 0600. An existing one of ours loses its group and other permissions:
+    the transcript holds whatever the terminal showed.
     A write of nothing is tried at once: files that refuse every write (/proc, /sys) say so here,
     before the command runs. It is unbuffered, so a write that fails is seen (and reported) at the
     moment it fails rather than lost at close.
     """
-    option = "--log"
     if path == "-":
-        raise click.BadParameter("the transcript needs a file: standard output holds the result", param_hint=option)
+        raise click.BadParameter("the transcript needs a file: standard output holds the result", param_hint="--log")
     try:
-        info: os.stat_result | None = os.stat(path)
-    except FileNotFoundError:
-        info = None
+        fd = _open_unemptied(path)
     except OSError as exc:
-        raise click.BadParameter(f"cannot write {path}: {exc.strerror}", param_hint=option) from exc
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        raise click.BadParameter(f"{path} is {_kind(info.st_mode)}, not a regular file", param_hint=option)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+        raise click.BadParameter(f"cannot write {path}: {exc.strerror or exc}", param_hint="--log") from exc
     try:
-        fd = os.open(path, flags, 0o600)
-    except OSError as exc:
-        raise click.BadParameter(f"cannot write {path}: {exc.strerror}", param_hint=option) from exc
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise click.BadParameter(f"{path} is {_kind(mode)}, not a regular file", param_hint=option)
-        os.write(fd, b"")
+        _make_private_and_empty(fd, path)
     except OSError as exc:
         os.close(fd)
-        raise click.BadParameter(f"cannot write {path}: {exc.strerror}", param_hint=option) from exc
+        raise click.BadParameter(f"cannot write {path}: {exc.strerror}", param_hint="--log") from exc
     except click.BadParameter:
         os.close(fd)
         raise
     return open(fd, "wb", buffering=0)
+
+
+def log_refusal(path: str, info: os.stat_result, uid: int) -> str | None:
+    """Why the file found at `path` must not get the transcript; None when it may."""
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is {_kind(info.st_mode)}, not a regular file"
+    if info.st_uid != uid:
+        return f"{path} belongs to another user; the transcript is written only to a file of this user's"
+    if info.st_nlink > 1:
+        return f"{path} has other names (hard links); the transcript is written only to a file with one name"
+    return None
+
+
+def _open_unemptied(path: str) -> int:
+    """A descriptor on what `path` names, for writing, nothing emptied yet: made 0600 by this call
+    when nothing is there; through symbolic links only when each is this user's or root's. A FIFO
+    or a device is refused before it is opened (opening one may block, or act)."""
+    flags = os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    if stat.S_ISLNK(info.st_mode):
+        _check_links(path)
+        info = os.stat(path)
+    else:
+        flags |= os.O_NOFOLLOW
+    if not stat.S_ISREG(info.st_mode):
+        raise click.BadParameter(f"{path} is {_kind(info.st_mode)}, not a regular file", param_hint="--log")
+    return os.open(path, flags)
+
+
+def _check_links(path: str) -> None:
+    """Refuse the chain of symbolic links at `path` if another user made one of them.
+
+    Only the last part of the path is followed, link by link (the directories on the way are the
+    caller's to choose); a link into /proc (/dev/stdout's) ends the walk, as its target is no path.
+    """
+    for _ in range(MAX_LINKS):
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return
+        if not stat.S_ISLNK(info.st_mode):
+            return
+        if info.st_uid not in (os.geteuid(), 0):
+            raise click.BadParameter(
+                f"{path} is a symbolic link of another user's; the transcript never follows one", param_hint="--log",
+            )
+        path = os.path.join(os.path.dirname(path), os.readlink(path))
+
+
+def _make_private_and_empty(fd: int, path: str) -> None:
+    info = os.fstat(fd)
+    refusal = log_refusal(path, info, os.geteuid())
+    if refusal is not None:
+        raise click.BadParameter(refusal, param_hint="--log")
+    if info.st_mode & 0o077:
+        os.fchmod(fd, stat.S_IMODE(info.st_mode) & 0o700)
+    os.ftruncate(fd, 0)
+    os.write(fd, b"")
 
 
 def stdin_is_open() -> bool:
