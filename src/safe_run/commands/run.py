@@ -178,7 +178,9 @@ def yield_after_for(
 )
 @click.option(
     "--log", type=click.Path(dir_okay=False), metavar="FILE",
-    help="Write the raw terminal transcript to FILE, a regular file (created with mode 0600).",
+    help="Write the raw terminal transcript to FILE, a regular file of yours: made with mode 0600, or emptied "
+    "with its group and other permissions removed; another user's file or symbolic link, or a file with hard "
+    "links, is refused.",
 )
 @click.option(
     "--in", "in_shell", metavar="NAME",
