@@ -1,7 +1,8 @@
 """Where safe-run keeps what outlives one call: sessions, and the warm process (`warm/`).
 
-Kept apart from `session.store` and free of imports beyond `os`, because the command line's
-fastest path (handing the call to a warm process) needs the place before it loads anything else.
+Kept apart from `session.store` and free of imports beyond `os` and what is built into Python,
+because the command line's fastest path (handing the call to a warm process) needs the place
+before it loads anything else.
 """
 
 from __future__ import annotations
@@ -110,20 +111,9 @@ def _make_instead(temporary: str, uid: int) -> str:
     """A directory of this user's alone in `temporary` under a name nobody can guess, or the one
     another call of this user made meanwhile: looked for and made under a lock on `temporary`,
     so that two first calls at once settle on one, which every later call finds."""
-    import fcntl
-    import time
-
     fd = os.open(temporary, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        deadline = time.monotonic() + TEMPORARY_LOCK_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    break
-                time.sleep(0.01)
+        _lock_briefly(fd)
         found = _ours_instead(temporary, uid)
         if found is not None:
             return found
@@ -132,6 +122,22 @@ def _make_instead(temporary: str, uid: int) -> str:
         return path
     finally:
         os.close(fd)  # and with it the lock
+
+
+def _lock_briefly(fd: int) -> None:
+    """Lock `fd`, or give up after TEMPORARY_LOCK_S (imported here: only a first session call locks)."""
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + TEMPORARY_LOCK_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.01)
 
 
 def _ours_alone(path: str) -> bool:
