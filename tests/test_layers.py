@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "safe_run"
 # Decisions and text: tested in microseconds, and what another platform's observer reuses. A
 # module of a package is named with dots: a holder's answers are shaped without its socket.
 PURE = [
-    "evidence", "reading", "tracker", "output", "escapes", "sequences", "screen", "render", "events", "result", "request",
+    "evidence", "reading", "tracker", "output", "escapes", "relay", "sequences", "screen", "render", "events", "result",
+    "request",
     "session.answers", "session.phrases",
 ]
 # What does the I/O: the terminal, /proc, descriptors, signals, files, sockets, clocks; a package
