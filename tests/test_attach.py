@@ -218,3 +218,38 @@ def test_attach_gives_the_persons_screen_back_as_tmux_does(agent: SafeRun, tmux:
     assert lines[lines.index("mine-1") + 1] == "mine-2", lines
     shown = lines.index("got=yes")
     assert lines[shown - 1] == "q: yes" and "completed" in lines[shown + 1], lines
+
+
+# What a command may print to make a terminal type: the title report, cursor position and device
+# attributes, DECRQSS, the end of a paste, ENQ, and malformed UTF-8 (a raw 0x9b is an 8-bit CSI).
+QUESTIONS = r"\e[21t\e[6n\e[c\eP$qm\e\\\e[201~\x05\xff\xfe\x9b6n"
+DRAWS = r"\e[31mred\e[0m\e[5;10H"
+
+
+@pytest.mark.parametrize("verb", ["watch", "attach"])
+def test_the_commands_questions_never_reach_the_persons_terminal(agent: SafeRun, tmp_path: Path, verb: str) -> None:
+    """A terminal answers a question by typing into its own input: the person's, then their shell's.
+    Attached or watching, the person's terminal gets what the command draws and none of its
+    questions (safe-run's own terminal answers those the command waits for), and malformed UTF-8
+    as U+FFFD."""
+    go = tmp_path / "go"
+    command = f"echo ready; while [ ! -e {go} ]; do sleep 0.05; done; printf '{DRAWS}{QUESTIONS}end\\n'; sleep 30"
+    started = call(agent, "--yield-after", "0.5", "--", command)
+    assert started["status"] == "running", started
+    agent.shell = None
+    env = {**agent.environment(), "TERM": "xterm-256color"}
+    joined = pexpect.spawn(sys.executable, ["-m", "safe_run", verb, started["session_id"]], env=env,
+                           dimensions=(30, 100), timeout=BOUND_S)
+    joined.expect(b"ready")
+    received = joined.before + joined.after
+    go.touch()
+    joined.expect(b"end")
+    received += joined.before + joined.after
+    joined.send(LEAVE)
+    joined.expect(pexpect.EOF)
+    agent("stop", started["session_id"])
+    shown = received[received.index(b"ready"):]
+    for question in (b"\x1b[21t", b"\x1b[6n", b"\x1b[c", b"\x1bP$q", b"\x1b[201~", b"\x05", b"\xff", b"\x9b"):
+        assert question not in shown, (question, shown)
+    assert "red".encode() in shown and b"\x1b[31m" in shown and b"\x1b[5;10H" in shown, shown
+    assert "\ufffd\ufffd\ufffd6nend".encode() in shown, shown

@@ -11,6 +11,11 @@ shows the command's last lines and its summary below it). The command's own swit
 screens are the attached screen's alone: each starts it afresh, and the person's terminal stays
 on its alternate screen until the attach ends.
 
+The terminal's bytes reach the person's through a `relay.Relay`, which drops every question a
+terminal answers by typing (where the cursor is, what the terminal is, its title): the holder's
+terminal answers the command's, and the person's would answer them again, into the command as keys
+or, watching, into nothing and then the person's own shell. Malformed UTF-8 shows as U+FFFD.
+
 The person's terminal is in raw mode while attached and is given back as it was, whatever ends it:
 its modes, the main screen, a visible cursor, the keyboard modes a program may have set, its title.
 """
@@ -28,6 +33,7 @@ from types import FrameType
 
 from .. import polling
 from ..escapes import ALTERNATE_SWITCH, ENTER_ALTERNATE, FRESH_SCREEN, MODES_OFF
+from ..relay import Relay
 from ..request import sized
 from ..result import Result
 from . import SessionError, wire
@@ -93,6 +99,7 @@ def _resized(signum: int, frame: FrameType | None) -> None:
 def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int) -> Result | Left:
     received = bytearray()
     keys = Keys(watch)
+    relay = Relay()
     while True:
         ready = polling.readable([conn.fileno(), stdin, wake], None)
         if wake in ready:
@@ -115,7 +122,7 @@ def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int
             received += data
             for kind, payload in frames(received):
                 if kind in (SCREEN, OUTPUT):
-                    _write(stdout, on_attached_screen(payload))
+                    _write(stdout, on_attached_screen(relay.feed(payload)))
                 elif kind == ENDED:
                     return Result.from_dict(json.loads(payload))
 
