@@ -312,6 +312,13 @@ def test_terminal_filter_holds_a_sequence_cut_by_a_read() -> None:
     assert term.coloured
 
 
+def test_terminal_filter_shows_malformed_utf8_as_replacement_characters_and_asks_nothing() -> None:
+    """A raw 0x9b is an 8-bit CSI to a terminal that reads 8-bit controls: it goes on as U+FFFD."""
+    term = TerminalFilter(colour=True)
+    assert term.feed(b"\x1b[31mok\x1b[0m\xff\x9b6n\x05\x1b[6n\xc3") == b"\x1b[31mok\x1b[0m" + "\ufffd\ufffd6n".encode()
+    assert term.feed(b"\xa9") == "é".encode(), "a character cut by a read is held, not replaced"
+
+
 # ---- cleaned pieces ----------------------------------------------------------------------------------
 
 

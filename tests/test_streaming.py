@@ -447,3 +447,16 @@ def test_yield_after_at_a_terminal_shows_the_output_as_it_comes_and_once(tmux: T
     screen = tmux.wait_for("interrupted")
     assert screen.count("\nstarted") == 1, screen
     assert "running · " not in screen, screen
+
+
+@pytest.mark.slow
+def test_a_followed_run_passes_on_none_of_the_commands_questions(safe_run: SafeRun) -> None:
+    """--no-input at a terminal: the run is followed, not the person's, so what the command asks its
+    terminal is not asked of theirs (safe-run's terminal answers it), and malformed UTF-8, a raw
+    8-bit CSI included, shows as U+FFFD."""
+    child = spawn(safe_run, r"printf '\e[31mred\e[0m\e[21t\e[6n\e[c\eP$qm\e\\\e[201~\x05\xff\xfe\x9b6nend\n'")
+    shown = read_all(child)
+    assert child.exitstatus == 0
+    for question in (b"\x1b[21t", b"\x1b[6n", b"\x1b[c", b"\x1bP$q", b"\x1b[201~", b"\x05", b"\xff", b"\x9b"):
+        assert question not in shown, (question, shown)
+    assert b"\x1b[31mred\x1b[0m" + "\ufffd\ufffd\ufffd6nend".encode() in shown, shown

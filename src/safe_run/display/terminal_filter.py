@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from .. import escapes
-from ..escapes import ALTERNATE_SWITCH, c1_as_esc
+from ..escapes import ALTERNATE_SWITCH
+from ..relay import Relay
 
 _FOR_TERMINAL = escapes.binary(
     r"(\x1b\[[0-9;:]*m)",  # 1: colours and text attributes, kept when colour is wanted
@@ -15,8 +16,6 @@ _FOR_TERMINAL = escapes.binary(
     escapes.ESCAPE,  # other escapes: charsets, keypad modes, resets
     escapes.SILENT_CONTROL,  # controls that draw nothing (BEL included)
 )
-# An unfinished sequence longer than this is not one: let it go rather than hold it forever.
-_CARRY_LIMIT = 64 * 1024
 
 
 class TerminalFilter:
@@ -24,26 +23,20 @@ class TerminalFilter:
 
     Kept: text, newlines, carriage returns, backspaces, tabs, erase-in-line and (if wanted)
     colours. Removed: cursor movement, screen switches, titles, hyperlinks, mode changes, bells.
-    A sequence cut by a read is held until the next one completes it.
+    The bytes come through a `relay.Relay` first, as all that a terminal shows of a run that is not
+    the person's: it holds a sequence cut by a read until the next completes it, writes C1
+    controls in their 7-bit form and malformed UTF-8 as U+FFFD, and drops the terminal's questions.
     """
 
     def __init__(self, colour: bool) -> None:
         self._colour = colour
-        self._carry = b""
+        self._relay = Relay()
         self.coloured = False  # a colour was passed on (so the end should reset attributes)
         self._alternate = False  # between a switch to the alternate screen and the switch back
         self.hid_alternate = False  # something was drawn on the alternate screen and left out
 
     def feed(self, data: bytes) -> bytes:
-        data = self._carry + data
-        self._carry = b""
-        if b"\xc2" in data:
-            if data.endswith(b"\xc2"):
-                data, self._carry = data[:-1], b"\xc2"
-            data = c1_as_esc(data)
-        start = escapes.unfinished_start(data, _CARRY_LIMIT)
-        if start is not None:
-            data, self._carry = data[:start], data[start:] + self._carry
+        data = self._relay.feed(data)
         return b"".join(_FOR_TERMINAL.sub(self._keep, part) for part in self._main_screen(data))
 
     def _main_screen(self, data: bytes) -> list[bytes]:
