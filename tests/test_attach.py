@@ -224,6 +224,30 @@ def test_attach_gives_the_persons_screen_back_as_tmux_does(agent: SafeRun, tmux:
 # attributes, DECRQSS, the end of a paste, ENQ, and malformed UTF-8 (a raw 0x9b is an 8-bit CSI).
 QUESTIONS = r"\e[21t\e[6n\e[c\eP$qm\e\\\e[201~\x05\xff\xfe\x9b6n"
 DRAWS = r"\e[31mred\e[0m\e[5;10H"
+# Modes that have a terminal type on its own: focus changes, colour scheme changes, resizes.
+REPORTING = r"\e[?1004h\e[?2031h\e[?2048h"
+
+
+def joined_bytes(agent: SafeRun, tmp_path: Path, verb: str, printed: str) -> tuple[bytes, bytes]:
+    """What a person's terminal gets while the command prints `printf`'s `printed` (from the
+    command's first line on), and what it gets back as the person leaves."""
+    go = tmp_path / "go"
+    command = f"echo ready; while [ ! -e {go} ]; do sleep 0.05; done; printf '{printed}end\\n'; sleep 30"
+    started = call(agent, "--yield-after", "0.5", "--", command)
+    assert started["status"] == "running", started
+    agent.shell = None
+    env = {**agent.environment(), "TERM": "xterm-256color"}
+    joined = pexpect.spawn(sys.executable, ["-m", "safe_run", verb, started["session_id"]], env=env,
+                           dimensions=(30, 100), timeout=BOUND_S)
+    joined.expect(b"ready")
+    received = joined.after
+    go.touch()
+    joined.expect(b"end")
+    received += joined.before + joined.after
+    joined.send(LEAVE)
+    joined.expect(pexpect.EOF)
+    agent("stop", started["session_id"])
+    return received, joined.before
 
 
 @pytest.mark.parametrize("verb", ["watch", "attach"])
@@ -232,24 +256,16 @@ def test_the_commands_questions_never_reach_the_persons_terminal(agent: SafeRun,
     Attached or watching, the person's terminal gets what the command draws and none of its
     questions (safe-run's own terminal answers those the command waits for), and malformed UTF-8
     as U+FFFD."""
-    go = tmp_path / "go"
-    command = f"echo ready; while [ ! -e {go} ]; do sleep 0.05; done; printf '{DRAWS}{QUESTIONS}end\\n'; sleep 30"
-    started = call(agent, "--yield-after", "0.5", "--", command)
-    assert started["status"] == "running", started
-    agent.shell = None
-    env = {**agent.environment(), "TERM": "xterm-256color"}
-    joined = pexpect.spawn(sys.executable, ["-m", "safe_run", verb, started["session_id"]], env=env,
-                           dimensions=(30, 100), timeout=BOUND_S)
-    joined.expect(b"ready")
-    received = joined.before + joined.after
-    go.touch()
-    joined.expect(b"end")
-    received += joined.before + joined.after
-    joined.send(LEAVE)
-    joined.expect(pexpect.EOF)
-    agent("stop", started["session_id"])
-    shown = received[received.index(b"ready"):]
+    shown, _ = joined_bytes(agent, tmp_path, verb, DRAWS + QUESTIONS)
     for question in (b"\x1b[21t", b"\x1b[6n", b"\x1b[c", b"\x1bP$q", b"\x1b[201~", b"\x05", b"\xff", b"\x9b"):
         assert question not in shown, (question, shown)
-    assert "red".encode() in shown and b"\x1b[31m" in shown and b"\x1b[5;10H" in shown, shown
+    assert b"\x1b[31mred\x1b[0m\x1b[5;10H" in shown, shown
     assert "\ufffd\ufffd\ufffd6nend".encode() in shown, shown
+
+
+def test_modes_that_make_the_terminal_type_are_off_when_the_person_leaves(agent: SafeRun, tmp_path: Path) -> None:
+    """Focus, colour scheme and resize reports the command turned on go on for it while watched;
+    left on, the person's terminal would type them into their shell after."""
+    shown, given_back = joined_bytes(agent, tmp_path, "watch", REPORTING)
+    for mode in (b"1004", b"2031", b"2048"):
+        assert b"\x1b[?%sh" % mode in shown and b"\x1b[?%sl" % mode in given_back, (mode, given_back)

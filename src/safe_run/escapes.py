@@ -175,8 +175,10 @@ FRESH_SCREEN = b"\x1b[0m\x1b[H\x1b[2J"
 """Plain colours, the cursor home, the screen cleared: where a drawing of a whole screen starts."""
 ENTER_ALTERNATE = b"\x1b[?1049h"
 
-MODES_OFF = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>"
+MODES_OFF = (b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>"
+             b"\x1b[?1004l\x1b[?2031l\x1b[?2048l")
 """Input modes a program turns on and, stopped or killed, may never turn off: mouse reports,
-bracketed paste, application cursor keys and keypad. A person's terminal left in them sends
-escape sequences for every click and arrow key; so they go off whenever it is given back (one
-that was off stays off)."""
+bracketed paste, application cursor keys and keypad, and the reports a terminal types on its own
+(focus changes, colour scheme changes, resizes). A person's terminal left in them sends escape
+sequences for every click, arrow key, change of window or theme, into whatever reads it next: the
+person's shell; so they go off whenever it is given back (one that was off stays off)."""
