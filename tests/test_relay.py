@@ -3,6 +3,8 @@ answers by typing is dropped, whole or cut between reads; what draws goes on as 
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from safe_run.relay import HOLD_LIMIT, Relay, asks
@@ -107,6 +109,19 @@ def test_a_question_cut_anywhere_by_reads_goes_nowhere_and_the_drawing_around_it
         assert relay.feed(stream[:cut]) + relay.feed(stream[cut:]) == whole, cut
     relay = Relay()
     assert b"".join(relay.feed(stream[at:at + 1]) for at in range(len(stream))) == whole
+
+
+def test_questions_mixed_with_drawing_in_any_order_and_reads_leave_only_the_drawing() -> None:
+    pieces = [*((True, sequence) for sequence in QUESTIONS.values()), *((False, data) for data in DRAWING.values())]
+    chance = random.Random(7)
+    for _ in range(300):
+        chosen = chance.choices(pieces, k=12)
+        stream = b"".join(data for _, data in chosen)
+        expected = Relay().feed(b"".join(data for asked, data in chosen if not asked))
+        cuts = sorted(chance.sample(range(1, len(stream)), 5))
+        relay = Relay()
+        shown = b"".join(relay.feed(stream[a:b]) for a, b in zip([0, *cuts], [*cuts, len(stream)]))
+        assert shown == expected, (chosen, cuts)
 
 
 def test_malformed_utf8_goes_on_as_replacement_characters() -> None:

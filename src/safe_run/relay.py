@@ -40,7 +40,19 @@ ST = b"\x1b\\"  # alone, after a string that was dropped (or never begun): it en
 _SEQUENCE = escapes.binary(
     escapes.CSI, escapes.STRING + escapes.STRING_END + "?", escapes.ESCAPE, chr(ENQ),
 )
-_MAY_ASK = re.compile(rb"[\x1b\x05]")
+# What `_unasked` must look at: every string, each CSI whose final byte some question ends with,
+# ESC Z, ST, ENQ, and any CSI or escape a byte outside its grammar interrupts (the next byte is no
+# parameter, intermediate or final). Every ESC begins a sequence and no string's body holds one,
+# so matching at ESCs alone keeps to the grammar, and colours and moves go on without a look.
+_MAY_ASK = escapes.binary(
+    escapes.STRING + escapes.STRING_END + "?",
+    r"\x1b\[[<=>?]?[0-?]*[ -/]*[ncqpxSuwyv|R~t]",
+    r"\x1b\[\?[0-?]*[ -/]*m",
+    r"\x1b\[[0-?]*[ -/]*(?![ -~])",
+    r"\x1bZ|\x1b\\",
+    r"\x1b[ -/]*(?![ -~])",
+    chr(ENQ),
+)
 _CSI = re.compile(rb"\x1b\[([<=>?]?)([0-?]*)([ -/]*)([@-~])\Z")
 _STRINGS = (b"]", b"P", b"X", b"^", b"_")  # after ESC: OSC, DCS, SOS, PM, APC
 _C0 = re.compile(rb"[\x00-\x1f]")
@@ -133,7 +145,7 @@ class Relay:
             self._dropping = self._dropping or len(held) > HOLD_LIMIT
             # Its first two bytes and its last say what may follow it: enough to find its end.
             self._held = held[:2] + held[-1:] if self._dropping else held
-        return _SEQUENCE.sub(_unasked, data) if _MAY_ASK.search(data) else data
+        return _MAY_ASK.sub(_unasked, data) if b"\x1b" in data or bytes((ENQ,)) in data else data
 
 
 def _unfinished_start(data: bytes) -> int | None:
