@@ -66,10 +66,10 @@ class Caller:
                 pids.append(int(text))
         return pids
 
-    def warmed(self) -> int:
+    def warmed(self, **kwargs: object) -> int:
         """Call until a warm process listens (the second call starts it); its pid."""
-        self("--", "true")
-        self("--", "true")
+        self("--", "true", **kwargs)
+        self("--", "true", **kwargs)
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
             sockets = [p for p in self.warm_dir.iterdir() if p.is_socket()] if self.warm_dir.is_dir() else []
@@ -99,8 +99,10 @@ def _caller() -> Iterator[Caller]:
     try:
         yield who
     finally:
-        who.stop()
-        shutil.rmtree(home, ignore_errors=True)
+        try:
+            who.stop()
+        finally:  # a warm process that outlived its SIGTERM ends once its directory is gone
+            shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture
@@ -453,3 +455,34 @@ def test_a_stopped_warm_process_collects_its_spare_and_the_holder_forked_ahead(c
     caller.stop()  # returns once the warm process has ended
     left = [pid for pid in (spare, ahead) if Path(f"/proc/{pid}").exists()]
     assert left == [], "left for PID 1 to collect"
+
+
+def block_sigterm() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
+
+
+def test_sigterm_ends_a_warm_process_whose_starter_blocked_it(caller: Caller) -> None:
+    """A caller may run with SIGTERM blocked (a thread that leaves signals to another); the warm
+    process it starts is no thread of its, and still ends on SIGTERM, its socket and lock removed."""
+    warm = caller.warmed(preexec_fn=block_sigterm)
+    os.kill(warm, signal.SIGTERM)
+    assert gone(lambda: alive(warm) and not zombie(warm), within=10), "SIGTERM did not end the warm process"
+    left = [path.name for path in caller.warm_dir.iterdir() if path.is_socket() or path.suffix == ".lock"]
+    assert left == [], "its socket or its lock was left"
+
+
+def test_sigterm_ends_a_spare_child_and_the_holder_forked_ahead(caller: Caller) -> None:
+    """`ps` shows the spare and its holder forked ahead as `safe-run warm` too: SIGTERM, as sent to
+    each by `pkill -f 'safe-run warm'`, ends either, and the warm process goes on forking calls."""
+    warm = caller.warmed()
+    deadline = time.monotonic() + WAIT_S
+    while not (children_of(warm) and children_of(children_of(warm)[0])):
+        assert time.monotonic() < deadline, "no spare with a holder forked ahead was made"
+        time.sleep(0.02)
+    [spare] = children_of(warm)
+    [ahead] = children_of(spare)
+    os.kill(ahead, signal.SIGTERM)
+    assert gone(lambda: alive(ahead) and not zombie(ahead), within=10), "SIGTERM did not end the holder forked ahead"
+    os.kill(spare, signal.SIGTERM)
+    assert gone(lambda: alive(spare) and not zombie(spare), within=10), "SIGTERM did not end the spare"
+    assert grandparent_of_the_shell(caller) == warm  # the next call is forked as it comes

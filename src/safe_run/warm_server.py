@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 from . import polling
+from .interrupts import STOP_SIGNALS
 from .memory import take_own_pages
 from .session.adoption import adopt_orphans, set_parent_death_signal
 from .session.launch import Fork, fork_with_channel, let_go, plain_shell_ahead, send_with_descriptors, take_environment
@@ -52,12 +53,13 @@ def main() -> None:
         return  # another warm process of this context is starting or running
     os.ftruncate(lock, 0)
     os.write(lock, b"%d\n" % os.getpid())  # who to stop: `kill $(cat <socket>.lock)`
-    _preload()
-    from . import process_title
-
-    process_title.name_warm()
     try:
-        Server(path, context, idle, time.monotonic, leader).serve()
+        stops = _hear_stop_signals()
+        _preload()
+        from . import process_title
+
+        process_title.name_warm()
+        Server(path, context, idle, time.monotonic, leader, stops).serve()
     finally:
         os.unlink(path + ".lock")  # one started meanwhile found it locked and left; the next makes another
 
@@ -70,6 +72,20 @@ def _preload() -> None:
     from . import cli, report, runner  # noqa: F401
     from .commands import run, sessions  # noqa: F401
     from .session import client, holder, launch  # noqa: F401
+
+
+def _hear_stop_signals() -> list[int]:
+    """The stop signals that come from now on, in the list returned.
+
+    Heard before the slow imports, so that a stop during them still removes the lock; and
+    unblocked, because this process inherits the signal mask of the call that started it, and a
+    caller that blocks SIGTERM (a thread that leaves signals to another) must not make a process
+    that outlives it deaf to SIGTERM."""
+    heard: list[int] = []
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, lambda signum, frame: heard.append(signum))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    return heard
 
 
 def _leader(spec: str) -> tuple[int, int] | None:
@@ -87,7 +103,8 @@ def keeps_listening(stopping: bool, ours: bool, idle_for: float, idle: float) ->
 
 class Server:
     def __init__(
-        self, path: str, context: bytes, idle: float, clock: Callable[[], float], leader: tuple[int, int] | None = None,
+        self, path: str, context: bytes, idle: float, clock: Callable[[], float], leader: tuple[int, int] | None,
+        stops: list[int],
     ) -> None:
         self._path = path
         self._leader = leader  # the caller's login session, which ends when this process does
@@ -97,7 +114,7 @@ class Server:
         self._calls: dict[int, socket.socket] = {}  # child pid -> its client's connection
         self._last_call = clock()
         self._pid = os.getpid()
-        self._stopping = False
+        self._stops = stops  # the stop signals heard (`_hear_stop_signals`): calls running go on
         # A child forked ahead of the next call, waiting for it (see `_fork_spare`); none once one
         # failed, so that a spare that cannot live is not made again and again.
         self._spare: tuple[int, socket.socket] | None = None
@@ -109,13 +126,7 @@ class Server:
         # A call's holder, once the call has ended, and whatever a holder leaves, come here to be
         # collected (`_reap`), rather than to a PID 1 that may never collect them.
         adopt_orphans()
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(signum, self._stop)
         self._listener = self._listen()
-
-    def _stop(self, signum: int, frame: object) -> None:
-        """Stop taking calls; calls already running go on, their children being their own."""
-        self._stopping = True
 
     def _listen(self) -> socket.socket:
         """Bound under another name and renamed, so the socket appears only once it takes calls."""
@@ -136,7 +147,7 @@ class Server:
             if listening and now - checked >= CHECK_INTERVAL_S:
                 checked, ours = now, self._still_ours() and self._login_session_open()
             idle_for = 0.0 if self._calls else now - self._last_call
-            if listening and not keeps_listening(self._stopping, ours, idle_for, self._idle):
+            if listening and not keeps_listening(bool(self._stops), ours, idle_for, self._idle):
                 listening = False
                 self._close()
             if not listening and not self._calls:
@@ -212,6 +223,10 @@ class Server:
         holders = Fork()
         try:
             signal.set_wakeup_fd(-1)
+            # Ended by a stop signal, as `ps` shows it and its holder forked ahead (which
+            # inherits this) as `safe-run warm` too; its call then sets what the caller had.
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, signal.SIG_DFL)
             _die_with(self._pid)
             for other in [self._listener, *self._calls.values()]:
                 other.detach()
