@@ -14,6 +14,7 @@ import json
 import re
 import secrets
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -32,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 import fastcli  # noqa: E402
+from safe_run.mcp_http_bounds import Bounds, admits, last_words  # noqa: E402
 from test_mcp import BOUND_S, Server, call, cli, drive  # noqa: E402
 
 TOKEN = secrets.token_hex(16)
@@ -41,9 +43,11 @@ SERVING = re.compile(r"serving MCP at http://([^/]+)/mcp")
 class HttpServer:
     """One `safe-run mcp --http` process; `start` again after `stop` for a restart."""
 
-    def __init__(self, server: Server, token_file: Path | None = None, own_process: bool = False) -> None:
+    def __init__(self, server: Server, token_file: Path | None = None, own_process: bool = False,
+                 options: tuple[str, ...] = ()) -> None:
         self.server = server
         self.token_file = token_file
+        self.options = options  # more of the verb's options, after --http
         # The server in a process of its own, never a fork of --fast-cli's zygote: `proc` is then the
         # server itself rather than the launcher that hands it over.
         self.own_process = own_process
@@ -55,7 +59,7 @@ class HttpServer:
         params = self.server.params()
         env = dict(params.env or {})
         program = [sys.executable, "-m", "safe_run"] if self.own_process else fastcli.program()
-        argv = [*program, "mcp", "--http", "127.0.0.1:0"]
+        argv = [*program, "mcp", "--http", "127.0.0.1:0", *self.options]
         if self.token_file is None:
             env["SAFE_RUN_MCP_TOKEN"] = TOKEN
         else:
@@ -423,3 +427,119 @@ def test_the_servers_memory_is_not_readable_by_its_user(tmp_path: Path) -> None:
     finally:
         served.proc.kill()
         served.proc.wait()
+
+
+def connected(address: str) -> socket.socket:
+    host, port = address.rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=BOUND_S)
+
+
+def until_closed(conn: socket.socket) -> bytes:
+    """All the server sends on `conn` until it closes it (bounded by the socket's timeout)."""
+    received = b""
+    while data := conn.recv(4096):
+        received += data
+    return received
+
+
+def answer(conn: socket.socket) -> bytes:
+    """One whole answer to a request sent on `conn`, which stays open: its status line, headers and body."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        data = conn.recv(4096)
+        assert data, f"closed after {received!r}"
+        received += data
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = int(re.search(rb"content-length: *(\d+)", head, re.IGNORECASE).group(1))  # type: ignore[union-attr]
+    while len(body) < length:
+        body += conn.recv(4096)
+    return received
+
+
+def health(address: str) -> int | None:
+    """The status of a request for /health; None when the connection was cut before it came."""
+    try:
+        return raw(address, "GET", "/health", headers={})[0]
+    except OSError:
+        return None
+
+
+def health_request(address: str) -> bytes:
+    return f"GET /health HTTP/1.1\r\nHost: {address}\r\n\r\n".encode()
+
+
+HALF_A_HEADER = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+
+
+@pytest.mark.slow
+def test_a_connection_whose_request_headers_do_not_come_in_time_is_closed(tmp_path: Path) -> None:
+    """From its opening or its last answer, a connection has --header-timeout seconds to complete
+    its next request's headers: half a header is answered 408, nothing at all is just closed; a
+    well-formed request is still served."""
+    served = HttpServer(Server(tmp_path), options=("--header-timeout", "0.5"))
+    served.start()
+    try:
+        with connected(served.address) as slow, connected(served.address) as silent:
+            slow.sendall(HALF_A_HEADER)
+            assert until_closed(slow).startswith(b"HTTP/1.1 408 ")
+            assert until_closed(silent) == b""
+        with connected(served.address) as kept:
+            kept.sendall(health_request(served.address))
+            assert answer(kept).startswith(b"HTTP/1.1 200 ")
+            kept.sendall(HALF_A_HEADER)  # its next request, as slow
+            assert until_closed(kept).startswith(b"HTTP/1.1 408 ")
+        assert raw(served.address, "GET", "/health", headers={})[0] == 200
+    finally:
+        served.stop()
+
+
+def test_connections_beyond_the_cap_are_answered_503_and_closed_until_others_close(tmp_path: Path) -> None:
+    served = HttpServer(Server(tmp_path), options=("--max-connections", "4", "--header-timeout", "60"))
+    served.start()
+    held: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + BOUND_S
+        while len(held) < 4:  # each seen served (the server may not have seen start()'s own close yet)
+            conn = connected(served.address)
+            conn.sendall(health_request(served.address))
+            if answer(conn).startswith(b"HTTP/1.1 200 "):
+                conn.sendall(HALF_A_HEADER)  # open, in the middle of its next request's headers
+                held.append(conn)
+            else:
+                conn.close()
+                assert time.monotonic() < deadline, "the server kept refusing below its cap"
+                time.sleep(0.05)
+        with connected(served.address) as beyond:
+            assert until_closed(beyond).startswith(b"HTTP/1.1 503 ")
+        held.pop().close()
+        while (status := health(served.address)) != 200:
+            assert status in (503, None), status
+            assert time.monotonic() < deadline, "a connection closed did not make room"
+            time.sleep(0.05)
+    finally:
+        for conn in held:
+            conn.close()
+        served.stop()
+
+
+def test_the_cap_admits_up_to_its_bound_and_only_a_request_begun_is_told_it_came_too_late() -> None:
+    assert admits(3, Bounds(connections=4)) and not admits(4, Bounds(connections=4))
+    assert last_words(heard=True).startswith(b"HTTP/1.1 408 ")
+    assert last_words(heard=False) == b""  # an idle connection's client may be sending a request now
+
+
+@pytest.mark.parametrize("options, needle", [
+    (["--http", "127.0.0.1:0", "--header-timeout", "0"], "--header-timeout"),
+    (["--http", "127.0.0.1:0", "--header-timeout", "soon"], "--header-timeout"),
+    (["--http", "127.0.0.1:0", "--max-connections", "0"], "--max-connections"),
+    (["--header-timeout", "5"], "--header-timeout goes with --http"),
+    (["--max-connections", "5"], "--max-connections goes with --http"),
+])
+def test_a_bound_that_is_no_bound_is_refused_at_start(tmp_path: Path, options: list[str], needle: str) -> None:
+    params = Server(tmp_path).params()
+    done = subprocess.run(
+        [*fastcli.program(), "mcp", *options], env={**(params.env or {}), "SAFE_RUN_MCP_TOKEN": TOKEN},
+        cwd=params.cwd, capture_output=True, text=True, timeout=BOUND_S, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and needle in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr

@@ -32,6 +32,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .interrupts import Wakeup
+from .mcp_http_bounds import Book, Bounds, Watched
 from .mcp_server import END_RUNNING_S, Connection, Tools, mcp_server, say, stop_requested
 from .request import DEFAULT_CONNECTION_IDLE_S
 from .session.forkserver import ForkServer
@@ -275,10 +276,11 @@ class _Server(uvicorn.Server):
 
 def serve_http(
     cwd: str, sock: socket.socket, token: bytes, wakeup: Wakeup | None = None,
-    own_shell_idle: float | None = DEFAULT_CONNECTION_IDLE_S,
+    own_shell_idle: float | None = DEFAULT_CONNECTION_IDLE_S, bounds: Bounds = Bounds(),
 ) -> None:
     """Serve on `sock` until a stop request on `wakeup`; then close the connections' own shells
-    and stop their sessions (named shells go on)."""
+    and stop their sessions (named shells go on). `bounds`: how many connections at once, and how
+    long each may take to send a request's headers (`mcp_http_bounds`)."""
     host, port = sock.getsockname()[:2]
     hosts = allowed_hosts(host, port)
     connections = Connections()
@@ -289,9 +291,13 @@ def serve_http(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[f"http://{name}" for name in hosts],
     )
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security, host=host)
+    book = Book(bounds)
     config = uvicorn.Config(
-        Gate(app, token, connections, hosts), log_level="warning", access_log=False, server_header=False, lifespan="on",
-        timeout_graceful_shutdown=int(GRACEFUL_S),
+        Watched(Gate(app, token, connections, hosts), book), log_level="warning", access_log=False, server_header=False,
+        lifespan="on", timeout_graceful_shutdown=int(GRACEFUL_S), http=book.protocol(),
+        # No WebSocket upgrade (MCP here is Streamable HTTP): one would hand the connection to
+        # another protocol, out of the book's sight, and its place would never be given back.
+        ws="none",
     )
     http = _Server(config)
     quiet = CancelledAtStop()

@@ -9,6 +9,7 @@ import stat
 
 import click
 
+from ..mcp_http_bounds import HEADER_S, MAX_CONNECTIONS
 from ..request import DEFAULT_CONNECTION_IDLE_S
 from ..result import ExitStatus
 from .params import SECONDS, current_directory
@@ -34,15 +35,30 @@ MIN_TOKEN_CHARS = 32
     help="A connection's own shell closes after this long without a command (0: never); named shells keep "
     "their own limit.",
 )
-def mcp_command(address: str | None, token_file: str | None, idle_expire: float) -> int:
+@click.option(
+    "--header-timeout", "header_s", type=SECONDS, default=None, metavar="SECONDS",
+    help=f"With --http: a connection has this long from its opening, or its last answer, to send its next "
+    f"request's headers; then it is closed (408 if it began one).  [default: {HEADER_S:g}]",
+)
+@click.option(
+    "--max-connections", "max_connections", type=click.IntRange(min=1), default=None, metavar="N",
+    help=f"With --http: at most N connections open at once; one more is answered 503 and closed at once.  "
+    f"[default: {MAX_CONNECTIONS}]",
+)
+def mcp_command(
+    address: str | None, token_file: str | None, idle_expire: float, header_s: float | None, max_connections: int | None,
+) -> int:
     """Serve safe-run as an MCP server over stdio or HTTP (tools: run, poll, send, stop, close, sessions)."""
     try:
         import mcp  # noqa: F401  (only to tell whether the extra is installed)
     except ImportError:
         click.echo(f"safe-run: {INSTALL_HINT}", err=True)
         return ExitStatus.FAILURE
-    if token_file is not None and address is None:
-        raise click.UsageError("--token-file goes with --http HOST:PORT")
+    for given, option in ((token_file, "--token-file"), (header_s, "--header-timeout"), (max_connections, "--max-connections")):
+        if given is not None and address is None:
+            raise click.UsageError(f"{option} goes with --http HOST:PORT")
+    if header_s == 0:
+        raise click.BadParameter("must be more than 0", param_hint="--header-timeout")
     cwd = current_directory()
     from ..invocation import current
 
@@ -55,12 +71,14 @@ def mcp_command(address: str | None, token_file: str | None, idle_expire: float)
         serve(cwd, signals.wakeup, idle_expire or None)
     else:
         from ..mcp_http import serve_http
+        from ..mcp_http_bounds import Bounds
 
+        bounds = Bounds(HEADER_S if header_s is None else header_s, max_connections or MAX_CONNECTIONS)
         token = _token(token_file)
         sock = _listen(address)
         signals.keep()
         with sock:
-            serve_http(cwd, sock, token, signals.wakeup, idle_expire or None)
+            serve_http(cwd, sock, token, signals.wakeup, idle_expire or None, bounds)
     stopped_by = signals.wakeup.pending
     return 128 + stopped_by[0] if stopped_by else 0
 
