@@ -474,8 +474,8 @@ HALF_A_HEADER = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 @pytest.mark.slow
 def test_a_connection_whose_request_headers_do_not_come_in_time_is_closed(tmp_path: Path) -> None:
     """From its opening or its last answer, a connection has --header-timeout seconds to complete
-    its next request's headers: half a header is answered 408, nothing at all is just closed; a
-    well-formed request is still served."""
+    its next request's headers: half a header is answered 408, nothing at all (on a new connection
+    or one kept alive) is just closed; a well-formed request is still served."""
     served = HttpServer(Server(tmp_path), options=("--header-timeout", "0.5"))
     served.start()
     try:
@@ -488,6 +488,10 @@ def test_a_connection_whose_request_headers_do_not_come_in_time_is_closed(tmp_pa
             assert answer(kept).startswith(b"HTTP/1.1 200 ")
             kept.sendall(HALF_A_HEADER)  # its next request, as slow
             assert until_closed(kept).startswith(b"HTTP/1.1 408 ")
+        with connected(served.address) as idle:
+            idle.sendall(health_request(served.address))
+            assert answer(idle).startswith(b"HTTP/1.1 200 ")
+            assert until_closed(idle) == b""  # kept alive, and no next request came
         assert raw(served.address, "GET", "/health", headers={})[0] == 200
     finally:
         served.stop()
