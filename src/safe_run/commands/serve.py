@@ -9,7 +9,7 @@ import stat
 
 import click
 
-from ..mcp_http_bounds import HEADER_S, MAX_CONNECTIONS
+from ..mcp_http_bounds import HEADER_S, MAX_CONNECTIONS, Bounds
 from ..request import DEFAULT_CONNECTION_IDLE_S
 from ..result import ExitStatus
 from .params import SECONDS, current_directory
@@ -71,9 +71,10 @@ def mcp_command(
         serve(cwd, signals.wakeup, idle_expire or None)
     else:
         from ..mcp_http import serve_http
-        from ..mcp_http_bounds import Bounds
 
-        bounds = Bounds(HEADER_S if header_s is None else header_s, max_connections or MAX_CONNECTIONS)
+        bounds = Bounds(
+            HEADER_S if header_s is None else header_s, MAX_CONNECTIONS if max_connections is None else max_connections,
+        )
         token = _token(token_file)
         sock = _listen(address)
         signals.keep()
