@@ -44,7 +44,7 @@ def test_history_file_is_untouched(safe_run: SafeRun, name: str, strategy: str) 
     safe_run.shell = shell_path(name)
     for command in ("echo hi", "echo hi; exit 3"):
         result = safe_run("--strategy", strategy, "--", command).json
-        assert result["status"] == "completed", result
+        assert result["status"] == "completed", result["message"]
     assert path.read_bytes() == before.encode()
 
 

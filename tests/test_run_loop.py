@@ -440,6 +440,16 @@ def test_the_shell_reading_before_its_line_is_over_is_the_commands_read_and_gets
     assert len(played.terminal.typed) == 1, "nothing was typed into the read"
 
 
+def test_an_end_mark_read_as_the_shell_leaves_is_the_shells(workdir: Path) -> None:
+    """fish's `exit 3` sends D on its way out; by the time the mark is read the terminal has no
+    foreground group at all (0), which only the leaving shell, its session's leader, can cause."""
+    played = Played(workdir, {"make": Behaviour(b"built\r\n", code=3)}, "make")
+    played.terminal.foreground = lambda: 0  # type: ignore[method-assign]
+    result = played.follow()
+    assert (result.status, result.completion_reason, result.exit_code) == (Status.COMPLETED, Reason.SHELL_INTEGRATION, 3)
+    assert result.downgrades == () and result.message == "the command exited with status 3"
+
+
 def test_the_shell_exiting_ends_the_command_with_the_shells_status(workdir: Path) -> None:
     played = Played(workdir, {"exit 3": Behaviour(b"bye\r\n", exits_shell=3)}, "exit 3")
     result = played.follow()

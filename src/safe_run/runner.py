@@ -527,12 +527,14 @@ class Run:
 
     def _end_check(self) -> EndCheck:
         """What the kernel says as an end mark arrives (see `tracker.EndCheck`): the line's record,
-        and whose the terminal is. The shell is the leader of its own process group."""
+        and whose the terminal is. The shell is the leader of its own process group. No foreground
+        group at all (0) means the shell, the session's leader, is leaving: no program of the line
+        can make that so, and the shell's exit (`exit 3`) sends its D on the way out."""
         status, ended_pid = self._line_record()
         front = self.terminal.foreground()
         if front is None:
             return EndCheck(status, None)
-        return EndCheck(status, front == self.terminal.pid or self._prompts_front(front, ended_pid))
+        return EndCheck(status, front in (0, self.terminal.pid) or self._prompts_front(front, ended_pid))
 
     def _prompts_front(self, front: int, end: int | None) -> bool:
         """Whether the terminal's foreground is a group the shell made after the line's recorded end
