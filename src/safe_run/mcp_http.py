@@ -31,11 +31,12 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .deadline import Deadline
 from .interrupts import Wakeup
 from .mcp_http_bounds import Book, Bounds, Watched
 from .mcp_server import END_RUNNING_S, Connection, Tools, mcp_server, say, stop_requested
 from .request import DEFAULT_CONNECTION_IDLE_S
-from .session.forkserver import ForkServer
+from .session.forkserver import EXIT_S, ForkServer
 
 TOKEN_ENV = "SAFE_RUN_MCP_TOKEN"
 WELL_KNOWN = "/.well-known/"
@@ -46,9 +47,12 @@ MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
 # prctl's option from <linux/prctl.h>.
 PR_SET_DUMPABLE = 4
+# A stop signal ends the server within this long, whatever is still going on: each step below
+# takes its share of it, and never more than is left (`deadline.Deadline`).
+STOP_S = 3.0
 # Open streams get this long to end once a stop signal came; then they are cut.
 GRACEFUL_S = 1.0
-# At a stop, the connections' shells are closed side by side, each waited for this long at most.
+# At a stop, the connections' shells are closed side by side, all of them within this long.
 CLOSE_ALL_S = 1.5
 # A request body larger than the transport takes is answered here, as JSON-RPC: the SDK's own
 # answer is an HTTP 413, which its client takes for the end of the whole session.
@@ -110,16 +114,20 @@ class Connections:
                 self.by_session.setdefault(key, connection)
         return problem
 
-    def end_all(self) -> None:
-        """The server stops: every connection's shell closed, side by side, each bounded."""
+    def end_all(self, stop: Deadline) -> None:
+        """The server stops: every connection's shell closed, side by side, all within the stop's
+        share for it; a close still going then is left to its holder, which carries it out alone."""
         with self.lock:
             left = list(self.by_session.values())
             self.by_session.clear()
         threads = [threading.Thread(target=lambda c=c: say(c.close()), daemon=True) for c in left]
         for thread in threads:
             thread.start()
+        closing = Deadline(stop.share(CLOSE_ALL_S))
         for thread in threads:
-            thread.join(CLOSE_ALL_S)
+            thread.join(closing.left())
+        still = sum(thread.is_alive() for thread in threads)
+        stop.note(f"{still} connection shell(s) still closing", still == 0)
 
 
 class Gate:
@@ -304,11 +312,15 @@ def serve_http(
     for name in QUIETED_LOGGERS:
         logging.getLogger(name).addFilter(quiet)
 
+    stops: list[Deadline] = []
+
     async def stop_on_request() -> None:
         if wakeup is not None:
             await stop_requested(wakeup)
+            stops.append(Deadline(STOP_S))
             quiet.stopping = True
-            await tools.end_running(END_RUNNING_S)
+            stops[0].note("runs in flight not all answered", await tools.end_running(stops[0].share(END_RUNNING_S)))
+            http.config.timeout_graceful_shutdown = stops[0].share(GRACEFUL_S)  # type: ignore[assignment]
             http.should_exit = True
 
     async def main() -> None:
@@ -323,5 +335,7 @@ def serve_http(
     try:
         anyio.run(main)
     finally:
-        connections.end_all()
-        launcher.close()
+        stop = stops[0] if stops else Deadline(STOP_S)  # the serving failed: its clean-up is bounded too
+        connections.end_all(stop)
+        stop.note("the fork server killed", launcher.close(stop.share(EXIT_S)))
+        say(stop.summary())

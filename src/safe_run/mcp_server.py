@@ -582,14 +582,15 @@ class Tools:
         finally:
             self.running.discard(call)
 
-    async def end_running(self, within: float) -> None:
+    async def end_running(self, within: float) -> bool:
         """The server stops: each `run` in flight ends its command and is answered, for `within`
-        seconds at most; what is not answered by then is cut with the connection."""
+        seconds at most; what is not answered by then is cut with the connection. Whether all were."""
         for call in list(self.running):
             call.end_now()
         with anyio.move_on_after(within):
             while self.running:
                 await anyio.sleep(0.02)
+        return not self.running
 
     async def _follow(
         self, ctx: ServerRequestContext[Any, Any], call: Call, request: RunRequest, shell: str | None,

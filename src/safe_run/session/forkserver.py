@@ -87,22 +87,26 @@ class ForkServer:
                 raise OSError(f"the holder of session {session.id} could not be started (the fork server did not answer)")
         # The fork server recorded the holder's pid before it answered (`launch.Fork.start`).
 
-    def close(self) -> None:
-        """Let the process go (it exits when its end of the socket closes) and collect it."""
+    def close(self, within: float = EXIT_S) -> bool:
+        """Let the process go (it exits when its end of the socket closes) and collect it, killed
+        if it has not exited within `within` seconds; whether it exited by itself."""
         with self._lock:
-            self._lost()
+            return self._lost(within)
 
-    def _lost(self) -> None:
+    def _lost(self, within: float = EXIT_S) -> bool:
         if self._channel is not None:
             self._channel.close()
             self._channel = None
+        ended = True
         if self._process is not None:
             try:
-                self._process.wait(EXIT_S)
+                self._process.wait(within)
             except subprocess.TimeoutExpired:
+                ended = False
                 self._process.kill()
                 self._process.wait()
             self._process = None
+        return ended
 
 
 def serve(channel: socket.socket) -> int:
