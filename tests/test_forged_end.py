@@ -133,3 +133,13 @@ def test_a_mark_forged_by_a_background_job_is_ignored(
     assert (result["status"], result["exit_code"]) == ("completed", 1), result
     assert result["output"].endswith("real-end\n")
     assert_ignored_if_found(result, read_memory)
+
+
+@pytest.mark.parametrize("name", ["bash", "zsh"])
+def test_a_prompt_printed_by_the_command_is_its_output_and_types_nothing(safe_run: SafeRun, name: str) -> None:
+    """`echo "$PS1"` prints the prompt's own marks, nonce and all, in the middle of the command: it
+    is output like any other, the command is followed on to its end, and nothing is typed."""
+    safe_run.shell = shell_path(name)
+    answer = safe_run("--", 'echo "$PS1"; sleep 0.5; echo after; exit 3').json
+    assert (answer["status"], answer["exit_code"], answer["completion_reason"]) == ("completed", 3, "shell_exited")
+    assert answer["output"].endswith("\nafter\n") and answer["downgrades"] == [], answer

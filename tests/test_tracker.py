@@ -156,6 +156,26 @@ def test_prompt_without_d_downgrades_to_basic_and_asks_for_the_status() -> None:
     assert finish.message
 
 
+@pytest.mark.parametrize("end", [EndCheck(None, True), EndCheck(0, False)], ids=["before the record", "program in front"])
+def test_a_prompt_mark_the_command_printed_is_output_and_types_nothing(end: EndCheck) -> None:
+    """`echo "$PS1"` mid-command, or a program that prints the prompt's marks: not the prompt."""
+    t = tracker()
+    running(t)
+    for kind in "AB":
+        assert t.feed(mark(kind), T0 + 1, end) == []
+    t.feed(b"after\r\n", T0 + 1.5)
+    finish = only_finish(t.feed(mark("D", "3"), T0 + 2, EndCheck(3, True)))
+    assert (finish.exit_code, finish.strategy, finish.reason) == (3, Strategy.RICH, Reason.SHELL_INTEGRATION)
+    assert t.capture.text() == "after\n"
+
+
+def test_a_prompt_mark_after_the_lines_record_is_the_prompt() -> None:
+    t = tracker()
+    running(t)
+    actions = t.feed(mark("A"), T0 + 1, EndCheck(3, True))
+    assert sent(actions) == [Send(LINES.status_query)] and downgrades(actions) == [("rich", "basic", 1.0)]
+
+
 def test_forced_rich_strategy_reports_broken_integration_instead_of_guessing() -> None:
     t = tracker(auto=False)
     running(t)

@@ -55,6 +55,8 @@ PENDING_READS = 16
 STOP_GRACE_S = 0.005
 # How an end mark's OSC begins: the one OSC the loop asks the kernel about as it arrives.
 END_MARK = b"633;D;"
+# The prompt's marks: in the middle of a command they count only as the end mark does.
+PROMPT_MARKS = (b"633;A;", b"633;B;")
 # The status file is emptied when it has grown this big (a few bytes a command).
 STATUS_FILE_MAX = 64 * 1024
 
@@ -619,7 +621,8 @@ class Run:
                 if self._audience is not None:
                     self._audience.output(item, self.tracker.phase is Phase.RUNNING)
                 self._act(self.tracker.feed(item, now))
-            elif item.body.startswith(END_MARK):
+            elif item.body.startswith(END_MARK) or (item.body.startswith(PROMPT_MARKS) and
+                                                    self.tracker.phase is Phase.RUNNING):
                 self._act(self.tracker.feed(item, now, self._end_check()))
             else:
                 typed = self.tracker.phase is Phase.TYPED

@@ -396,8 +396,8 @@ class CommandTracker:
         mark = decode_mark(item)
         if mark is None or not self._trusted(mark):
             return []  # not this run's: an escape sequence of the output, dropped with the others
-        if mark.kind == "D":
-            return self._handle("mark D", now, (mark, end))
+        if mark.kind == "D" or (mark.kind in PROMPT_KINDS and self.phase is Phase.RUNNING):
+            return self._handle(f"mark {mark.kind}", now, (mark, end))
         return self._handle(f"mark {mark.kind}" if mark.kind in _MARK_KINDS else "mark other", now, mark)
 
     def look(self, now: float, look: Look) -> list[Action]:
@@ -550,9 +550,14 @@ class CommandTracker:
         self._broken = None  # the hooks are whole: nothing to load again
         return []
 
-    def _prompt_back(self, now: float, mark: object) -> list[Action]:
-        """RUNNING, A or B without D: the prompt is back; whatever follows is the shell's."""
-        assert isinstance(mark, Mark)
+    def _prompt_back(self, now: float, payload: object) -> list[Action]:
+        """RUNNING, A or B without D: the prompt is back; whatever follows is the shell's. It is
+        the prompt's only after the line's end recorded its status, with the shell holding the
+        terminal: `echo "$PS1"`, or a program of the line, prints the same mark mid-command, and
+        nothing may be typed then. Such a mark is left out, and the command followed on."""
+        mark, end = _end_mark(payload)
+        if not _from_the_prompt(end):
+            return []
         if mark.kind == "B":
             self._prompt_ready = True
         if self.strategy is Strategy.RICH:
@@ -1006,6 +1011,12 @@ def _refusal(end: EndCheck, code: int | None, needs_record: bool) -> str | None:
     return None
 
 
+def _from_the_prompt(end: EndCheck) -> bool:
+    """Whether a prompt mark in the middle of a command may be the shell's prompt: after the
+    line's record, with no program holding the terminal (or where nothing could be asked)."""
+    return not end.asked or (end.shell_in_front is not False and end.status is not None)
+
+
 def _uncorroborated(end: EndCheck) -> str | None:
     """What the result says of an end mark that counted though the terminal could not say who held it."""
     return UNCORROBORATED if end.shell_in_front is None else None
@@ -1021,6 +1032,8 @@ def _exit_code(args: tuple[str, ...]) -> int | None:
 
 Handler = Callable[[CommandTracker, float, object], list[Action]]
 _MARK_KINDS = frozenset("ABCDRTX")
+# The prompt's marks, which may also come, with the nonce, from what a command prints.
+PROMPT_KINDS = frozenset("AB")
 S, T, R, F, D = Phase.STARTING, Phase.TYPED, Phase.RUNNING, Phase.FETCHING, Phase.DONE
 
 # (phase, event) -> the method that handles it.
