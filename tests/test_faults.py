@@ -253,6 +253,28 @@ def test_an_existing_log_of_ours_is_emptied_and_made_private(caller: Caller, tmp
     assert b"logged" in log.read_bytes() and b"older" not in log.read_bytes()
 
 
+def test_a_log_link_of_ours_to_nothing_is_refused_saying_so(caller: Caller, tmp_path: Path) -> None:
+    through = tmp_path / "link"
+    through.symlink_to(tmp_path / "missing")
+    message = (f"Invalid value for --log: {through} is a symbolic link to {tmp_path / 'missing'}, which does not "
+               "exist; the transcript is made only under its own name")
+    assert_usage_error(caller("--log", str(through), "--", "true"), message)
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can make a file another user owns")
+def test_a_log_link_of_ours_to_another_users_file_names_that_file(caller: Caller, tmp_path: Path) -> None:
+    theirs = tmp_path / "theirs"
+    theirs.write_text("theirs\n")
+    os.chown(theirs, OTHER_UID, OTHER_UID)
+    through = tmp_path / "link"
+    through.symlink_to(theirs)
+    message = (f"Invalid value for --log: {theirs} belongs to another user; "
+               "the transcript is written only to a file of this user's")
+    assert_usage_error(caller("--log", str(through), "--", "true"), message)
+    assert theirs.read_text() == "theirs\n"
+
+
 def test_what_may_get_the_transcript() -> None:
     from safe_run.commands.params import log_refusal
 

@@ -212,7 +212,13 @@ def _open_unemptied(path: str) -> int:
         return os.open(path, flags | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     if stat.S_ISLNK(info.st_mode):
         _check_links(path)
-        info = os.stat(path)
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            raise click.BadParameter(
+                f"{path} is a symbolic link to {os.path.realpath(path)}, which does not exist; the transcript is "
+                "made only under its own name", param_hint="--log",
+            ) from None
     else:
         flags |= os.O_NOFOLLOW
     if not stat.S_ISREG(info.st_mode):
@@ -242,7 +248,7 @@ def _check_links(path: str) -> None:
 
 def _make_private_and_empty(fd: int, path: str) -> None:
     info = os.fstat(fd)
-    refusal = log_refusal(path, info, os.geteuid())
+    refusal = log_refusal(os.path.realpath(path), info, os.geteuid())  # the file itself, when a link led to it
     if refusal is not None:
         raise click.BadParameter(refusal, param_hint="--log")
     if info.st_mode & 0o077:
