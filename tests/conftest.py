@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,6 +148,21 @@ def program_on_path(directory: Path, name: str, script: str) -> str:
     program.write_text(f"#!/bin/sh\n{script}\n")
     program.chmod(0o755)
     return f"{bindir}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+
+
+def release(fifo: Path, bound: float = 20.0) -> None:
+    """Let a command waiting on `fifo` (`cat FIFO`, `read -r _ < FIFO`) go on, once it has opened it:
+    a test's command that must still run while the test acts waits on this, not on a `sleep`."""
+    deadline = time.monotonic() + bound
+    while True:
+        try:
+            end = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:  # ENXIO: the command has not opened it yet
+            assert time.monotonic() < deadline, "the command never opened its FIFO"
+            time.sleep(0.02)
+    os.write(end, b"go\n")
+    os.close(end)
 
 
 def alive(pid: int) -> bool:

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from conftest import SafeRun, shell_path
+from conftest import SafeRun, release, shell_path
 from test_streaming import Tmux, tmux  # noqa: F401 - the tmux fixture, a person's pane
 
 pytestmark = pytest.mark.slow
@@ -121,29 +122,41 @@ def test_keys_typed_while_a_named_shell_is_idle_go_nowhere(agent: SafeRun, tmp_p
     """Between a named shell's commands its prompt is for safe-run's lines: what a person types
     there is neither run by the shell nor typed into the agent's next command."""
     made = tmp_path / "made"
-    assert call(agent, "--in", "idle", "--", "true")["exit_code"] == 0
+    shell = call(agent, "--in", "idle", "--", "true")
+    assert shell["exit_code"] == 0
     joined = person(agent, "attach", "idle")
     joined.expect("attached")
     joined.send(f"touch {made}\r")
-    joined.expect(pexpect.TIMEOUT, timeout=1.0)  # the holder has read the keys by now
+    joined.send(LEAVE)  # after the keys, on the same connection: once it is read, they were
+    joined.expect(pexpect.EOF)
+    attached_until(agent, shell["shell_id"], 0)
     after = call(agent, "--in", "idle", "--", "echo next")
     assert (after["status"], after["output"]) == ("completed", "next\n"), after
-    joined.send(LEAVE)
-    joined.expect(pexpect.EOF)
     call(agent, "--in", "idle", "--", "true")
     assert not made.exists(), "the keys were run as a command"
+
+
+def attached_until(agent: SafeRun, session_id: str, count: int) -> None:
+    """Until the session's holder counts `count` people attached (it has read all a leaver sent)."""
+    deadline = time.monotonic() + BOUND_S
+    while {row["session_id"]: row for row in call(agent, "sessions")["sessions"]}[session_id]["attached"] != count:
+        assert time.monotonic() < deadline, f"the holder never counted {count} attached"
+        time.sleep(0.05)
 
 
 def test_keys_typed_while_the_command_does_not_read_are_not_left_for_the_shell(agent: SafeRun, tmp_path: Path) -> None:
     """Typed into a `sleep`, a line would wait in the terminal and be run by the shell once the
     command ended; it waits for the command to read instead, and goes with the command."""
     made = tmp_path / "made"
-    started = call(agent, "--yield-after", "0.5", "--", "sleep 2; echo done")
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    started = call(agent, "--yield-after", "0.5", "--", f"read -r _ < {fifo}; echo done")
     assert started["status"] == "running", started
     agent.shell = None
     joined = person(agent, "attach", started["session_id"])
     joined.expect("attached")
     joined.send(f"touch {made}\r")
+    release(fifo)
     joined.expect("completed")
     joined.expect(pexpect.EOF)
     done = call(agent, "poll", started["session_id"])
@@ -151,13 +164,19 @@ def test_keys_typed_while_the_command_does_not_read_are_not_left_for_the_shell(a
     assert not made.exists(), "the keys were run by the shell after the command"
 
 
-def test_the_command_end_shows_no_prompt_of_the_shell_and_the_summary_has_its_own_line(agent: SafeRun) -> None:
+def test_the_command_end_shows_no_prompt_of_the_shell_and_the_summary_has_its_own_line(
+    agent: SafeRun, tmp_path: Path,
+) -> None:
     """The attached screen goes, the person's comes back, and below it the command's last lines
     (not the shell's prompt) and the summary on a line of its own."""
-    started = call(agent, "--yield-after", "0.5", "--", "echo start; sleep 1.5; printf bye")
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    started = call(agent, "--yield-after", "0.5", "--", f"echo start; read -r _ < {fifo}; printf bye")
     assert started["status"] == "running", started
     agent.shell = None
     joined = person(agent, "attach", started["session_id"])
+    joined.expect("attached")
+    release(fifo)
     joined.expect("bye")
     joined.expect(re.escape("\x1b[?1049l"))  # the person's own screen, back
     joined.expect("completed")

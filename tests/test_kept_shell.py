@@ -25,8 +25,6 @@ from test_warm import Caller, _caller, gone
 
 pytestmark = pytest.mark.slow
 
-# An agent's pace: the shell for the next call has long been started when it comes.
-PACE_S = 1.0
 RC = {
     "bash": (".bashrc", "loaded_at=$(date +%s.%N); echo $$ >> ~/loaded\nrc_fn() { echo fn-$1; }\nalias rc_alias='echo alias'\n"
                         "shopt -s extglob\nexport RC_VAR=${RC_VALUE:-one}\n"),
@@ -60,13 +58,14 @@ def with_rc(caller: Caller, name: str, text: str | None = None) -> None:
     path.write_text(RC[name][1] if text is None else text)
 
 
-def kept_shell_loading(caller: Caller, used: set[int] = set()) -> int:  # noqa: B006 - never changed
-    """Until the shell kept for the next call has taken the time in its rc; its pid. `used`: shells
-    that served calls, whose processes may linger a moment as if they still waited."""
+def kept_shell_loading(caller: Caller, used: set[int] = set(), marker: str = "loaded") -> int:  # noqa: B006
+    """Until the shell kept for the next call has run its rc, which writes its pid to `marker` in
+    HOME; its pid. `used` (never changed here): shells that served calls, whose processes may
+    linger a moment as if they still waited."""
     deadline = time.monotonic() + 20
     while True:
         kept = [pid for pid in waiting_shells(caller) if pid not in used]
-        loaded = caller.home / "loaded"
+        loaded = caller.home / marker
         if kept and loaded.exists() and str(kept[0]) in loaded.read_text().split():
             return kept[0]
         assert time.monotonic() < deadline, "no shell was kept for the next call"
@@ -87,8 +86,10 @@ def waiting(pids: list[int]) -> list[int]:
 
 
 def call(caller: Caller, command: str, env: dict[str, str], cwd: Path | None = None) -> tuple[float, list[str]]:
-    """When the call was made, and its output's lines."""
-    time.sleep(PACE_S)
+    """When the call was made, and its output's lines. As an agent's calls come, the warm process
+    (once there is one) has a shell kept for it by then."""
+    if caller.warm_pids():
+        shell_kept(caller)
     made = time.time()
     outcome = caller("--format", "json", "--", command, env=env, cwd=cwd or caller.home)
     answer = json.loads(outcome.stdout)
@@ -101,7 +102,6 @@ def kept_call(caller: Caller, command: str, env: dict[str, str], used: set[int])
     busy machine the caller may give up on the warm process and run the call itself (the kept
     shell then waits on): that call is made again. `used`: the shells earlier calls took."""
     for _ in range(3):
-        time.sleep(PACE_S)
         shell = kept_shell_loading(caller, used)
         made = time.time()
         pid = "$fish_pid" if env["SHELL"].endswith("fish") else "$$"
@@ -113,6 +113,14 @@ def kept_call(caller: Caller, command: str, env: dict[str, str], used: set[int])
             return made, lines
         assert shell in waiting_shells(caller), f"the call was the warm process's, and did not take the kept shell: {answer}"
     raise AssertionError("the warm process took none of three calls")
+
+
+def shell_kept(caller: Caller) -> None:
+    """Until the warm process's spare child has a shell kept for the next call."""
+    deadline = time.monotonic() + 20
+    while not waiting_shells(caller):
+        assert time.monotonic() < deadline, "no shell was kept for the next call"
+        time.sleep(0.02)
 
 
 def waiting_shells(caller: Caller) -> list[int]:
@@ -151,7 +159,6 @@ def test_an_edited_rc_is_seen_by_the_next_call(caller: Caller) -> None:
     call(caller, "true", env)
     call(caller, "true", env)
     kept_shell_loading(caller)
-    time.sleep(PACE_S)  # its rc loaded
     with_rc(caller, "bash", RC["bash"][1].replace("${RC_VALUE:-one}", "two"))
     made, lines = call(caller, USES["bash"], env)
     assert lines[-1] == "two" and float(lines[0]) > made, "a kept shell whose rc changed is not taken"
@@ -212,7 +219,7 @@ def test_what_the_rc_of_a_shell_no_call_took_started_is_ended_with_it(caller: Ca
     caller("--", "true", env=env)
     caller("--", "true", env=env)
     call(caller, "true", env)
-    time.sleep(PACE_S)
+    kept_shell_loading(caller, marker="started")  # its rc started the daemon
     caller.stop()
     assert gone(lambda: running(f"rc-daemon-{caller.home.name}")), "the rc's daemon was left running"
 
@@ -229,10 +236,13 @@ def running(name: str) -> list[int]:
 
 
 FIRST_RUN = """
-import sys, time
+import os, sys, time
 import safe_run
 with safe_run.Shell() as shell:  # its holder and shell are made ahead from here
-    time.sleep(float(sys.argv[1]))
+    deadline = time.monotonic() + 30
+    while not os.path.exists(sys.argv[1]):  # the rc of the shell made ahead has run
+        assert time.monotonic() < deadline, "no shell was made ahead"
+        time.sleep(0.02)
     made = time.time()
     result = shell.run("echo $loaded_at; rc_fn 1")
     print(made, *result.output.split())
@@ -247,7 +257,7 @@ def test_the_first_command_of_a_library_shell_made_a_moment_earlier_finds_its_rc
     home = safe_run.home
     (home / ".bashrc").write_text(RC["bash"][1])
     env = safe_run.environment({"SHELL": shell_path("bash")})
-    outcome = subprocess.run([sys.executable, "-c", FIRST_RUN, "1.5"], env=env, cwd=home, capture_output=True,
+    outcome = subprocess.run([sys.executable, "-c", FIRST_RUN, str(home / "loaded")], env=env, cwd=home, capture_output=True,
                              text=True, timeout=60)
     assert outcome.returncode == 0, outcome.stderr
     made, loaded_at, *rest = outcome.stdout.split()

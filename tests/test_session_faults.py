@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Outcome, SafeRun
+from conftest import Outcome, SafeRun, release
 from safe_run.session.client import ANSWER_MARGIN_S
 from safe_run.session.orphans import process
 from test_sessions import alive, session_dir, start
@@ -191,17 +191,20 @@ def test_text_for_a_busy_command_is_refused_and_never_runs_as_a_shell_command(
     sessions: SafeRun, tmp_path: Path
 ) -> None:
     marker = tmp_path / "x"
-    session_id, directory = begin(sessions, "sleep 1.5; echo done", 0.3, "--cwd", str(tmp_path))
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    session_id, directory = begin(sessions, f"cat {fifo} >/dev/null; echo done", 0.3, "--cwd", str(tmp_path))
     shell = shell_session(directory)
     refused = call(sessions, "send", session_id, "touch x", "--wait", "0")
     assert refused.returncode == 75 and refused.json["status"] == "running"
     assert refused.json["message"].startswith(
-        "nothing was typed: the command (sleep) is running and not reading its terminal, so the text would wait "
+        "nothing was typed: the command (cat) is running and not reading its terminal, so the text would wait "
         "there and could run as a shell command once it ends; send it when an answer says input_required, or add "
         "--queue to have it typed at the command's next read. "
     )
     queued = call(sessions, "send", session_id, "touch x", "--queue", "--wait", "0")
-    assert queued.json["message"].startswith("queued 'touch x' and Enter: the command (sleep) is running")
+    assert queued.json["message"].startswith("queued 'touch x' and Enter: the command (cat) is running")
+    release(fifo)
     final = call(sessions, "poll", session_id, "--wait", "20", wait=20)
     assert final.returncode == 0 and final.json["output"] == "done\n"
     assert final.json["message"] == "never typed, the command ended first: 'touch x' and Enter"
