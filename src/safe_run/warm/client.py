@@ -35,7 +35,9 @@ MAX_DESCRIPTORS = 253
 SOCKET_PATH_MAX = 100
 SERVER_START = "from safe_run.warm_server import main; main()"
 NOT_FOR = ("mcp", "--version")
-CONNECT_TIMEOUT_S = 2.0
+# From the moment a call looks for its warm process, it gives up on it after this long, however
+# the time went (connecting, sending, waiting for its `ok`): it then runs the call itself.
+GIVE_UP_S = 2.0
 # The socket is named by the context's remainder modulo this prime (the largest below 2**32): a
 # name that two contexts share only costs the second its warm process, since the context is
 # compared whole when a call is handed over.
@@ -47,6 +49,7 @@ def call(args: list[str]) -> int | None:
     environ = dict(os.environ)
     if not _wanted(args, environ):
         return None
+    give_up_at = time.monotonic() + GIVE_UP_S
     try:
         status = read_status()
         context = fingerprint(environ, status)
@@ -54,7 +57,7 @@ def call(args: list[str]) -> int | None:
         path = os.path.join(directory, _file_name(context))
         if len(os.fsencode(path)) > SOCKET_PATH_MAX:
             return None
-        conn = _connect(path)
+        conn = _connect(path, give_up_at)
         if conn is None:
             _start_when_used_again(directory, path, context, environ)
             return None
@@ -65,7 +68,7 @@ def call(args: list[str]) -> int | None:
     except OSError:  # nothing was handed over: the call runs here
         return None
     try:
-        return _handed_over(conn, prepared)
+        return _handed_over(conn, prepared, give_up_at)
     finally:
         conn.close()
 
@@ -148,9 +151,9 @@ def _call(args: list[str], context: bytes, status: bytes) -> tuple[Call, list[in
     return Call(context, masks.get(b"SigIgn", 0), masks.get(b"SigBlk", 0), inherited, argv, environ), inherited
 
 
-def _connect(path: str) -> _socket.socket | None:
+def _connect(path: str, give_up_at: float) -> _socket.socket | None:
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
-    conn.settimeout(CONNECT_TIMEOUT_S)
+    conn.settimeout(_left(give_up_at))
     try:
         conn.connect(path)
     except OSError:
@@ -159,7 +162,12 @@ def _connect(path: str) -> _socket.socket | None:
     return conn
 
 
-def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int | None:
+def _left(until: float) -> float:
+    """The seconds left before `until`; never 0, which would make a socket non-blocking."""
+    return max(until - time.monotonic(), 1e-3)
+
+
+def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]], give_up_at: float) -> int | None:
     """Send the call; pass stop signals on until the child's status comes back.
 
     A stop signal that comes before the warm process has taken the call is passed on too (it reads
@@ -188,21 +196,22 @@ def _handed_over(conn: _socket.socket, prepared: tuple[Call, list[int]]) -> int 
     try:
         data = encode(call_)
         fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in [here, *inherited])
+        conn.settimeout(_left(give_up_at))
         sent = conn.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
         conn.sendall(data[sent:])
-        taken = replies.next() == b"ok"
+        taken = replies.next(give_up_at) == b"ok"
         if taken:  # from here on the call is the warm process's: it never runs here too
             conn.sendall(GO)
     except OSError:
         taken = False
     finally:
         os.close(here)
-    first = replies.next(wait=True) if taken else None
+    first = replies.next() if taken else None
     if not taken or (first is not None and first.startswith(b"no ")):  # nothing ran there
         _deliver_again(previous, arrived)
         return None
     # "exit" comes from the child once its output is out, or from the warm process once it ended.
-    last = replies.next(wait=True) if first is not None and first.startswith(b"run ") else first
+    last = replies.next() if first is not None and first.startswith(b"run ") else first
     if last is None or not last.startswith(b"exit "):
         _say("the warm process running this call was killed, and the call with it; its answer is lost")
         return 125
@@ -218,16 +227,16 @@ def _deliver_again(previous: dict[_signal.Signals, _signal._HANDLER], arrived: l
 
 
 class _Lines:
-    """The warm process's reply lines; the first within the connect bound, the last unbounded,
-    since it comes when the call ends (the child's own bounds apply)."""
+    """The warm process's reply lines: the first by the call's give-up time, the later ones
+    unbounded, since the last comes when the call ends (the child's own bounds apply)."""
 
     def __init__(self, conn: _socket.socket) -> None:
         self._conn = conn
         self._buffer = b""
 
-    def next(self, wait: bool = False) -> bytes | None:
-        self._conn.settimeout(None if wait else CONNECT_TIMEOUT_S)
+    def next(self, until: float | None = None) -> bytes | None:
         while b"\n" not in self._buffer:
+            self._conn.settimeout(None if until is None else _left(until))
             try:
                 data = self._conn.recv(4096)
             except InterruptedError:
