@@ -5,6 +5,8 @@
 Every case runs N times (default 5) with the default --idle, in an empty temporary HOME
 (plus the one rc file the case needs), and prints the median and the max:
   syntax       `echo "unclosed` in bash and zsh: wall time of the whole call
+  check        the syntax check alone, in this process: a 200 KB command checked twice (sound,
+               then with an unclosed quote added), and a one-line `if` checked once
   input        python3 REPL, `read x`, `less FILE`: from the moment the command stamps
                (just before the waiting program starts) to safe-run's exit; also wall time
   no-integr.   .bashrc ends in `exec dash`: downgrades[0].at_s, and an upper bound on the
@@ -108,6 +110,36 @@ def bench_syntax(runs: int) -> list[Row]:
                 row.samples.append(result.wall_s)
                 row.outcomes.append(result.outcome)
         rows.append(row)
+    return rows
+
+
+BIG_COMMAND = "".join(f"echo 'line {i}' \"$HOME\" > /dev/null\n" for i in range(7000))
+
+
+def bench_check(runs: int) -> list[Row]:
+    """The check `safe-run` makes before it types a line that is not simple, timed alone."""
+    from safe_run.syntax import check_syntax
+
+    rows = []
+    for shell in ("/bin/bash", "/usr/bin/zsh"):
+        big = Row(f"check: 200 KB ({Path(shell).name})", "sound + broken", "<= 2 s")
+        small = Row(f"check: one line ({Path(shell).name})", "one check", "<= 0.25 s")
+        with tempfile.TemporaryDirectory() as directory:
+            command = Path(directory, "command")
+            for _ in range(runs):
+                started = time.monotonic()
+                command.write_text(BIG_COMMAND)
+                sound = check_syntax(Path(shell).name, shell, command, 3.0)
+                command.write_text(BIG_COMMAND + 'echo "unclosed\n')
+                broken = check_syntax(Path(shell).name, shell, command, 3.0)
+                big.samples.append(time.monotonic() - started)
+                big.outcomes.append("sound/broken" if sound is None and broken is not None else "not checked")
+                command.write_text("if true; then echo x; fi\n")
+                started = time.monotonic()
+                found = check_syntax(Path(shell).name, shell, command, 3.0)
+                small.samples.append(time.monotonic() - started)
+                small.outcomes.append("sound" if found is None else "refused")
+        rows += [big, small]
     return rows
 
 
@@ -245,6 +277,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{args.runs} runs each, default --idle, {os.cpu_count()} cores, python {sys.version.split()[0]}")
     rows = bench_syntax(args.runs)
+    rows += bench_check(args.runs)
     rows += bench_input(args.runs)
     rows += bench_no_integration(args.runs)
     rows += bench_broken(args.runs)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -316,29 +315,15 @@ BIG = {"many-lines": BIG_LINES, "one-line": BIG_ONE_LINE, "heredoc": BIG_HEREDOC
 
 @pytest.mark.parametrize("shell", ALL_SHELLS)
 @pytest.mark.parametrize("size", BIG)
-def test_a_200_kb_command_is_checked_quickly(shell: str, size: str, tmp_path: Path) -> None:
+def test_a_200_kb_command_is_checked(shell: str, size: str, tmp_path: Path) -> None:
+    """Checked, not skipped for its size (how long it takes: bench/bench_fallbacks.py, `check`)."""
     if shell == "fish" and size == "heredoc":
         pytest.skip("fish has no heredocs")
     command = BIG[size]
     assert len(command) >= 200_000
-    started = time.monotonic()
     assert check(shell, command, tmp_path) is None
     broken = check(shell, command + 'echo "unclosed\n', tmp_path)
-    elapsed = time.monotonic() - started
     assert broken is not None and broken.construct == DOUBLE_QUOTE, "the check was skipped, not run"
-    assert elapsed < 2.0
-
-
-@pytest.mark.parametrize("shell", ALL_SHELLS)
-def test_one_check_takes_milliseconds(shell: str, tmp_path: Path) -> None:
-    timings = []
-    for _ in range(7):
-        started = time.monotonic()
-        assert check(shell, "if true; then echo x; fi\n" if shell != "fish" else "if true; echo x; end\n",
-                     tmp_path) is None
-        timings.append(time.monotonic() - started)
-    median = statistics.median(timings)
-    assert median < 0.25, f"{shell}: median {median * 1000:.1f} ms"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -385,14 +370,13 @@ def running(pid: int) -> bool:
 
 
 def test_a_slow_check_is_skipped_in_time_and_leaves_nothing_behind(tmp_path: Path) -> None:
-    # The background sleep keeps stderr open: waiting for it would hang far past the timeout.
+    # The background sleep keeps stderr open: a check that waited for it would outlast the
+    # test's own time limit (pytest-timeout) long before either sleep ended.
     pid_file = tmp_path / "background.pid"
-    shell = fake_shell(tmp_path, f"sleep 30 &\necho $! > {pid_file}\nsleep 30")
+    shell = fake_shell(tmp_path, f"sleep 3000 &\necho $! > {pid_file}\nsleep 3000")
     command_file = tmp_path / "command"
     command_file.write_text('echo "unclosed')
-    started = time.monotonic()
     assert check_syntax("bash", shell, command_file, timeout=0.3) is None
-    assert time.monotonic() - started < 1.0
     background = int(pid_file.read_text())
     deadline = time.monotonic() + 2.0
     while running(background) and time.monotonic() < deadline:
