@@ -113,9 +113,7 @@ def test_an_input_wait_nobody_asks_about_is_stopped_and_says_so(safe_run: SafeRu
     safe_run.shell = None
     asked = safe_run("poll", waiting["session_id"], "--format", "json").json
     assert asked["status"] == "input_required", "a call about it keeps it"
-    time.sleep(2)
-    assert not (session / "result.json").exists(), "3 s since the last call have not passed"
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20
     while not (session / "result.json").exists():
         assert time.monotonic() < deadline, "the unattended input wait was never stopped"
         time.sleep(0.1)
@@ -123,6 +121,9 @@ def test_an_input_wait_nobody_asks_about_is_stopped_and_says_so(safe_run: SafeRu
     assert final.returncode == 124 and final.json["status"] == "input_required"
     assert final.json["session_id"] is None
     assert "nobody asked about it for 3 s while it waited for input" in final.json["message"]
+    # The poll came 2 s or more after the start, and the 3 s were counted again from it; however
+    # late a loaded machine runs each step, the end cannot come sooner than that.
+    assert final.json["duration_s"] >= 5.0, "the poll did not count as asking about it"
     assert all_gone(pids, 5.0) == []
 
 
