@@ -119,6 +119,11 @@ while True:
     if listener in ready:
         conn, _ = listener.accept()
         message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+        while message and not message.endswith(b"\n"):  # a long request comes in more than one piece
+            more = conn.recv(1 << 20)
+            if not more:
+                break
+            message += more
         request = json.loads(message)
         pid = os.fork()
         if pid == 0:
@@ -203,7 +208,9 @@ def run(args: list[str], stdin: bytes | None, env: dict[str, str], timeout: floa
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(zygote.path)
     request = {"argv": args, "env": env, "cwd": os.getcwd()}
-    socket.send_fds(conn, [json.dumps(request).encode()], [in_r, out_w, err_w])
+    message = json.dumps(request).encode() + b"\n"
+    sent = socket.send_fds(conn, [message], [in_r, out_w, err_w])
+    conn.sendall(message[sent:])  # a long argument does not fit in one message
     for fd in (in_r, out_w, err_w):
         os.close(fd)
     if in_w is not None:

@@ -257,12 +257,19 @@ def test_the_first_command_of_a_library_shell_made_a_moment_earlier_finds_its_rc
     safe_run: SafeRun,
 ) -> None:
     """The Python API's holders come from its fork server, which forks one ahead with a shell
-    started: a `Shell` made a moment before its first command has that shell ready."""
+    started: a `Shell` made a moment before its first command has that shell ready. On a busy
+    machine the first command may rightly start a shell of its own (with its rc loaded after
+    the command was asked for): the program is run again, five times at most."""
     home = safe_run.home
     (home / ".bashrc").write_text(RC["bash"][1])
     env = safe_run.environment({"SHELL": shell_path("bash")})
-    outcome = subprocess.run([sys.executable, "-c", FIRST_RUN, str(home / "loaded")], env=env, cwd=home, capture_output=True,
-                             text=True, timeout=60)
-    assert outcome.returncode == 0, outcome.stderr
-    made, loaded_at, *rest = outcome.stdout.split()
-    assert float(loaded_at) < float(made) and rest == ["fn-1"], outcome.stdout
+    for _ in range(5):
+        (home / "loaded").unlink(missing_ok=True)
+        outcome = subprocess.run([sys.executable, "-c", FIRST_RUN, str(home / "loaded")], env=env, cwd=home,
+                                 capture_output=True, text=True, timeout=60)
+        assert outcome.returncode == 0, outcome.stderr
+        made, loaded_at, *rest = outcome.stdout.split()
+        assert rest == ["fn-1"], outcome.stdout
+        if float(loaded_at) < float(made):
+            return
+    raise AssertionError(f"no first command of five found its rc loaded: {outcome.stdout}")
