@@ -23,7 +23,9 @@ def main() -> None:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(path)
     request = {"argv": sys.argv[1:], "env": env, "cwd": os.getcwd()}
-    socket.send_fds(conn, [json.dumps(request).encode()], [0, 1, 2])
+    message = json.dumps(request).encode() + b"\n"  # the zygote reads up to the line's end
+    sent = socket.send_fds(conn, [message], [0, 1, 2])
+    conn.sendall(message[sent:])
     replies = conn.makefile("rb")
     child = json.loads(replies.readline())["pid"]
 
