@@ -177,7 +177,7 @@ def yield_after_for(
     help="Keep the caller's PAGER, GIT_PAGER, GIT_EDITOR, ... instead of non-interactive defaults.",
 )
 @click.option(
-    "--log", type=click.Path(dir_okay=False), metavar="FILE",
+    "--log", type=click.Path(dir_okay=False, readable=False), metavar="FILE",
     help="Write the raw terminal transcript to FILE, a regular file of yours: made with mode 0600, or emptied "
     "with its group and other permissions removed; another user's file or symbolic link, or a file with hard "
     "links, is refused.",
