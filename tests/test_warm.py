@@ -440,16 +440,22 @@ def test_a_holder_forked_ahead_takes_the_callers_place_and_outlives_the_call(cal
     assert (polled["status"], polled["output"]) == ("completed", f"{place}\nyes\nlater\n"), polled  # all of it, at the end
 
 
-def test_a_stopped_warm_process_collects_its_spare_and_the_holder_forked_ahead(caller: Caller) -> None:
-    """Nothing is left for a PID 1 to collect (a container's may never): the spare and its holder
-    forked ahead end with the warm process, and are collected, not left as zombies."""
-    warm = caller.warmed()
+def spare_and_ahead(warm: int) -> tuple[int, int]:
+    """Once the warm process has them: its spare child and the holder that spare forked ahead."""
     deadline = time.monotonic() + WAIT_S
     while not (children_of(warm) and children_of(children_of(warm)[0])):
         assert time.monotonic() < deadline, "no spare with a holder forked ahead was made"
         time.sleep(0.02)
     [spare] = children_of(warm)
     [ahead] = children_of(spare)
+    return spare, ahead
+
+
+def test_a_stopped_warm_process_collects_its_spare_and_the_holder_forked_ahead(caller: Caller) -> None:
+    """Nothing is left for a PID 1 to collect (a container's may never): the spare and its holder
+    forked ahead end with the warm process, and are collected, not left as zombies."""
+    warm = caller.warmed()
+    spare, ahead = spare_and_ahead(warm)
     caller.stop()  # returns once the warm process has ended
     left = [pid for pid in (spare, ahead) if Path(f"/proc/{pid}").exists()]
     assert left == [], "left for PID 1 to collect"
@@ -473,12 +479,7 @@ def test_sigterm_ends_a_spare_child_and_the_holder_forked_ahead(caller: Caller) 
     """`ps` shows the spare and its holder forked ahead as `safe-run warm` too: SIGTERM, as sent to
     each by `pkill -f 'safe-run warm'`, ends either, and the warm process goes on forking calls."""
     warm = caller.warmed()
-    deadline = time.monotonic() + WAIT_S
-    while not (children_of(warm) and children_of(children_of(warm)[0])):
-        assert time.monotonic() < deadline, "no spare with a holder forked ahead was made"
-        time.sleep(0.02)
-    [spare] = children_of(warm)
-    [ahead] = children_of(spare)
+    spare, ahead = spare_and_ahead(warm)
     os.kill(ahead, signal.SIGTERM)
     assert gone(lambda: alive(ahead) and not zombie(ahead), within=10), "SIGTERM did not end the holder forked ahead"
     os.kill(spare, signal.SIGTERM)
