@@ -257,6 +257,13 @@ def _make_private_and_empty(fd: int, path: str) -> None:
     os.write(fd, b"")
 
 
+def given(option: str) -> bool:
+    """Whether the caller wrote `option` (its parameter's name) on the command line, rather than
+    leaving its default: an option given where it does not apply is a usage error."""
+    source = click.get_current_context().get_parameter_source(option)
+    return source is click.core.ParameterSource.COMMANDLINE
+
+
 def stdin_is_open() -> bool:
     """Python sets sys.stdin to None when descriptor 0 was closed at start-up."""
     return sys.stdin is not None

@@ -19,7 +19,7 @@ from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
 from ..result import ExitStatus, Result, error_result, exit_status, not_started
 from ..request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, RunRequest, Scope, Timers
 from ..session import SessionError
-from .params import SECONDS, current_directory, open_log, read_command_file, stdin_is_open
+from .params import SECONDS, current_directory, given, open_log, read_command_file, stdin_is_open
 
 if TYPE_CHECKING:
     from ..display import Display
@@ -233,7 +233,7 @@ def run_command(
     shown = environment.resolve_format(output_format)
     if shown == "jsonl" and (yield_after or in_shell is not None):
         raise click.UsageError("--format jsonl follows a one-shot run to its end; with --yield-after or --in use json")
-    if in_shell is None and _given("idle_expire"):
+    if in_shell is None and given("idle_expire"):
         raise click.UsageError("--idle-expire is a persistent shell's: it goes with --in NAME")
     stdin = _given_stdin(given_stdin, environment)
     if stdin is not None and given_stdin and (in_shell is not None or yield_after):
@@ -289,12 +289,6 @@ def run_command(
             os.close(keyboard)
     annotate(result, environment)
     return exit_status(result)
-
-
-def _given(option: str) -> bool:
-    """Whether the caller wrote `option` on the command line, rather than leaving its default."""
-    source = click.get_current_context().get_parameter_source(option)
-    return source is click.core.ParameterSource.COMMANDLINE
 
 
 def _given_stdin(asked: bool, env: Environment) -> int | None:

@@ -12,7 +12,7 @@ import click
 from ..mcp_http_bounds import HEADER_S, MAX_CONNECTIONS, Bounds
 from ..request import DEFAULT_CONNECTION_IDLE_S
 from ..result import ExitStatus
-from .params import SECONDS, current_directory
+from .params import SECONDS, current_directory, given
 
 INSTALL_HINT = "safe-run mcp needs the MCP SDK: pip install 'safe-run[mcp]'"
 # A token is a line: anything longer is not the file meant.
@@ -36,17 +36,17 @@ MIN_TOKEN_CHARS = 32
     "their own limit.",
 )
 @click.option(
-    "--header-timeout", "header_s", type=SECONDS, default=None, metavar="SECONDS",
+    "--header-timeout", "header_s", type=SECONDS, default=HEADER_S, metavar="SECONDS",
     help=f"With --http: a connection has this long from its opening, or its last answer, to send its next "
     f"request's headers; then it is closed (408 if it began one).  [default: {HEADER_S:g}]",
 )
 @click.option(
-    "--max-connections", "max_connections", type=click.IntRange(min=1), default=None, metavar="N",
+    "--max-connections", "max_connections", type=click.IntRange(min=1), default=MAX_CONNECTIONS, metavar="N",
     help=f"With --http: at most N connections open at once; one more is answered 503 and closed at once.  "
     f"[default: {MAX_CONNECTIONS}]",
 )
 def mcp_command(
-    address: str | None, token_file: str | None, idle_expire: float, header_s: float | None, max_connections: int | None,
+    address: str | None, token_file: str | None, idle_expire: float, header_s: float, max_connections: int,
 ) -> int:
     """Serve safe-run as an MCP server over stdio or HTTP (tools: run, poll, send, stop, close, sessions)."""
     try:
@@ -54,8 +54,9 @@ def mcp_command(
     except ImportError:
         click.echo(f"safe-run: {INSTALL_HINT}", err=True)
         return ExitStatus.FAILURE
-    for given, option in ((token_file, "--token-file"), (header_s, "--header-timeout"), (max_connections, "--max-connections")):
-        if given is not None and address is None:
+    for name, option in (("token_file", "--token-file"), ("header_s", "--header-timeout"),
+                         ("max_connections", "--max-connections")):
+        if address is None and given(name):
             raise click.UsageError(f"{option} goes with --http HOST:PORT")
     if header_s == 0:
         raise click.BadParameter("must be more than 0", param_hint="--header-timeout")
@@ -72,9 +73,7 @@ def mcp_command(
     else:
         from ..mcp_http import serve_http
 
-        bounds = Bounds(
-            HEADER_S if header_s is None else header_s, MAX_CONNECTIONS if max_connections is None else max_connections,
-        )
+        bounds = Bounds(header_s, max_connections)
         token = _token(token_file)
         sock = _listen(address)
         signals.keep()
