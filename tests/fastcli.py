@@ -210,7 +210,8 @@ def run(args: list[str], stdin: bytes | None, env: dict[str, str], timeout: floa
     request = {"argv": args, "env": env, "cwd": os.getcwd()}
     message = json.dumps(request).encode() + b"\n"
     sent = socket.send_fds(conn, [message], [in_r, out_w, err_w])
-    conn.sendall(message[sent:])  # a long argument does not fit in one message
+    if sent < len(message):  # a long argument does not fit in one message (sending nothing more may
+        conn.sendall(message[sent:])  # meet a zygote that already answered and closed: EPIPE)
     for fd in (in_r, out_w, err_w):
         os.close(fd)
     if in_w is not None:

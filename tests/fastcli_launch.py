@@ -25,7 +25,8 @@ def main() -> None:
     request = {"argv": sys.argv[1:], "env": env, "cwd": os.getcwd()}
     message = json.dumps(request).encode() + b"\n"  # the zygote reads up to the line's end
     sent = socket.send_fds(conn, [message], [0, 1, 2])
-    conn.sendall(message[sent:])
+    if sent < len(message):  # the rest of a long request; nothing more to send may meet a closed zygote
+        conn.sendall(message[sent:])
     replies = conn.makefile("rb")
     child = json.loads(replies.readline())["pid"]
 
