@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 from safe_run.cleanup import Reaper
 from safe_run.evidence import ProcessInfo
+from safe_run.result import Killed
 
 
 class ShellTerminal:
@@ -82,3 +87,64 @@ def test_a_child_forked_while_proc_was_read_is_found_by_the_next_look() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+# A stand-in for a shell on a real terminal: it runs one program in front, takes its terminal back
+# when the program ends, and only a moment later (a loaded machine) says that its line is over.
+SLOW_SHELL = """
+import os, signal, sys, time
+terminal = os.open(sys.argv[1], os.O_RDWR)
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+program = os.fork()
+if program == 0:
+    os.setpgid(0, 0)
+    os.execvp("sleep", ["sleep", "32.25"])
+os.setpgid(program, program)
+os.tcsetpgrp(terminal, program)
+print(program, flush=True)
+os.waitpid(program, 0)
+os.tcsetpgrp(terminal, os.getpgrp())
+time.sleep(0.3)
+open(sys.argv[2], "w").close()
+time.sleep(30)
+"""
+
+
+class Terminal:
+    def __init__(self, master: int, shell: int) -> None:
+        self.fd = master
+        self.pid = shell
+
+    def write(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+
+class InFront(SeenBefore):
+    def session_processes(self) -> list[ProcessInfo]:
+        return self._processes
+
+
+def test_a_shell_slow_to_end_its_line_after_its_program_was_stopped_is_not_ended() -> None:
+    """zsh cannot be interrupted out of a builtin, so a shell in front before its line is over is
+    ended; one that just got its terminal back from the stopped program is only drawing its prompt,
+    and what was stopped is still reported."""
+    master, slave = os.openpty()
+    line_over = Path(tempfile.mkdtemp()) / "line-over"
+    shell = subprocess.Popen(
+        [sys.executable, "-c", SLOW_SHELL, os.ttyname(slave), str(line_over)],
+        stdout=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        assert shell.stdout is not None
+        program = int(shell.stdout.readline())
+        seen = ProcessInfo(pid=program, comm="sleep", state="S", pgrp=program, session=shell.pid)
+        reaper = Reaper(Terminal(master, shell.pid), InFront([seen]))  # type: ignore[arg-type]
+        stopped = reaper.stop_foreground(interrupt_shell=False, line_over=line_over.exists)
+        assert (stopped.killed, stopped.shell_must_end) == ([Killed(pid=program, command="sleep")], False)
+        assert shell.poll() is None
+    finally:
+        shell.kill()
+        shell.wait()
+        os.close(master)
+        os.close(slave)
+        shutil.rmtree(line_over.parent)

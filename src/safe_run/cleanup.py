@@ -16,6 +16,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
 from .evidence import Owner, ProcessInfo, owners
 from .kernel import ObserverLike, pid_max, read_stat
@@ -44,6 +45,14 @@ SWEEP_ROUNDS = 4
 SETTLE_S = 0.5
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """What stopping the command ended, and whether only ending the shell stops what is left."""
+
+    killed: list[Killed]
+    shell_must_end: bool = False
+
+
 class Reaper:
     """Carries out the stopping and the sweeping for one run.
 
@@ -65,14 +74,16 @@ class Reaper:
         # the shell's own, a preexec hook's included (a start time in ticks of 10 ms cannot tell).
         self._started_pid = started_pid
 
-    def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> list[Killed] | None:
+    def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> Stopped:
         """Stop the command: every program it puts in front, escalating, until the shell is back.
 
         The shell itself in front before its command line is over (`line_over`: its prompt mark
         or the line's status came) runs the command: a builtin `read`, or a loop between two
         programs. Ctrl-C to the shell abandons the rest of the line where `interrupt_shell` says so
         (bash); elsewhere it would not (fish's `read` and zsh's `vared` return and the line goes
-        on), and None says that only ending the shell stops the command.
+        on), and only ending the shell stops the command. A shell whose program was just stopped
+        is first given a moment to say that its line is over: a loaded machine can take longer to
+        let it draw its prompt than it took to stop the program.
         """
         killed: list[Killed] = []
         interrupted = False
@@ -88,12 +99,14 @@ class Reaper:
                     killed += self._stop_group(pgrp)
             elif line_over() or (interrupted and self._shell_stays_in_front()):
                 break
+            elif killed and self._shell_moves_on(line_over):
+                continue
             elif not interrupt_shell:
-                return None
+                return Stopped(killed, shell_must_end=True)
             elif not interrupted:
                 self._terminal.write(CTRL_C)
                 interrupted = True
-        return killed
+        return Stopped(killed)
 
     def _stop_group(self, pgrp: int) -> list[Killed]:
         """Ctrl-C to the program in front, then SIGTERM and SIGKILL to its group while it stays."""
@@ -105,6 +118,16 @@ class Reaper:
             _signal_group(pgrp, signum)
             _signal_group(pgrp, signal.SIGCONT)  # a stopped process acts on nothing until continued
         return self._report(victims)
+
+    def _shell_moves_on(self, line_over: Callable[[], bool]) -> bool:
+        """Wait (bounded) for the shell, back in front after its program was stopped, to end its
+        line or put the line's next program in front; False if it stays there, running a builtin."""
+        deadline = time.monotonic() + SETTLE_S
+        while time.monotonic() < deadline:
+            if line_over() or self._foreground_pgrp() != self._shell_pgrp:
+                return True
+            time.sleep(POLL_S)
+        return False
 
     def _shell_stays_in_front(self) -> bool:
         deadline = time.monotonic() + SETTLE_FRONT_S

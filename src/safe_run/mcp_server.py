@@ -58,8 +58,10 @@ CLOSE_RETRY_S = 0.2
 # Why the commands a connection started are stopped when it ends.
 GONE = "the MCP client that started it went away"
 CANCELLED = "the MCP call that ran it was cancelled"
-# At a stop, the calls in flight get this long to end their commands and be answered.
-END_RUNNING_S = 1.0
+# At a stop, the calls in flight get this long to end their commands and be answered: two thirds
+# of the HTTP server's whole stop, since an answer is what a client waits for, and what comes
+# after it (streams, shells, the fork server) can be cut short without one being lost.
+END_RUNNING_S = 2.0
 # How long a cancelled call waits for its command to be stopped before it lets go.
 STOP_BOUND_S = 15.0
 

@@ -450,11 +450,11 @@ class Run:
         if self.finish is not None and self.finish.stop and not self._stopped:
             self._stopped = True
             reaper = Reaper(self.terminal, self.kernel, self._older_than(self._typed))
-            killed = reaper.stop_foreground(kind_of(self.shell.path).interrupt_ends_line, self._line_over)
-            if killed is None:
+            stopped = reaper.stop_foreground(kind_of(self.shell.path).interrupt_ends_line, self._line_over)
+            if stopped.shell_must_end:
                 self.terminal.end_shell()
                 self.shell_ended = True
-            self.killed += killed or []
+            self.killed += stopped.killed
 
     def _write_heal_file(self) -> None:
         """The file the heal line sources, written again: it was removed as the last command started."""
