@@ -27,25 +27,25 @@ from safe_run.verbs import RUN, VERBS
 SHELLS = ("bash", "zsh", "fish")
 # What the tests start inherits this unless a test says otherwise: no warm process outlives a test.
 os.environ["SAFE_RUN_WARM"] = "0"
-# Set by --fast-cli (see fastcli.py): the quick run forks a pre-imported command line.
-FAST_CLI = False
+# Unset by --real-cli (see fastcli.py): calls fork a pre-imported command line.
+FAST_CLI = True
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--fast-cli", action="store_true",
-        help="run safe-run's command line in forks of one pre-imported process (quick runs; see tests/fastcli.py)",
+        "--real-cli", action="store_true",
+        help="start every call of safe-run's command line as a new Python, as the installed program starts "
+             "(see tests/fastcli.py for what runs otherwise)",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     global FAST_CLI
-    FAST_CLI = fastcli.ENABLED = bool(config.getoption("--fast-cli"))
-    if FAST_CLI:
-        # Each xdist process would otherwise rewrite every test module's asserts again when
-        # PYTHONDONTWRITEBYTECODE is set (seconds of CPU per process): the quick run keeps
-        # pytest's rewrite cache, and Python's own, whatever that variable says.
-        sys.dont_write_bytecode = False
+    FAST_CLI = fastcli.ENABLED = not config.getoption("--real-cli")
+    # Each xdist process would otherwise rewrite every test module's asserts again when
+    # PYTHONDONTWRITEBYTECODE is set (seconds of CPU per process): the suite keeps pytest's
+    # rewrite cache, and Python's own, whatever that variable says.
+    sys.dont_write_bytecode = False
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

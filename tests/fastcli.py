@@ -1,13 +1,13 @@
-"""`--fast-cli`: run the command line in a fork of a process that has already imported safe-run.
+"""The command line run in a fork of a process that has already imported safe-run (unless --real-cli).
 
-Most tests call the real `safe-run` in a subprocess; a new Python and its imports cost ~0.1 s of
-CPU each time, which is most of the quick run's time on a small machine. With `--fast-cli`, each
-call instead forks a "zygote" started once per test process (in UTF-8 mode, safe-run imported,
-nothing run): the child gets the call's argv, environment, directory and stdio, resets its signal
+Most tests call `safe-run`; a new Python and its imports cost ~0.2 s of CPU each time, which on a
+2-core machine would be most of the suite's time. So each call instead forks a "zygote" started
+once per test process (in UTF-8 mode, safe-run imported, nothing run): the child gets the call's argv, environment, directory and stdio, resets its signal
 dispositions to those Python starts with, and runs `cli.main()` as the real program does; the
 session holders it starts are forked from it too, rather than started as a new interpreter. A call
 that depends on how Python itself starts (its locale or I/O encoding variables) still gets a real
-subprocess. The whole suite, the README's test command and CI, never uses this.
+subprocess. `--real-cli` starts every call as the installed program starts: CI runs the suite
+once that way too, as an ordinary user.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-# Whether --fast-cli was given (set by conftest).
-ENABLED = False
+# Whether calls fork the zygote: not with --real-cli (set by conftest).
+ENABLED = True
 LAUNCHER = Path(__file__).with_name("fastcli_launch.py")
 ZYGOTE_VARIABLE = "SAFE_RUN_TEST_ZYGOTE"
 # Variables that change how Python starts: such calls get a real interpreter.

@@ -1,4 +1,4 @@
-"""`safe-run` for `--fast-cli` test runs where a test starts the program itself (an MCP server, the
+"""`safe-run` for test runs where a test starts the program itself (an MCP server, the
 far side of a prefix): run as `python fastcli_launch.py ARGS...`, it hands its own stdin, stdout,
 stderr, arguments, environment and directory to the zygote of `fastcli.py`, which forks a child
 that runs them; this process passes its stop signals on and exits as the child did. It loads only

@@ -119,7 +119,7 @@ def test_script_parses(shell: str, check: list[str]) -> None:
 @pytest.fixture
 def safe_run_on_path(tmp_path: Path) -> dict[str, str]:
     """An environment where `safe-run` is a wrapper around this checkout's `python -m safe_run`
-    (with --fast-cli, a fork of the pre-imported one, as the MCP servers of other tests are)."""
+    (without --real-cli, a fork of the pre-imported one, as the MCP servers of other tests are)."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     wrapper = bindir / "safe-run"

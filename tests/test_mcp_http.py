@@ -48,7 +48,7 @@ class HttpServer:
         self.server = server
         self.token_file = token_file
         self.options = options  # more of the verb's options, after --http
-        # The server in a process of its own, never a fork of --fast-cli's zygote: `proc` is then the
+        # The server in a process of its own, never a fork of the tests' zygote: `proc` is then the
         # server itself rather than the launcher that hands it over.
         self.own_process = own_process
         self.proc: subprocess.Popen[bytes] | None = None
@@ -239,7 +239,7 @@ def test_shells_are_shared_between_clients_and_outlive_a_restart(served: HttpSer
 def test_the_token_is_not_on_the_servers_command_line(served: HttpServer) -> None:
     assert served.proc is not None
     cmdline = Path(f"/proc/{served.proc.pid}/cmdline").read_bytes()
-    # With --fast-cli the process started is the launcher of tests/fastcli_launch.py, not safe-run.
+    # Without --real-cli the process started is the launcher of tests/fastcli_launch.py, not safe-run.
     assert fastcli.ENABLED or cmdline.startswith(b"safe-run")
     assert TOKEN.encode() not in cmdline
     for entry in Path("/proc").iterdir():
