@@ -505,3 +505,32 @@ def test_the_umask_is_read_without_being_set() -> None:
         assert os.umask(0o037) == 0o037  # left as it was
     finally:
         os.umask(old)
+
+
+# Waits on its terminal for a second, then works without a word: the same process, in front throughout.
+READS_THEN_WORKS = """
+import os, signal
+def give_up(*_):
+    raise TimeoutError
+signal.signal(signal.SIGALRM, give_up)
+signal.alarm(1)
+try:
+    os.read(0, 1)
+except TimeoutError:
+    pass
+while True:
+    pass
+"""
+
+
+@pytest.mark.parametrize("program", ["python", "sleep"])
+def test_a_settled_look_sees_a_held_wait_end(bash: Session, tmp_path: Path, program: str) -> None:
+    """Looks at a held input wait keep the last scan of /proc while the same group is in front;
+    they still see the wait end, whether the program goes on at work or another comes in front."""
+    script = tmp_path / "reads_then_works.py"
+    script.write_text(READS_THEN_WORKS)
+    bash.at_prompt()
+    bash.type(f"{sys.executable} {script}" if program == "python" else "timeout --foreground 1 cat; sleep 30")
+    bash.observe_until(lambda o: not o.shell_in_foreground and o.waiting_for_terminal)
+    seen = bash.until(lambda: bash.observer.observe(settled=True), lambda o: o is not None and not o.waiting_for_terminal)
+    assert seen is not None and (seen.foreground_command or "").startswith(program), seen

@@ -192,7 +192,7 @@ class FakeObserver:
     def directory(self) -> str | None:
         return "/"
 
-    def observe(self, since: int | None = None) -> Observation | None:
+    def observe(self, since: int | None = None, settled: bool = False) -> Observation | None:
         if len(self._observations) > 1:
             return self._observations.popleft()
         return self._observations[0]
@@ -221,7 +221,7 @@ class WroteJustBefore(FakeObserver):
         self._words = words
         self._looks_before = looks_before
 
-    def observe(self, since: int | None = None) -> Observation | None:
+    def observe(self, since: int | None = None, settled: bool = False) -> Observation | None:
         if self._looks_before == 0 and self._words:
             self._terminal._command_file.with_name("status").write_text("0 1\n")  # the line's end, then its D
             self._terminal._queue.extend([self._words, self._terminal._mark("D;0"), PROMPT])
@@ -241,7 +241,7 @@ class LineEndsDuringTheLook(FakeObserver):
         self._code = code
         self._looks_before = looks_before
 
-    def observe(self, since: int | None = None) -> Observation | None:
+    def observe(self, since: int | None = None, settled: bool = False) -> Observation | None:
         if self._looks_before == 0:
             self._status_file.write_text(f"{self._code}\n")
         self._looks_before -= 1

@@ -13,8 +13,8 @@ from safe_run.screen import ScreenTail
 from safe_run.sequences import Osc
 from safe_run.request import Timers
 from safe_run.tracker import (
-    NO_KERNEL_VIEW, UNCORROBORATED, Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase,
-    Reinjected, Replacement, Send, TrackerError, Waiting,
+    HELD_LOOK_S, NO_KERNEL_VIEW, UNCORROBORATED, Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look,
+    Output, Phase, Reinjected, Replacement, Send, TrackerError, Waiting,
 )
 
 NONCE = "0123456789abcdef0123456789abcdef"
@@ -451,6 +451,29 @@ def test_a_held_input_wait_is_reported_and_the_command_goes_on() -> None:
     assert not [a for a in tick(t, T0 + 1.7, READING) if isinstance(a, Decision)], "the command goes on"
     assert (wait.status, wait.reason, wait.stop) == (Status.INPUT_REQUIRED, Reason.INPUT_WAIT, False)
     assert wait.prompt == ">>>" and "stopped" not in (wait.message or "")
+
+
+def test_a_held_wait_nothing_changes_is_looked_at_seldom_and_often_again_once_it_changes() -> None:
+    """Output, the command's exit and callers wake the loop anyway: a held wait needs few looks."""
+    t = tracker(hold=True, idle=0.5)
+    running(t)
+    t.feed(b">>> ", T0 + 1)
+    assert waits(tick(t, T0 + 3.5, READING))
+    assert t.next_deadline(T0 + 3.5) == pytest.approx(T0 + 3.5 + HELD_LOOK_S)
+    assert waits(tick(t, T0 + 8.5, READING))
+    assert t.next_deadline(T0 + 8.5) == pytest.approx(T0 + 8.5 + HELD_LOOK_S)
+    assert tick(t, T0 + 13.5, BUSY) == [], "it no longer reads: at work"
+    assert t.next_deadline(T0 + 13.5) == pytest.approx(T0 + 13.75)
+
+
+def test_a_program_that_listens_to_the_keyboard_is_looked_at_as_often_as_ever() -> None:
+    """A listener is at work (its timers, its sockets): what it waits on can change at any moment."""
+    t = tracker(hold=True, idle=0.5, listen=1.0)
+    running(t)
+    t.feed(b">>> ", T0 + 1)
+    [wait] = waits(tick(t, T0 + 3.5, replace(READING, waiting_for_terminal=False, listening=True)))
+    assert wait.reads_keyboard
+    assert t.next_deadline(T0 + 3.5) == pytest.approx(T0 + 3.75)
 
 
 def test_an_answer_clears_the_wait_and_the_next_wait_is_decided_quickly() -> None:

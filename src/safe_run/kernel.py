@@ -61,7 +61,7 @@ class ObserverLike(Protocol):
 
     def directory(self) -> str | None: ...
 
-    def observe(self, since: int | None = None) -> Observation | None: ...
+    def observe(self, since: int | None = None, settled: bool = False) -> Observation | None: ...
 
     def shell_at_prompt(self) -> bool | None: ...
 
@@ -126,7 +126,7 @@ class KernelObserver:
         """The shell's working directory now; None off /proc or once it is gone."""
         return _readlink(f"/proc/{self._shell_pid}/cwd") if self._proc else None
 
-    def observe(self, since: int | None = None) -> Observation | None:
+    def observe(self, since: int | None = None, settled: bool = False) -> Observation | None:
         """One look at the terminal; None when it cannot be had or the shell is gone.
 
         `since` (clock ticks since boot, as `boot_ticks`): when the command line was typed. While
@@ -135,7 +135,10 @@ class KernelObserver:
 
         Membership comes from a scan of /proc at most once a second; a new answer other than
         "working" is checked against a fresh scan, so a process started since cannot be missed by
-        it, while an answer that stays (a held input wait) costs no more than the cached scan.
+        it, while an answer that stays costs no more than the cached scan. `settled`: the looks
+        before found the input wait a session holds, and this one only sees whether it stays, so
+        the last scan stands however old while the same group is in front (a held wait is looked
+        at seldom, and each scan reads every process on the machine). A caller's look is not.
         """
         found = self._shell_and_modes()
         if found is None:
@@ -144,7 +147,8 @@ class KernelObserver:
         canonical = bool(lflag & termios.ICANON)
         pgrp = self._foreground_pgrp()
         cached = self._scanned_at
-        seen = self._look(shell, pgrp, canonical, since, fresh=False)
+        kept = settled and cached is not None and self._confirmed[:1] == (pgrp,)
+        seen = self._look(shell, pgrp, canonical, since, fresh=False, kept=kept)
         answer = (seen.foreground_pgrp, seen.waiting_for_terminal, seen.stopped, seen.hidden, seen.listening)
         # A look that had to scan just now is as fresh as a second scan would be.
         rescanned = self._scanned_at != cached
@@ -226,8 +230,10 @@ class KernelObserver:
 
     # ---- one look -----------------------------------------------------------------------------
 
-    def _look(self, shell: ProcessInfo, pgrp: int | None, canonical: bool, since: int | None, fresh: bool) -> Observation:
-        processes = self._scan(fresh)
+    def _look(
+        self, shell: ProcessInfo, pgrp: int | None, canonical: bool, since: int | None, fresh: bool, kept: bool = False,
+    ) -> Observation:
+        processes = self._processes if kept else self._scan(fresh)
         in_front = pgrp == shell.pgrp
         if shell.state in STOPPED_STATES:
             return Observation(in_front, pgrp, False, canonical, shell.comm, stopped=shell.comm)

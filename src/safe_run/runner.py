@@ -238,10 +238,10 @@ class Run:
                 self._consume_tail()
                 self._act(self.tracker.shell_exited(self.terminal.exit_status(), self.terminal.killed_by_signal()))
         if self.finish is None and deadline is not None and self._clock() >= deadline:
-            self.take_a_look()
+            self.take_a_look(settled=self.tracker.holds_a_wait)
         return self.finish
 
-    def take_a_look(self) -> Observation | None:
+    def take_a_look(self, settled: bool = False) -> Observation | None:
         """Gather one evidence record and hand it to the tracker; what the kernel saw in it.
 
         Always in this order. The kernel first. Then what is already in the terminal, fed before
@@ -250,8 +250,9 @@ class Run:
         after the look means the line was over; none means it still ran when the kernel was asked,
         so a shell seen reading then was in the command's own read. Last, when the shell's process
         waits on the terminal, what runs in it now (a program or another shell `exec`ed there).
+        `settled`: a look only at whether a held input wait stays (see `KernelObserver.observe`).
         """
-        seen = self.kernel.observe(self._typed) if self.kernel.available else None
+        seen = self.kernel.observe(self._typed, settled) if self.kernel.available else None
         self.last_seen = seen
         self._take_written_before_the_look()
         if self.finish is not None:
@@ -401,6 +402,8 @@ class Run:
         """End a held input wait that nobody asked about for `after` seconds."""
         if self.finish is None and self.waiting is not None:
             self._take_written_before_the_stop()
+            if self.finish is None:
+                self.take_a_look()  # a held wait is looked at seldom: it may have ended by itself
         if self.finish is None and self.waiting is not None:  # output read just now: it no longer waits
             self._act(self.tracker.unattended(self.waiting, after))
 

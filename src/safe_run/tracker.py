@@ -51,6 +51,8 @@ from .sequences import Mark, Osc, decode_mark
 
 # Kept from the shell's start-up so that a shell that dies early can say why.
 STARTUP_TAIL_BYTES = 4096
+# How often an input wait held in a session is looked at again while nothing happens.
+HELD_LOOK_S = 10.0
 
 
 class Phase(Enum):
@@ -256,6 +258,7 @@ class Clocks:
     last_activity: float | None = None  # the foreground's CPU time last changed
     activity: tuple[tuple[int, int], ...] = ()
     ticked: float | None = None  # the last look; the next one is due a fixed time after it
+    held: float | None = None  # since when the looks have found the same input wait, held in a session
     status_seen: float | None = None  # when the status file the typed line writes first showed the status
 
 
@@ -323,6 +326,11 @@ class CommandTracker:
         """The shell's trusted prompt mark came after the last command line: it waits for the next."""
         return self._prompt_ready
 
+    @property
+    def holds_a_wait(self) -> bool:
+        """The looks find the same input wait, held in a session: the next look only sees whether it stays."""
+        return self.command.clocks.held is not None
+
     def output_text(self) -> str:
         """The command's output, without a prompt that only the screen told apart from it."""
         text = self.command.capture.text()
@@ -339,7 +347,11 @@ class CommandTracker:
         # Look often while a wait may have just begun, then less: idle CPU stays near zero. The
         # next look is counted from the last one, so a loop woken more often than this (a status
         # line's spinner, a caller polling) still looks on time.
-        poll = 0.1 if quiet_for < 2 else 0.25
+        # An input wait held in a session changes only by itself or by an answer: output, the
+        # command's exit and a caller's request all wake the loop, and a caller gets a fresh look
+        # (`Run.reading`), so nobody is told of a wait that has ended. Scanning for it four times
+        # a second would keep a core busy for a thousand such sessions.
+        poll = 0.1 if quiet_for < 2 else HELD_LOOK_S if clocks.held is not None else 0.25
         deadline = (clocks.started if clocks.ticked is None else clocks.ticked) + poll
         if self._settling_after_answer(now):
             deadline = min(deadline, clocks.last_output + command.timers.answer)
@@ -402,7 +414,11 @@ class CommandTracker:
 
     def look(self, now: float, look: Look) -> list[Action]:
         """Time passed, and here is the evidence now."""
-        return self._handle("look", now, look)
+        actions = self._handle("look", now, look)
+        clocks = self.command.clocks
+        held = any(isinstance(action, Waiting) and not action.decision.reads_keyboard for action in actions)
+        clocks.held = (now if clocks.held is None else clocks.held) if held else None
+        return actions
 
     def shell_exited(self, status: int, by_signal: bool = False) -> list[Action]:
         """The shell is gone (`by_signal`: a signal ended it): once the command started, that is

@@ -57,8 +57,9 @@ from .typist import Typist
 
 # How long a command that ended at once waits for the caller that started it to ask.
 FIRST_CALLER_WAIT_S = 5.0
-# How often a holder makes sure callers can still reach it (its directory and socket are there).
-REACH_CHECK_S = 1.0
+# How often a holder makes sure callers can still reach it (its directory and socket are there):
+# the one thing an idle session does, so its cost is an idle session's.
+REACH_CHECK_S = 2.0
 # A named shell's records of its commands are written once nothing was asked of it for this long.
 KEEP_AFTER_S = 0.05
 
@@ -379,7 +380,7 @@ class Holder:
             run.resize(request.rows, request.columns)
 
     def _still_reachable(self) -> bool:
-        """Checked once a second: a holder nobody can reach ends what it holds (see the module)."""
+        """Checked every REACH_CHECK_S: a holder nobody can reach ends what it holds (see the module)."""
         now = self._clock()
         if not self._unreachable and now - self._reach_checked >= REACH_CHECK_S:
             self._reach_checked = now
@@ -503,6 +504,8 @@ class Holder:
             note = NOT_TYPED if isinstance(request, wire.Send) else None
             self.callers.wait(conn, None, first=first, note=note)
             return
+        if isinstance(request, (wire.Poll, wire.Status)) and run.waiting is not None:
+            run.take_a_look()  # a held wait is looked at seldom while nobody asks (`tracker.HELD_LOOK_S`)
         match request:
             case wire.Poll():
                 self.callers.wait(conn, deadline, first=first)
