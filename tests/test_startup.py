@@ -47,6 +47,17 @@ def test_a_json_run_loads_only_what_it_needs(safe_run: SafeRun, bound: str) -> N
     assert sorted(modules & set(NOT_FOR_A_JSON_RUN)) == []
 
 
+@pytest.mark.parametrize("where", [{"CI": "true"}, {"TERM": "xterm"}], ids=["ci-log", "pipe"])
+def test_a_pretty_run_writes_its_summary_without_rich(safe_run: SafeRun, where: dict[str, str]) -> None:
+    """Its import took 25 ms after the command had ended: most of what a pretty answer added."""
+    outcome = logged(safe_run, "--format", "pretty", "--", "true", env={**where, "SHELL": "/bin/bash"})
+    assert outcome.returncode == 0, outcome.stderr
+    assert "completed · exit 0" in "\n".join(answer_lines(outcome))
+    modules = imported(outcome)
+    assert "safe_run.render" in modules, "the import log was read"
+    assert not {m for m in modules if m == "rich" or m.startswith("rich.")}
+
+
 def test_version_alone_loads_neither_click_nor_the_verbs(safe_run: SafeRun) -> None:
     outcome = logged(safe_run, "--version")
     assert (outcome.returncode, outcome.stdout, answer_lines(outcome)) == (0, f"safe-run, version {__version__}\n", [])

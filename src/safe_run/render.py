@@ -13,15 +13,17 @@ rich is only imported here (and only by pretty runs), so a JSON run never pays f
 The first line always starts with a mark and the status word, so colour is never the only cue:
 ✓ (green) the shell itself reported a clean success; ! (yellow) a fallback decided the end or a
 downgrade was needed; ✗ (red) the command failed or was stopped.
+
+The summary is a few lines of one style each, written with SGR codes of its own: importing rich
+for them took 25 ms after the command had ended, most of what a pretty run added to its answer.
+rich draws the session list, which a table needs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TextIO
-
-from rich.console import Console
-from rich.text import Text
 
 from .events import decided_by_fallback
 from .environment import Environment
@@ -34,6 +36,32 @@ RUNNING_STYLE = "cyan"
 
 MARKS = {SUCCESS_STYLE: "✓", FALLBACK_STYLE: "!", FAILURE_STYLE: "✗", RUNNING_STYLE: "…"}
 ASCII_MARKS = {SUCCESS_STYLE: "+", FALLBACK_STYLE: "!", FAILURE_STYLE: "x", RUNNING_STYLE: "."}
+# The SGR parameters of each style.
+_SGR = {SUCCESS_STYLE: "32", FALLBACK_STYLE: "33", FAILURE_STYLE: "31", RUNNING_STYLE: "36"}
+# Characters that would move the cursor back over a line or ring the bell: never part of a summary.
+_UNSHOWN = str.maketrans("", "", "\a\b\v\f\r")
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The summary's lines, each with its style: a colour, "bold" and a colour, or None."""
+
+    lines: tuple[tuple[str, str | None], ...]
+
+    @property
+    def plain(self) -> str:
+        return "\n".join(line for line, _ in self.lines)
+
+    def written(self, colour: bool) -> str:
+        """As a terminal shows it: each styled line between its SGR code and a reset, with `colour`."""
+        return "".join(_styled(line.translate(_UNSHOWN), style if colour else None) + "\n" for line, style in self.lines)
+
+
+def _styled(line: str, style: str | None) -> str:
+    if style is None or not line:
+        return line
+    *bold, colour = style.split()
+    return f"\x1b[{';'.join(['1'] * len(bold) + [_SGR[colour]])}m{line}\x1b[0m"
 
 
 def summary_style(result: Result) -> str:
@@ -51,7 +79,7 @@ def summary_style(result: Result) -> str:
 
 def summary_text(
     result: Result, unicode: bool = True, omitted: int | None = None, notes: Sequence[str] = ()
-) -> Text:
+) -> Summary:
     """`omitted`: the bytes of output the reader did not see, when that is not the result's count
     (a live display shows every line even when the result keeps only the head and the tail).
     `notes`: what the display itself has to say about what it showed."""
@@ -65,27 +93,25 @@ def summary_text(
         how = [v.value for v in (result.strategy, result.completion_reason) if v is not None]
         parts.append("/".join(how))
     mark = (MARKS if unicode else ASCII_MARKS)[style]
-    text = Text()
-    text.append(f"{mark} {dot.join(parts)}", style=f"bold {style}")
+    lines: list[tuple[str, str | None]] = [(f"{mark} {dot.join(parts)}", f"bold {style}")]
     for downgrade in result.downgrades:
         # A step to the same strategy is evidence the command went without, not a step down.
         step = f"downgrade {downgrade.from_} {arrow} {downgrade.to}" if downgrade.from_ != downgrade.to else "note"
-        text.append(f"\n  {step} at {downgrade.at_s:.2f} s: {downgrade.reason}", style=FALLBACK_STYLE)
+        lines.append((f"  {step} at {downgrade.at_s:.2f} s: {downgrade.reason}", FALLBACK_STYLE))
     omitted = result.output_dropped_bytes if omitted is None else omitted
-    if omitted:
-        text.append(f"\n  {omitted} bytes of output omitted from the middle")
-    for note in notes:
-        text.append(f"\n  {note}")
+    details = [f"{omitted} bytes of output omitted from the middle"] if omitted else []
+    details += notes
     if result.prompt and result.status is Status.INPUT_REQUIRED:
-        text.append(f"\n  prompt: {result.prompt}")
+        details.append(f"prompt: {result.prompt}")
     if result.killed:
-        killed = ", ".join(f"{k.pid} {k.command}" for k in result.killed)
-        text.append(f"\n  killed: {killed}")
+        details.append("killed: " + ", ".join(f"{k.pid} {k.command}" for k in result.killed))
     if result.session_id:
-        text.append(f"\n  session {result.session_id}: safe-run poll|send|stop {result.session_id}")
+        details.append(f"session {result.session_id}: safe-run poll|send|stop {result.session_id}")
     if result.message and not _said_by_the_exit(result):
-        text.append(f"\n  {result.message}")
-    return text
+        details.append(result.message)
+    for detail in details:
+        lines += [(f"  {line}" if n == 0 else line, None) for n, line in enumerate(detail.split("\n"))]
+    return Summary(tuple(lines))
 
 
 def _said_by_the_exit(result: Result) -> bool:
@@ -94,27 +120,14 @@ def _said_by_the_exit(result: Result) -> bool:
     return code is not None and code <= 128 and result.message == exit_sentence(code)
 
 
-def summary_console(colour: bool, stream: TextIO) -> Console:
-    """A console whose colour is decided by the caller (NO_COLOR, FORCE_COLOR, CI, TERM, TTY)."""
-    return Console(
-        file=stream,
-        force_terminal=colour,
-        color_system="standard" if colour else None,
-        no_color=not colour,
-        highlight=False,
-        markup=False,
-        emoji=False,
-        soft_wrap=True,
-    )
-
-
 def print_summary(
     result: Result, env: Environment, omitted: int | None = None, notes: Sequence[str] = ()
 ) -> None:
     """The summary on `env`'s stderr, coloured and marked as it allows. `omitted`, `notes`: see
     `summary_text`."""
     try:
-        summary_console(env.presentation.colour, env.stderr).print(summary_text(result, env.unicode, omitted, notes))
+        env.stderr.write(summary_text(result, env.unicode, omitted, notes).written(env.presentation.colour))
+        env.stderr.flush()
     except (OSError, ValueError):
         pass  # stderr is gone; the exit status still says how it ended
 
@@ -135,7 +148,9 @@ def render_sessions(rows: list[dict[str, object]], stream: TextIO) -> None:
     Every cell is a `Text`, never a markup string: a command such as `read -p "[y/N] "` is shown
     as typed, and one holding `[/x]` cannot break the listing.
     """
+    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     # Through a pipe each session stays on one line, for grep; a terminal's width is its own.
     width = None if stream.isatty() else 1 << 12
