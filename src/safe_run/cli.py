@@ -193,19 +193,44 @@ def _first_non_utf8(args: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    args = sys.argv[1:] if argv is None else argv
-    if argv is None:  # the process is safe-run itself, not a caller of this function
-        if args != VERSION_ONLY:  # nothing to hide; even the quick way to set the title costs a little
-            from . import process_title
+    if argv is not None:  # a caller of this function, not the safe-run process itself
+        main_here(argv)
+    args = sys.argv[1:]
+    if args != VERSION_ONLY:  # nothing to hide; even the quick way to set the title costs a little
+        from . import process_title
 
-            process_title.hide_command()
-        from .warm import client
+        process_title.hide_command()
+    from .warm import client
 
-        handed = client.call(args)
-        if handed is not None:
-            client.exit_like(handed)
-        _utf8_mode()
-    main_here(args)
+    handed = client.call(args)
+    if handed is not None:
+        client.exit_like(handed)
+    _utf8_mode()
+    try:
+        main_here(args)
+    except SystemExit as leaving:
+        _leave(leaving)
+
+
+def _leave(leaving: SystemExit) -> NoReturn:
+    """End the safe-run process as soon as its answer is out. Python's own exit tears down every
+    module and object first: some 20 ms after the answer is written, which its caller waits
+    through. Not when another thread is still at work (a server's worker, which Python's exit
+    waits for), nor for an exit that is a message (Python prints it)."""
+    code = leaving.code
+    threading = sys.modules.get("threading")
+    if (threading is not None and threading.active_count() > 1) or not (code is None or isinstance(code, int)):
+        raise leaving
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: closed when safe-run started
+                stream.flush()
+    except (OSError, ValueError):
+        raise leaving from None  # Python's own exit says what it says of an output gone
+    adoption = sys.modules.get("safe_run.session.adoption")  # a call that started no session has nothing to collect
+    if adoption is not None:
+        adoption.collect_pending()
+    os._exit(0 if code is None else code)
 
 
 def main_here(args: list[str], holders: Launcher | None = None) -> NoReturn:

@@ -94,11 +94,25 @@ def collect_adopted(shell: int | None) -> list[int]:
 
 def collect_at_exit(pid: int, timeout: float) -> None:
     """Collect the child `pid` as this process ends (waiting at most `timeout` seconds), not now,
-    so that the answer goes out first. A process that ends without its exit handlers (a warm
-    process's child, by os._exit) leaves it to the subreaper above it: the warm process is one."""
-    import atexit
+    so that the answer goes out first: at its exit, or where it ends by os._exit after
+    `collect_pending` (the command line's own quick exit). A warm process's child, which ends by
+    os._exit at once, leaves it to the subreaper above it: the warm process is one."""
+    if not _PENDING:
+        import atexit
 
-    atexit.register(collect_child, pid, timeout)
+        atexit.register(collect_pending)
+    _PENDING.append((pid, timeout))
+
+
+def collect_pending() -> None:
+    """Collect the children `collect_at_exit` left for this process's end."""
+    while _PENDING:
+        collect_child(*_PENDING.pop())
+
+
+# The children to collect as this process ends (`collect_at_exit`): a process's own, as its exit
+# handlers are.
+_PENDING: list[tuple[int, float]] = []
 
 
 def end_child(pid: int, grace: float) -> None:
