@@ -1,7 +1,6 @@
 """The result for people: a compact summary that reads at a glance, with or without colour.
 
 The command's output goes to stdout, so it can be piped as usual; the summary goes to stderr.
-rich is only imported here (and only by pretty runs), so a JSON run never pays for it.
 
     ✓ completed · exit 0 · 0.04 s · rich/shell_integration
     ! completed · exit 6 · 1.12 s · none/sentinel
@@ -16,7 +15,7 @@ downgrade was needed; ✗ (red) the command failed or was stopped.
 
 The summary is a few lines of one style each, written with SGR codes of its own: importing rich
 for them took 25 ms after the command had ended, most of what a pretty run added to its answer.
-rich draws the session list, which a table needs.
+rich draws only the session list, which a table needs, and is imported only for it.
 """
 
 from __future__ import annotations
