@@ -154,7 +154,7 @@ def test_keys_typed_while_the_command_does_not_read_are_not_left_for_the_shell(a
     assert started["status"] == "running", started
     agent.shell = None
     joined = person(agent, "attach", started["session_id"])
-    joined.expect("attached")
+    attached_until(agent, started["session_id"], 1)
     joined.send(f"touch {made}\r")
     release(fifo)
     joined.expect("completed")
@@ -175,7 +175,7 @@ def test_the_command_end_shows_no_prompt_of_the_shell_and_the_summary_has_its_ow
     assert started["status"] == "running", started
     agent.shell = None
     joined = person(agent, "attach", started["session_id"])
-    joined.expect("attached")
+    attached_until(agent, started["session_id"], 1)
     release(fifo)
     joined.expect("bye")
     joined.expect(re.escape("\x1b[?1049l"))  # the person's own screen, back

@@ -100,23 +100,29 @@ def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int
     received = bytearray()
     keys = Keys(watch)
     relay = Relay()
+    # False once the holder no longer takes what this terminal sends: it ended the session and
+    # closed its side, and what it sent before (the rest of the screen, the result) is still read.
+    heard = True
     while True:
-        ready = polling.readable([conn.fileno(), stdin, wake], None)
+        ready = polling.readable([conn.fileno(), *((stdin, wake) if heard else ())], None)
         if wake in ready:
             polling.drain(wake)
             if not watch:
                 rows, columns = _size(stdout)
-                conn.sendall(frame(SIZE, b"%d %d" % (rows, columns)))
+                heard = _tell(conn, frame(SIZE, b"%d %d" % (rows, columns)))
         if stdin in ready:
             typed = os.read(stdin, 4096)
             passed, leaving = keys.feed(typed)
             if passed:
-                conn.sendall(frame(KEYS, passed))
+                heard = _tell(conn, frame(KEYS, passed))
             if leaving or not typed:
-                conn.sendall(frame(LEAVE, b""))
+                _tell(conn, frame(LEAVE, b""))
                 return Left("left")
         if conn.fileno() in ready:
-            data = conn.recv(1 << 16)
+            try:
+                data = conn.recv(1 << 16)
+            except OSError:
+                data = b""
             if not data:
                 return Left("the session's holder let go of this terminal (it fell too far behind)")
             received += data
@@ -125,6 +131,15 @@ def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int
                     _write(stdout, on_attached_screen(relay.feed(payload)))
                 elif kind == ENDED:
                     return Result.from_dict(json.loads(payload))
+
+
+def _tell(conn: socket.socket, data: bytes) -> bool:
+    """Send to the holder; False when it has closed its side (the session ended as this was sent)."""
+    try:
+        conn.sendall(data)
+    except OSError:
+        return False
+    return True
 
 
 class Keys:

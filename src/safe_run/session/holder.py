@@ -372,12 +372,19 @@ class Holder:
         """A person joins: the screen as it is now, then everything the terminal prints. One who
         types gives the terminal their size (the program redraws for it)."""
         self.callers.release(conn)
-        if run is None:
-            conn.close()
+        if run is None:  # the command ended as the person came: they see its end, as those there did
+            assert self.final is not None
+            self.onlookers.join(conn, request.watch, b"")
+            self.onlookers.end(self._told(self.final).to_json().encode("utf-8"))
             return
         self.onlookers.join(conn, request.watch, run.redraw(request.rows, request.columns))
         if not request.watch:
             run.resize(request.rows, request.columns)
+
+    def _told(self, final: Result) -> Result:
+        """The result as the session's end tells it: no session any more, and the recording kept
+        only with a session someone was told of (the others go, and it with them)."""
+        return replace(final, session_id=None, recording=str(self.recording.path) if self.handed_out else None)
 
     def _still_reachable(self) -> bool:
         """Checked every REACH_CHECK_S: a holder nobody can reach ends what it holds (see the module)."""
@@ -427,8 +434,7 @@ class Holder:
         told of goes too."""
         assert self.final is not None
         self._unkept.keep()
-        # The recording stays with a session someone was told of; the others go, and it with them.
-        final = replace(self.final, session_id=None, recording=str(self.recording.path) if self.handed_out else None)
+        final = self._told(self.final)
         if self.onlookers.count:  # a result of a megabyte of output takes milliseconds to encode
             self.onlookers.end(final.to_json().encode("utf-8"))
         callers = self.callers
