@@ -495,11 +495,13 @@ def _rpc(method: str, params: dict[str, Any], ident: int | None = None) -> bytes
 def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(
     server: Server, tmp_path: Path, warm: bool
 ) -> None:
-    """The client is gone 1 s into a call on a named shell (its first command, or one after it):
+    """The client is gone while a call on a named shell runs (its first command, or one after it):
     the command finishes all the same, and the server ends quietly, after its clean-up."""
     import subprocess
 
     marker = tmp_path / "M"
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
     params = server.params()
     proc = subprocess.Popen(
         [params.command, *params.args], env=params.env, cwd=params.cwd,
@@ -516,13 +518,14 @@ def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(
         proc.stdin.flush()
         assert b'"completed"' in proc.stdout.readline()
     proc.stdin.write(_rpc("tools/call", {"name": "run", "arguments": {
-        "command": f"sleep 2; echo finished > {marker}", "shell_name": "KN", "yield_after": 20}}, 2))
+        "command": f"read -r _ < {fifo}; echo finished > {marker}", "shell_name": "KN", "yield_after": 20}}, 2))
     proc.stdin.flush()
-    time.sleep(1.0)
+    go = writer_once_read(fifo)  # the command runs: it waits on the FIFO
     proc.stdin.close()  # the client goes away: its end of both pipes
     proc.stdout.close()
     try:
         code = proc.wait(BOUND_S)
+        os.write(go, b"go\n")
         errors = proc.stderr.read().decode() if proc.stderr is not None else ""
         assert code == 0, errors
         assert "internal error" not in errors and "Traceback" not in errors, errors
@@ -532,6 +535,18 @@ def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(
             time.sleep(0.1)
         assert marker.read_text() == "finished\n"
     finally:
+        os.close(go)
         if proc.poll() is None:
             proc.kill()
         cli(server, "close", "KN")
+
+
+def writer_once_read(fifo: Path) -> int:
+    """The FIFO's end to write to, once a command has opened it to read (ENXIO until then)."""
+    deadline = time.monotonic() + BOUND_S
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            assert time.monotonic() < deadline, "the command never opened its FIFO"
+            time.sleep(0.02)

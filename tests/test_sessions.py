@@ -95,8 +95,10 @@ def test_poll_returns_only_new_output(sessions: SafeRun) -> None:
     started = start(sessions, "echo one; sleep 1; echo two; sleep 5; echo three; sleep 30", yield_after=0.4)
     session_id = started.json["session_id"]
     assert started.json["output"] == "one\n"
-    time.sleep(1.5)  # "two" is out, and "three" is seconds away even on a loaded machine
-    second = sessions("poll", session_id, "--format", "json").json
+    deadline = time.monotonic() + 20
+    while not (second := sessions("poll", session_id, "--format", "json").json)["output"]:  # until "two" is out
+        assert time.monotonic() < deadline, "no more output came"
+        time.sleep(0.1)
     assert second["status"] == "running" and second["output"] == "two\n"
 
 
