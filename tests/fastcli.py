@@ -215,11 +215,11 @@ def run(args: list[str], stdin: bytes | None, env: dict[str, str], timeout: floa
     for fd in (in_r, out_w, err_w):
         os.close(fd)
     if in_w is not None:
-        with open(in_w, "wb") as writer:
-            try:
+        try:  # a call that exits before it reads (a usage error) closes the pipe: EPIPE, here or as it closes
+            with open(in_w, "wb") as writer:
                 writer.write(stdin or b"")
-            except BrokenPipeError:
-                pass
+        except BrokenPipeError:
+            pass
     return _collect(conn, out_r, err_r, time.monotonic() + timeout, args)
 
 

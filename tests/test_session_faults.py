@@ -95,6 +95,10 @@ def one_line(outcome: Outcome) -> str:
 
 def assert_nothing_left(safe_run: SafeRun, directory: Path, shell: int) -> None:
     assert wait_until_gone(members(shell)) == [], "the command's processes are gone"
+    # The holder answers first, then removes its socket and its directory as it goes.
+    deadline = time.monotonic() + 5.0
+    while ((directory / "socket").exists() or list(directory.glob("safe-run-*"))) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not (directory / "socket").exists()
     assert not list(directory.glob("safe-run-*")), "the holder's private directory is gone"
     assert safe_run.leftovers() == []

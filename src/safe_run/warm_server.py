@@ -69,8 +69,9 @@ def _preload() -> None:
     import ctypes  # noqa: F401
     import click  # noqa: F401
 
-    from . import cli, report, runner  # noqa: F401
+    from . import cli, render, report, runner  # noqa: F401
     from .commands import run, sessions  # noqa: F401
+    from .display import interactive, lines  # noqa: F401 - a pretty run's (the person's and a log's)
     from .session import client, holder, launch  # noqa: F401
 
 
