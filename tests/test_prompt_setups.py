@@ -158,6 +158,16 @@ def test_only_the_commands_own_job_is_killed(configured: SafeRun, setup: Setup, 
     assert [killed["command"] for killed in result["killed"]] == ["sleep"], result
 
 
+def test_a_stopped_command_is_reported_alone(configured: SafeRun, setup: Setup, tmp_path: Path) -> None:
+    """A REPL stopped for waiting on input: the shell draws its prompt once it is gone, and what
+    the prompt starts then (pure's async workers, a theme's git) is the shell's, not the command's."""
+    tree = _work_tree(tmp_path / "tree")
+    result = configured("--format", "json", "--idle", "0.3", "--cwd", str(tree), "--", f"{sys.executable} -q",
+                        env=_env(setup)).json
+    assert (result["status"], result["completion_reason"]) == ("input_required", "input_wait"), result
+    assert [killed["command"] for killed in result["killed"]] == [Path(sys.executable).name[:15]], result
+
+
 def test_the_prompts_work_after_a_cd_records_the_directory(safe_run: SafeRun, tmp_path: Path) -> None:
     """autojump's prompt hook, `(autojump --add "$(pwd)" &)`, is not killed: it records where the
     command went, as at a terminal."""

@@ -83,15 +83,16 @@ class Reaper:
         (bash); elsewhere it would not (fish's `read` and zsh's `vared` return and the line goes
         on), and only ending the shell stops the command. A shell whose program was just stopped
         is first given a moment to say that its line is over: a loaded machine can take longer to
-        let it draw its prompt than it took to stop the program.
+        let it draw its prompt than it took to stop the program. Once the line is over, nothing
+        in front is the command's: a prompt hook's subshell (autojump's) is left to the shell.
         """
         killed: list[Killed] = []
         interrupted = False
         deadline = time.monotonic() + STOP_S
         while time.monotonic() < deadline:
             pgrp = self._foreground_pgrp()
-            if pgrp is None:
-                break
+            if pgrp is None or (killed and line_over()):
+                break  # once its line is over, what the shell puts in front is its prompt's (a hook's subshell)
             if pgrp != self._shell_pgrp:
                 if _group_gone(pgrp, 0.0):
                     time.sleep(POLL_S)  # gone: the shell takes its terminal back in a moment

@@ -440,8 +440,12 @@ class Run:
         started = self._first_started_pid if self._first_started_pid is not None else self._first_typed_pid
         reaper = Reaper(self.terminal, self.kernel, reported, typed=self._first_typed, started_pid=started)
         stop = self.finish is not None and self.finish.stop
+        line_end = self._line_record()[1]
+        # A stopped command whose line then ended (it recorded its end) has nothing left to start:
+        # what the shell made after that is its prompt's (a theme's async workers), not the command's.
+        settle = not idle and (not stop or line_end is not None)
         if not self.request.keep_background:
-            self.killed += reaper.kill_session(settle=not stop and not idle, line_end_pid=self._line_record()[1])
+            self.killed += reaper.kill_session(settle=settle, line_end_pid=line_end)
         self.terminal.close(hang_up=not self.request.keep_background)
         if self._kept is not None:
             self._kept.close(taken=True)  # its directory held this run's files
