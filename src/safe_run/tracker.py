@@ -348,8 +348,8 @@ class CommandTracker:
         # next look is counted from the last one, so a loop woken more often than this (a status
         # line's spinner, a caller polling) still looks on time.
         # An input wait held in a session changes only by itself or by an answer: output, the
-        # command's exit and a caller's request all wake the loop, and a caller gets a fresh look
-        # (`Run.reading`), so nobody is told of a wait that has ended. Scanning for it four times
+        # command's exit and a caller's request all wake the loop, and a call about the wait gets
+        # a fresh look first (the holder's `_handle`), so nobody is told of a wait that has ended. Scanning for it four times
         # a second would keep a core busy for a thousand such sessions.
         poll = 0.1 if quiet_for < 2 else HELD_LOOK_S if clocks.held is not None else 0.25
         deadline = (clocks.started if clocks.ticked is None else clocks.ticked) + poll
