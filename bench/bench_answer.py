@@ -19,16 +19,15 @@ No figure here is asserted; these machines are shared, so compare ratios, not ab
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
+
+from bench_startup import stop_warm
 
 SAFE_RUN = [os.path.join(os.path.dirname(sys.executable), "safe-run")]
 COMMANDS = ("true", "sleep 1")
@@ -75,15 +74,6 @@ def one_shot_ratio(env: dict[str, str], runs: int) -> None:
         ratios.append(pretty[-1] / plain[-1])
     print(f"one-shot   pretty {statistics.median(pretty) * 1000:6.1f} ms   json {statistics.median(plain) * 1000:6.1f} ms"
           f"   ratio {statistics.median(ratios):.2f}  (target <= 1.15)")
-
-
-def stop_warm(home: str) -> None:
-    """End the warm process the calls started (its pid is in the lock file beside its socket)."""
-    for lock in glob.glob(os.path.join(home, ".local/state/safe-run/sessions/warm/*.lock")):
-        try:
-            os.kill(int(Path(lock).read_text()), signal.SIGTERM)
-        except (ValueError, OSError):
-            pass
 
 
 def main() -> int:
