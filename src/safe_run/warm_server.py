@@ -25,7 +25,9 @@ from . import polling
 from .interrupts import STOP_SIGNALS
 from .memory import take_own_pages
 from .session.adoption import adopt_orphans, set_parent_death_signal
-from .session.launch import Fork, fork_with_channel, let_go, plain_shell_ahead, send_with_descriptors, take_environment
+from .session.launch import (
+    ABANDON_S, Fork, fork_with_channel, let_go, plain_shell_ahead, send_with_descriptors, take_environment,
+)
 from .warm.context import start_time
 from .warm.client import within_reach
 from .warm.wire import GO, MAX_REQUEST, Call, decode, encode, request_length
@@ -197,10 +199,11 @@ class Server:
 
     def _drop_spare(self) -> None:
         """Let the spare go (see `launch.let_go`): it ends after its holder forked ahead, so that
-        no zombie outlives this process."""
+        no zombie outlives this process. It gives that holder ABANDON_S, so it gets twice that: were
+        it killed first, the holder would be left to a PID 1 that may never collect it."""
         if self._spare is not None:
             spare, self._spare = self._spare, None
-            let_go(spare)
+            let_go(spare, within=2 * ABANDON_S)
 
     def _handed_to_spare(self, call: Call, fds: list[int], conn: socket.socket) -> int | None:
         """The spare child's pid once it has the call (its descriptors and the client's

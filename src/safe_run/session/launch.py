@@ -197,13 +197,13 @@ class Fork:
         return pid
 
 
-def let_go(child: tuple[int, socket.socket]) -> None:
+def let_go(child: tuple[int, socket.socket], within: float = ABANDON_S) -> None:
     """Let a child forked ahead (`fork_with_channel`) go unused: it ends once its end of the
-    channel closes, and is collected here (killed if it has not ended within ABANDON_S), so that
+    channel closes, and is collected here (killed if it has not ended `within` seconds), so that
     no zombie is left."""
     pid, channel = child
     channel.close()
-    end_child(pid, ABANDON_S)
+    end_child(pid, within)
 
 
 def send_with_descriptors(channel: socket.socket, data: bytes, fds: list[int]) -> None:
