@@ -153,16 +153,21 @@ def program_on_path(directory: Path, name: str, script: str) -> str:
 def release(fifo: Path, bound: float = 20.0) -> None:
     """Let a command waiting on `fifo` (`cat FIFO`, `read -r _ < FIFO`) go on, once it has opened it:
     a test's command that must still run while the test acts waits on this, not on a `sleep`."""
+    end = writer_once_read(fifo, bound)
+    os.write(end, b"go\n")
+    os.close(end)
+
+
+def writer_once_read(fifo: Path, bound: float = 20.0) -> int:
+    """The FIFO's end to write to, once a command has opened it to read: the command runs by then,
+    and goes on once a line is written there."""
     deadline = time.monotonic() + bound
     while True:
         try:
-            end = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            break
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
         except OSError:  # ENXIO: the command has not opened it yet
             assert time.monotonic() < deadline, "the command never opened its FIFO"
             time.sleep(0.02)
-    os.write(end, b"go\n")
-    os.close(end)
 
 
 def alive(pid: int) -> bool:

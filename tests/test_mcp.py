@@ -24,7 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 import fastcli  # noqa: E402
-from conftest import shell_path  # noqa: E402
+from conftest import shell_path, writer_once_read  # noqa: E402
 
 BOUND_S = 30.0
 
@@ -520,7 +520,7 @@ def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(
     proc.stdin.write(_rpc("tools/call", {"name": "run", "arguments": {
         "command": f"read -r _ < {fifo}; echo finished > {marker}", "shell_name": "KN", "yield_after": 20}}, 2))
     proc.stdin.flush()
-    go = writer_once_read(fifo)  # the command runs: it waits on the FIFO
+    go = writer_once_read(fifo, BOUND_S)  # the command runs: it waits on the FIFO
     proc.stdin.close()  # the client goes away: its end of both pipes
     proc.stdout.close()
     try:
@@ -540,13 +540,3 @@ def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(
             proc.kill()
         cli(server, "close", "KN")
 
-
-def writer_once_read(fifo: Path) -> int:
-    """The FIFO's end to write to, once a command has opened it to read (ENXIO until then)."""
-    deadline = time.monotonic() + BOUND_S
-    while True:
-        try:
-            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:
-            assert time.monotonic() < deadline, "the command never opened its FIFO"
-            time.sleep(0.02)
