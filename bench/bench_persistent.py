@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_sessions import cpu_seconds
+
 SAFE_RUN = [sys.executable, "-m", "safe_run"]
 NAME = "bench"
 
@@ -68,11 +70,6 @@ def ask(socket_path: Path, request: dict[str, object]) -> dict:
 def holder_pid(runtime: str, shell_id: str) -> int:
     meta = json.loads((Path(runtime) / "safe-run" / shell_id / "meta.json").read_text())
     return int(meta["holder_pid"])
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def bench_warm(env: dict[str, str], runs: int) -> str:
