@@ -96,8 +96,8 @@ def bench_output(env: dict[str, str], runs: int) -> None:
 
 PROFILED = """
 import cProfile, pstats, resource, sys, time
-from safe_run.request import RunRequest
-from safe_run.runner import execute
+from safe_run.core.request import RunRequest
+from safe_run.engine.runner import execute
 profile = cProfile.Profile()
 before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
 profile.enable()

@@ -19,9 +19,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-import safe_run.runner  # noqa: F401 - the size of a holder: what it has imported is what a fork copies
+import safe_run.engine.runner  # noqa: F401 - the size of a holder: what it has imported is what a fork copies
 import safe_run.session.holder  # noqa: F401
-from safe_run import libc_spawn, spawn
+from safe_run.engine import libc_spawn, spawn
 
 ENV = {"PATH": os.defpath}
 

@@ -222,8 +222,8 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from safe_run.mcp_server import TOOLS, StdinLines, StdoutLines
-from safe_run.result import Reason, Result, ShellInfo, Status, Strategy
+from safe_run.mcp.server import TOOLS, StdinLines, StdoutLines
+from safe_run.core.result import Reason, Result, ShellInfo, Status, Strategy
 
 RESULT = Result(Status.COMPLETED, 0, Strategy.RICH, Reason.SHELL_INTEGRATION, "true", ShellInfo("bash", "/bin/bash"))
 DONE = types.CallToolResult(

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import fastcli
-from safe_run.verbs import RUN, VERBS
+from safe_run.cli.verbs import RUN, VERBS
 
 SHELLS = ("bash", "zsh", "fish")
 # What the tests start inherits this unless a test says otherwise: no warm process outlives a test.

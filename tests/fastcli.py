@@ -32,12 +32,12 @@ STARTUP_VARIABLES = ("PYTHONIOENCODING", "PYTHONUTF8", "LC_ALL", "LC_CTYPE", "PY
 
 ZYGOTE = r'''
 import io, json, os, select, signal, socket, sys
-import safe_run.cli, safe_run.commands.run, safe_run.commands.sessions, safe_run.runner, safe_run.session.client
-import safe_run.session.holder, safe_run.session.launch, safe_run.render, safe_run.display, safe_run.process_title
-import safe_run.emulator, safe_run.commands.doctor, safe_run.doctor.run, safe_run.session.adoption
+import safe_run.cli.main, safe_run.cli.commands.run, safe_run.cli.commands.sessions, safe_run.engine.runner, safe_run.session.client
+import safe_run.session.holder, safe_run.session.launch, safe_run.core.render, safe_run.display, safe_run.processes.title
+import safe_run.core.emulator, safe_run.cli.commands.doctor, safe_run.doctor.run, safe_run.session.adoption
 import safe_run.display.yielding, rich.console, rich.table, rich.text, concurrent.futures
 if sys.argv[2] == "mcp":  # the MCP server's SDK: its import is most of a server's start
-    import safe_run.mcp_server, safe_run.mcp_http, mcp.server.stdio, uvicorn
+    import safe_run.mcp.server, safe_run.mcp.http, mcp.server.stdio, uvicorn
 import setproctitle
 setproctitle.setproctitle("safe-run test zygote")  # takes over the argv area before argv changes
 
@@ -79,19 +79,9 @@ def child(conn, request, fds):
         sys.stdin = sys.__stdin__ = stream(0, "rb", "surrogateescape", False)
         sys.stdout = sys.__stdout__ = stream(1, "wb", "surrogateescape", os.isatty(1))
         sys.stderr = sys.__stderr__ = stream(2, "wb", "backslashreplace", True)
-        sys.argv = [os.path.join(os.path.dirname(safe_run.cli.__file__), "__main__.py"), *request["argv"]]
-        # Holders that would start as a new interpreter are forked from this pre-imported one (and
-        # collected when they end, as the thread that waits for a new interpreter would).
-        import threading
-        holders = safe_run.session.launch
-
-        def fork_holder(*args):
-            pid = holders._fork_holder(*args)
-            threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True).start()
-
-        holders._spawn_holder = fork_holder
+        sys.argv = [os.path.join(os.path.dirname(safe_run.__file__), "__main__.py"), *request["argv"]]
         try:
-            safe_run.cli.main()
+            safe_run.cli.main.main()
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

@@ -12,7 +12,7 @@ import click
 import pytest
 
 from conftest import SafeRun
-from safe_run.commands.run import DEFAULT_YIELD_AFTER_S, default_yield_after, yield_after_for
+from safe_run.cli.commands.run import DEFAULT_YIELD_AFTER_S, default_yield_after, yield_after_for
 
 AGENT = {}  # no CI, no SAFE_RUN_YIELD_AFTER
 

@@ -6,10 +6,10 @@ import signal
 
 import pytest
 
-from safe_run.result import Killed, Reason, Result, ShellInfo, Status
-from safe_run.session import answers
-from safe_run.session.answers import Going, NamedShell
-from safe_run.session.phrases import COMMAND_LINE, MCP
+from safe_run.core.result import Killed, Reason, Result, ShellInfo, Status
+from safe_run.core import answers
+from safe_run.core.answers import Going, NamedShell
+from safe_run.core.phrases import COMMAND_LINE, MCP
 
 BASH = ShellInfo("bash", "/bin/bash")
 SHELL = NamedShell("s" * 24, "build", fresh_note="a new shell: build had exited")

@@ -19,7 +19,7 @@ import pytest
 
 import safe_run
 from safe_run import Result, Session, SessionError, Shell
-from safe_run.result import Status
+from safe_run.core.result import Status
 
 from conftest import shell_path
 
@@ -40,7 +40,7 @@ def private_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
 
 
 def test_import_is_cheap_and_loads_the_api_on_first_use() -> None:
-    code = "import sys, safe_run; assert 'safe_run.api' not in sys.modules; safe_run.run; assert 'safe_run.api' in sys.modules"
+    code = "import sys, safe_run; assert 'safe_run.library.api' not in sys.modules; safe_run.run; assert 'safe_run.library.api' in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
@@ -212,7 +212,7 @@ def held(directory: Path) -> bool:
 
 
 def test_the_mcp_verb_without_the_sdk_says_what_to_install() -> None:
-    code = "import sys; sys.modules['mcp'] = None; sys.argv = ['safe-run', 'mcp']; from safe_run.cli import main; main()"
+    code = "import sys; sys.modules['mcp'] = None; sys.argv = ['safe-run', 'mcp']; from safe_run.cli.main import main; main()"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 125
     assert proc.stderr.strip().splitlines() == ["safe-run: safe-run mcp needs the MCP SDK: pip install 'safe-run[mcp]'"]

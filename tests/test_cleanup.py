@@ -9,9 +9,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from safe_run.cleanup import Reaper
-from safe_run.evidence import ProcessInfo
-from safe_run.result import Killed
+from safe_run.engine.cleanup import Reaper
+from safe_run.core.evidence import ProcessInfo
+from safe_run.core.result import Killed
 
 
 class ShellTerminal:
@@ -99,7 +99,10 @@ program = os.fork()
 if program == 0:
     os.setpgid(0, 0)
     os.execvp("sleep", ["sleep", "32.25"])
-os.setpgid(program, program)
+try:
+    os.setpgid(program, program)  # as a shell does, whichever of the two comes first
+except PermissionError:
+    pass  # the program has already made its group and started
 os.tcsetpgrp(terminal, program)
 print(program, flush=True)
 os.waitpid(program, 0)

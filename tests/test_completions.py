@@ -21,8 +21,8 @@ import click
 import pytest
 
 import fastcli
-from safe_run.commands import cli
-from safe_run.commands.run import run_command
+from safe_run.cli.commands import cli
+from safe_run.cli.commands.run import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPLETIONS = ROOT / "completions"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from safe_run.deadline import Deadline
+from safe_run.engine.deadline import Deadline
 
 
 class Clock:

@@ -13,8 +13,8 @@ from rich.console import Console
 
 from conftest import SafeRun, program_on_path, shell_path
 from safe_run import doctor
-from safe_run.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy, error_result
-from safe_run.request import RunRequest
+from safe_run.core.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy, error_result
+from safe_run.core.request import RunRequest
 
 SHELL_KEYS = {
     "name", "path", "installed", "default", "integration_available", "integration", "integration_no_rc",

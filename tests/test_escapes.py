@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from safe_run import escapes
+from safe_run.core import escapes
 
 
 @pytest.mark.parametrize(

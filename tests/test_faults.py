@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SafeRun
-from safe_run.tracker import NO_KERNEL_VIEW
+from safe_run.core.tracker import NO_KERNEL_VIEW
 
 MARKER = "SAFE_RUN_TEST_MARK"
 
@@ -276,7 +276,7 @@ def test_a_log_link_of_ours_to_another_users_file_names_that_file(caller: Caller
 
 
 def test_what_may_get_the_transcript() -> None:
-    from safe_run.commands.params import log_refusal
+    from safe_run.cli.commands.params import log_refusal
 
     def found(mode: int, uid: int = 1000, links: int = 1) -> os.stat_result:
         return os.stat_result((mode, 0, 0, links, uid, uid, 0, 0, 0, 0))
@@ -347,8 +347,8 @@ class FullAfter:
 
 
 def test_a_log_that_fills_up_is_reported_and_the_run_goes_on(safe_run: SafeRun, monkeypatch) -> None:
-    from safe_run.request import RunRequest
-    from safe_run.runner import execute
+    from safe_run.core.request import RunRequest
+    from safe_run.engine.runner import execute
 
     for name, value in safe_run.environment().items():
         monkeypatch.setenv(name, value)
@@ -498,7 +498,8 @@ def test_a_signal_during_the_run_stops_the_command_and_answers(caller: Caller, t
 # ---- 3. the error funnel ---------------------------------------------------------------------
 
 def test_an_internal_error_asks_to_be_reported(monkeypatch, capsys) -> None:
-    from safe_run import cli, runner
+    from safe_run.cli import main as cli
+    from safe_run.engine import runner
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
@@ -522,8 +523,8 @@ def test_an_internal_error_asks_to_be_reported(monkeypatch, capsys) -> None:
 
 
 def test_the_verbs_are_known_before_they_are_loaded() -> None:
-    from safe_run.verbs import VERBS
-    from safe_run.commands import cli
+    from safe_run.cli.verbs import VERBS
+    from safe_run.cli.commands import cli
 
     assert tuple(cli.commands) == VERBS
 
@@ -548,7 +549,7 @@ def test_a_session_verb_without_its_id_points_to_its_own_help(caller: Caller) ->
 
 
 def test_stop_signals_end_safe_run_until_a_run_keeps_them() -> None:
-    from safe_run.interrupts import Interrupted, StopSignals
+    from safe_run.engine.interrupts import Interrupted, StopSignals
 
     signals = StopSignals()
     with pytest.raises(Interrupted) as raised:
@@ -565,7 +566,7 @@ def test_a_run_in_this_process_leaves_it_as_it_was(monkeypatch, capsys) -> None:
     another program's process, it leaves that process no subreaper and its SIGCHLD handler as it was."""
     import ctypes
 
-    from safe_run import cli
+    from safe_run.cli import main as cli
 
     monkeypatch.setenv("SAFE_RUN_YIELD_AFTER", "never")
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD)}

@@ -20,8 +20,8 @@ from typing import TypeVar
 import pexpect
 import pytest
 
-from safe_run.evidence import Observation, ProcessInfo, parse_stat, parse_syscall
-from safe_run.kernel import KernelObserver
+from safe_run.core.evidence import Observation, ProcessInfo, parse_stat, parse_syscall
+from safe_run.engine.kernel import KernelObserver
 
 T = TypeVar("T")
 
@@ -497,7 +497,7 @@ def test_a_process_is_named_by_what_it_runs_now_or_ran_when_it_ended() -> None:
 
 
 def test_the_umask_is_read_without_being_set() -> None:
-    from safe_run.kernel import current_umask
+    from safe_run.engine.kernel import current_umask
 
     old = os.umask(0o037)
     try:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SafeRun
-from safe_run.workdir import private_workdir, sweep_leftovers
+from safe_run.engine.workdir import private_workdir, sweep_leftovers
 
 BOUND_S = 20.0
 

@@ -1,7 +1,7 @@
 """The man page (man/safe-run.1) against the code it describes, and against groff.
 
 The page is written by hand; these tests catch it drifting from the click group (every verb, and
-every option of every verb with its metavar and default), from safe_run.result (statuses,
+every option of every verb with its metavar and default), from safe_run.core.result (statuses,
 completion reasons, exit statuses, JSON keys), from the session listing and the doctor report,
 and from the environment the runner gives commands, and check that groff renders it without a
 single warning.
@@ -24,8 +24,8 @@ import click
 import pytest
 
 from safe_run import __version__, doctor
-from safe_run.commands import RUN, cli
-from safe_run.result import ExitStatus, Reason, Result, Status, error_result
+from safe_run.cli.commands import RUN, cli
+from safe_run.core.result import ExitStatus, Reason, Result, Status, error_result
 from safe_run.session.store import RETENTION_S
 
 MAN_PAGE = Path(__file__).resolve().parents[1] / "man" / "safe-run.1"
@@ -386,8 +386,8 @@ def test_every_json_key_is_documented(page) -> None:
 
 
 def test_every_jsonl_event_is_documented_with_its_fields(page) -> None:
-    from safe_run import events
-    from safe_run.result import Downgrade, ShellInfo, Strategy
+    from safe_run.core import events
+    from safe_run.core.result import Downgrade, ShellInfo, Strategy
 
     stream = [
         events.started_event("true", ShellInfo("bash", "/bin/bash"), Strategy.RICH),
@@ -427,7 +427,7 @@ def test_every_key_of_the_doctor_report_is_documented(page) -> None:
 
 
 def test_environment_lists_what_is_read_and_what_commands_get(page) -> None:
-    from safe_run import shell_start
+    from safe_run.engine import shell_start
 
     env = section(page, "ENVIRONMENT")
     read = {"SHELL", "PATH", "HOME", "ZDOTDIR", "TMPDIR", "NO_COLOR", "FORCE_COLOR", "TERM", "SAFE_RUN_DEBUG"}

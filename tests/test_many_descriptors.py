@@ -64,7 +64,7 @@ def test_the_api_a_session_and_a_named_shell_work_above_descriptor_1024(tmp_path
 
 def test_the_command_line_and_its_session_verbs_work_above_descriptor_1024(tmp_path: Path) -> None:
     env = environment(tmp_path)
-    cli = OPEN_MANY + "import sys; from safe_run.cli import main; main(sys.argv[1:])"
+    cli = OPEN_MANY + "import sys; from safe_run.cli.main import main; main(sys.argv[1:])"
     first = subprocess.run([sys.executable, "-c", cli, "--format", "json", "--yield-after", "0.05", "--",
                             "sleep 0.3; echo later"], env=env, capture_output=True, text=True, timeout=60)
     started = json.loads(first.stdout)
@@ -80,7 +80,7 @@ def test_the_mcp_server_works_above_descriptor_1024(tmp_path: Path) -> None:
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    server = OPEN_MANY + "sys.argv[1:] = ['mcp']; from safe_run.cli import main; main(sys.argv[1:])"
+    server = OPEN_MANY + "sys.argv[1:] = ['mcp']; from safe_run.cli.main import main; main(sys.argv[1:])"
     params = StdioServerParameters(command=sys.executable, args=["-c", server], env=environment(tmp_path),
                                    cwd=str(tmp_path))
 

@@ -33,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 import fastcli  # noqa: E402
-from safe_run.mcp_http_bounds import Bounds, admits, last_words  # noqa: E402
+from safe_run.mcp.http_bounds import Bounds, admits, last_words
 from test_mcp import BOUND_S, Server, call, cli, drive  # noqa: E402
 
 TOKEN = secrets.token_hex(16)
@@ -443,7 +443,7 @@ def test_a_command_too_long_and_a_body_too_large_are_answered_and_the_session_go
 def test_the_server_is_not_dumpable() -> None:
     """A command run as the same user cannot read the token from the server's memory: the server
     makes itself non-dumpable, so the kernel refuses such a read (root alone may still)."""
-    check = "import ctypes; from safe_run.mcp_http import keep_memory_private; keep_memory_private(); " \
+    check = "import ctypes; from safe_run.mcp.http import keep_memory_private; keep_memory_private(); " \
             "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))"  # PR_GET_DUMPABLE
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=BOUND_S)
     assert done.stdout == "0\n", done.stderr

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from safe_run.output import Chunks, HeadTail, clean, cleaned_size, shown
+from safe_run.core.output import Chunks, HeadTail, clean, cleaned_size, shown
 
 
 def marker(dropped: int) -> str:

@@ -229,7 +229,7 @@ def test_a_spawned_holder_is_a_new_program_not_a_fork(tmp_path: Path) -> None:
     import ctypes
     import mmap
 
-    from safe_run.request import RunRequest
+    from safe_run.core.request import RunRequest
     from safe_run.session import wire
     from safe_run.session.client import _request
     from safe_run.session.launch import Spawn, detach
@@ -253,7 +253,7 @@ def test_a_shell_that_ended_with_its_first_command_still_answers_that_command_to
     """The caller that started a named shell connects after starting its holder; a command that
     ends the shell at once may be over before then. That caller is owed the command's result, not
     the record of the shell's end."""
-    from safe_run.request import RunRequest
+    from safe_run.core.request import RunRequest
     from safe_run.session import wire
     from safe_run.session.client import _request
     from safe_run.session.holder import ShellPlan

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from safe_run.result import Reason, Result, Status
-from safe_run.session.phrases import COMMAND_LINE, MCP, next_steps
+from safe_run.core.result import Reason, Result, Status
+from safe_run.core.phrases import COMMAND_LINE, MCP, next_steps
 
 WAITING = Result(Status.INPUT_REQUIRED, None, None, Reason.INPUT_WAIT, "read x", None, message="read is waiting for input")
 

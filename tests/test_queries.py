@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from safe_run.queries import CURSOR, CURSOR_EXTENDED, PRIMARY, SECONDARY, STATUS, Questions, answer
+from safe_run.core.queries import CURSOR, CURSOR_EXTENDED, PRIMARY, SECONDARY, STATUS, Questions, answer
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from safe_run.evidence import Observation
-from safe_run.reading import Reading, reading
+from safe_run.core.evidence import Observation
+from safe_run.core.reading import Reading, reading
 
 
 def seen(shell_in_foreground: bool = False, waiting: bool = False, canonical: bool = True, echo: bool = True,

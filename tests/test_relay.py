@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from safe_run.relay import HOLD_LIMIT, Relay, asks
+from safe_run.core.relay import HOLD_LIMIT, Relay, asks
 
 REPLACEMENT = "\ufffd".encode()
 

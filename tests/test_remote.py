@@ -21,7 +21,7 @@ import pytest
 
 import safe_run
 from safe_run import Remote, RemoteError, SessionError
-from safe_run.result import Status
+from safe_run.core.result import Status
 
 import fastcli
 from conftest import shell_path

@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from safe_run import events
-from safe_run.output import clean
+from safe_run.core import events
+from safe_run.core.output import clean
 from safe_run.display import make_display
 from safe_run.display.jsonl import JsonlDisplay
 from safe_run.display.lines import LineDisplay
@@ -21,8 +21,8 @@ from safe_run.display.pieces import OUTPUT_INTERVAL, PARTIAL_LIMIT, Pieces
 from safe_run.display.terminal import TerminalDisplay
 from safe_run.display.terminal_filter import TerminalFilter
 from safe_run.environment import Environment, Presentation, choose_presentation
-from safe_run.render import print_summary, render_sessions, summary_style, summary_text
-from safe_run.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy, exit_sentence
+from safe_run.core.render import print_summary, render_sessions, summary_style, summary_text
+from safe_run.core.result import Downgrade, Killed, Reason, Result, ShellInfo, Status, Strategy, exit_sentence
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 BASH = ShellInfo("bash", "/bin/bash")

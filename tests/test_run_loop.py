@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from safe_run.loop import Watcher, follow
-from safe_run.interrupts import Wakeup
-from safe_run.evidence import Observation, ProcessInfo
-from safe_run.request import RunRequest
-from safe_run.result import Reason, Result, Status, Strategy
-from safe_run.runner import Run
+from safe_run.engine.loop import Watcher, follow
+from safe_run.engine.interrupts import Wakeup
+from safe_run.core.evidence import Observation, ProcessInfo
+from safe_run.core.request import RunRequest
+from safe_run.core.result import Reason, Result, Status, Strategy
+from safe_run.engine.runner import Run
 from safe_run.shells.bash import HEAL_RUN, RUN
-from safe_run.terminal import WRITE_TIMEOUT_S, Readiness
+from safe_run.engine.terminal import WRITE_TIMEOUT_S, Readiness
 
 PROMPT = b"user@host:~$ "
 RUN_LINE_START = RUN.encode()

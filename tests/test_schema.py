@@ -24,7 +24,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
 from conftest import Outcome, SafeRun, shell_path
-from safe_run.result import Downgrade, Killed, Reason, ShellInfo, Status, Strategy, error_result
+from safe_run.core.result import Downgrade, Killed, Reason, ShellInfo, Status, Strategy, error_result
 from safe_run.session.client import UNRESPONSIVE
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 import pyte
 import pytest
 
-from safe_run.screen import ScreenTail, continuation_prompt, input_prompt, looks_like_prompt
+from safe_run.core.screen import ScreenTail, continuation_prompt, input_prompt, looks_like_prompt
 
 PROMPTS = [
     "$ ",

@@ -3,7 +3,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from safe_run.sequences import MAX_OSC_BODY, Mark, Osc, SequenceParser, decode_mark
+from safe_run.core.sequences import MAX_OSC_BODY, Mark, Osc, SequenceParser, decode_mark
 
 Item = bytes | Osc
 

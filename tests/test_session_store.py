@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from safe_run import places
-from safe_run.result import ExitStatus, Reason, Result, Status
+from safe_run.core.result import ExitStatus, Reason, Result, Status
 from safe_run.session.keys import key_text
 from safe_run.session import SessionError
 from safe_run.session.orphans import Process, left_behind, parse_process

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from safe_run import libc_spawn, spawn
+from safe_run.engine import libc_spawn, spawn
 
 BOUND_S = 10.0
 REPORT = (

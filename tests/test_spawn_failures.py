@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SafeRun
-from safe_run.spawn import describe_failure
+from safe_run.engine.spawn import describe_failure
 
 FAILURE = 125
 
@@ -37,7 +37,7 @@ uid = int(sys.argv[1])
 os.setgroups([])
 os.setgid(uid)
 os.setuid(uid)
-from safe_run.cli import main
+from safe_run.cli.main import main
 main(sys.argv[2:])
 """
 

@@ -16,8 +16,8 @@ from conftest import Outcome, SafeRun
 
 # Only for a screen that has to be emulated, for people, for other verbs, or replaced by open().
 NOT_FOR_A_JSON_RUN = (
-    "pyte", "rich", "safe_run.emulator", "safe_run.doctor", "safe_run.commands.doctor",
-    "safe_run.commands.sessions", "safe_run.render", "safe_run.display", "importlib.resources",
+    "pyte", "rich", "safe_run.core.emulator", "safe_run.doctor", "safe_run.cli.commands.doctor",
+    "safe_run.cli.commands.sessions", "safe_run.core.render", "safe_run.display", "importlib.resources",
     "concurrent.futures",
 )
 
@@ -43,7 +43,7 @@ def test_a_json_run_loads_only_what_it_needs(safe_run: SafeRun, bound: str) -> N
     assert outcome.returncode == 0, outcome.stderr
     assert outcome.json["status"] == "completed" and outcome.json["strategy"] == "rich"
     modules = imported(outcome)
-    assert "safe_run.runner" in modules, "the import log was read"
+    assert "safe_run.engine.runner" in modules, "the import log was read"
     assert sorted(modules & set(NOT_FOR_A_JSON_RUN)) == []
 
 
@@ -54,7 +54,7 @@ def test_a_pretty_run_writes_its_summary_without_rich(safe_run: SafeRun, where: 
     assert outcome.returncode == 0, outcome.stderr
     assert "completed · exit 0" in "\n".join(answer_lines(outcome))
     modules = imported(outcome)
-    assert "safe_run.render" in modules, "the import log was read"
+    assert "safe_run.core.render" in modules, "the import log was read"
     assert not {m for m in modules if m == "rich" or m.startswith("rich.")}
 
 
@@ -62,8 +62,8 @@ def test_version_alone_loads_neither_click_nor_the_verbs(safe_run: SafeRun) -> N
     outcome = logged(safe_run, "--version")
     assert (outcome.returncode, outcome.stdout, answer_lines(outcome)) == (0, f"safe-run, version {__version__}\n", [])
     modules = imported(outcome)
-    assert "safe_run.cli" in modules, "the import log was read"
-    assert not {"click", "safe_run.commands", "setproctitle"} & modules
+    assert "safe_run.cli.main" in modules, "the import log was read"
+    assert not {"click", "safe_run.cli.commands", "setproctitle"} & modules
 
 
 def test_version_answers_as_click_does(safe_run: SafeRun) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from safe_run.terminal import Terminal
+from safe_run.engine.terminal import Terminal
 
 
 @pytest.fixture

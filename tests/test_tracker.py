@@ -6,15 +6,14 @@ import pytest
 
 from dataclasses import replace
 
-from safe_run.evidence import Observation
-from safe_run.output import HeadTail
-from safe_run.result import Reason, Status, Strategy
-from safe_run.screen import ScreenTail
-from safe_run.sequences import Osc
-from safe_run.request import Timers
-from safe_run.tracker import (
-    HELD_LOOK_S, NO_KERNEL_VIEW, UNCORROBORATED, Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look,
-    Output, Phase, Reinjected, Replacement, Send, TrackerError, Waiting,
+from safe_run.core.evidence import Observation
+from safe_run.core.output import HeadTail
+from safe_run.core.result import Reason, Status, Strategy
+from safe_run.core.screen import ScreenTail
+from safe_run.core.sequences import Osc
+from safe_run.core.request import Timers
+from safe_run.core.tracker import (
+    HELD_LOOK_S, NO_KERNEL_VIEW, UNCORROBORATED, Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase, Reinjected, Replacement, Send, TrackerError, Waiting,
 )
 
 NONCE = "0123456789abcdef0123456789abcdef"
@@ -927,7 +926,7 @@ def test_an_event_that_cannot_happen_in_a_phase_is_a_bug_not_a_silent_drop() -> 
 
 
 def test_every_pair_of_phase_and_mark_is_handled_or_ignored_on_purpose() -> None:
-    from safe_run.tracker import HANDLERS, IGNORED
+    from safe_run.core.tracker import HANDLERS, IGNORED
 
     for phase in Phase:
         for kind in ("A", "B", "C", "D", "R", "X"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-from safe_run.reading import Reading
+from safe_run.core.reading import Reading
 from safe_run.session.typist import MAX_LINE, TYPE_AHEAD_MAX, Outcome, Typist, refusal
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from conftest import alive, children_of, shell_path, zombie
 from safe_run.warm import wire
-from safe_run.warm_server import keeps_listening
+from safe_run.processes.warm import keeps_listening
 
 WAIT_S = 20.0
 

@@ -1,5 +1,5 @@
 """`python -m safe_run` is the same as the `safe-run` command."""
 
-from .cli import main
+from .cli.main import main
 
 main()

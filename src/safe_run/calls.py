@@ -18,12 +18,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, STRATEGY_CHOICES, RunRequest, Scope, StrategyChoice, Timers
-from .result import ExitStatus, Result
+from .core.request import (
+    DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, STRATEGY_CHOICES, RunRequest, Scope, StrategyChoice, Timers,
+)
+from .core.result import ExitStatus, Result
 from .session import SessionError
 
 if TYPE_CHECKING:
-    from .interrupts import Wakeup
+    from .engine.interrupts import Wakeup
     from .session.launch import Launcher
     from .session.store import Session
     from .session.wire import Request, Run
@@ -171,7 +173,7 @@ def scope(cwd: object = None, env: object = None) -> Scope:
 
 def run(run_request: RunRequest, wakeup: Wakeup | None = None) -> Result:
     """A one-shot run, to its end in this thread."""
-    from .runner import execute
+    from .engine.runner import execute
 
     return execute(run_request, wakeup=wakeup)
 

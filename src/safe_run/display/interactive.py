@@ -27,10 +27,11 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
-from .. import escapes, polling
+from ..core import escapes
+from ..engine import polling
 from ..environment import Environment
-from ..request import sized
-from ..result import Result, ShellInfo, Strategy
+from ..core.request import sized
+from ..core.result import Result, ShellInfo, Strategy
 from .interface import Display
 from .lines import LineDisplay
 from .status_line import elapsed
@@ -180,7 +181,7 @@ class InteractiveDisplay(Display):
 
     def finished(self, result: Result) -> None:
         self.stop()
-        from ..render import print_summary
+        from ..core.render import print_summary
 
         if not self._line_start:
             self._write(b"\r\n")
@@ -318,7 +319,7 @@ class PipedInteractiveDisplay(InteractiveDisplay):
 
     def finished(self, result: Result) -> None:
         self.stop()
-        from ..render import print_summary
+        from ..core.render import print_summary
 
         self._lines.finish_output(result)
         print_summary(result, self._env, omitted=self._lines.omitted, notes=self.notes())

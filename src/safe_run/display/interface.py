@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..result import Downgrade, Result, ShellInfo, Strategy
+from ..core.result import Downgrade, Result, ShellInfo, Strategy
 
 
 class Display:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from .. import events
+from ..core import events
 from ..environment import Environment
-from ..result import Downgrade, Result, ShellInfo, Status, Strategy
+from ..core.result import Downgrade, Result, ShellInfo, Status, Strategy
 from .interface import Display
 from .pieces import OUTPUT_INTERVAL, Pieces
 from .streams import Out, write_err

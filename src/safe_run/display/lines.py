@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..environment import Environment
-from ..result import Result
+from ..core.result import Result
 from .interface import Display
 from .pieces import OUTPUT_INTERVAL, Pieces
 from .streams import Out
@@ -66,7 +66,7 @@ class LineDisplay(Display):
     def finished(self, result: Result) -> None:
         self.stop()
         self.finish_output(result)
-        from ..render import print_summary
+        from ..core.render import print_summary
 
         print_summary(result, self._env, omitted=self._omitted)
 

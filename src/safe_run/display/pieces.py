@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..escapes import unfinished_length
-from ..output import Chunks, clean
+from ..core.escapes import unfinished_length
+from ..core.output import Chunks, clean
 
 # Output events and cleaned output are written at most this often, so a command that prints a
 # gigabyte produces at most ~10 writes a second, each at most --max-output bytes (the first and

@@ -9,11 +9,11 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from ..evidence import Observation
-from ..reading import Reading, password_read
-from ..request import RunRequest
-from ..result import Downgrade, Reason, ShellInfo
-from ..tracker import CommandTracker, Decision
+from ..core.evidence import Observation
+from ..core.reading import Reading, password_read
+from ..core.request import RunRequest
+from ..core.result import Downgrade, Reason, ShellInfo
+from ..core.tracker import CommandTracker, Decision
 from .interface import Display
 
 # A line given to a password read reaches the terminal within microseconds and is read at once;

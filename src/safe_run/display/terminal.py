@@ -7,7 +7,7 @@ import signal
 from collections.abc import Callable
 
 from ..environment import Environment
-from ..result import Downgrade, Result, ShellInfo, Strategy
+from ..core.result import Downgrade, Result, ShellInfo, Strategy
 from .interface import Display
 from .status_line import STATUS_INTERVAL, QuietKeys, StatusLine, elapsed
 from .streams import Out
@@ -151,7 +151,7 @@ class TerminalDisplay(Display):
         if not self._line_start:
             self._out.write_bytes(b"\n")
             self._line_start = True
-        from ..render import print_summary
+        from ..core.render import print_summary
 
         notes = []
         if self._filter.hid_alternate:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from .. import escapes
-from ..escapes import ALTERNATE_SWITCH
-from ..relay import Relay
+from ..core import escapes
+from ..core.escapes import ALTERNATE_SWITCH
+from ..core.relay import Relay
 
 _FOR_TERMINAL = escapes.binary(
     r"(\x1b\[[0-9;:]*m)",  # 1: colours and text attributes, kept when colour is wanted

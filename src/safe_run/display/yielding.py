@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..environment import Environment
-from ..result import Result, Status
+from ..core.result import Result, Status
 from .status_line import QuietKeys, StatusLine, elapsed
 from .streams import Out
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 
-from ..result import Downgrade, Result, Status, Strategy
+from ..core.result import Downgrade, Result, Status, Strategy
 from .discovery import ExecLine, Target
 from .probe import gets_best, steps_down
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..tracker import NO_KERNEL_VIEW
+from ..core.tracker import NO_KERNEL_VIEW
 from .verdict import ShellReport, kernel_view
 
 

@@ -7,11 +7,11 @@ files define (functions, aliases, exported variables), one `name:` line each. It
 
 from __future__ import annotations
 
-from ..result import Downgrade, Result, Status, Strategy
+from ..core.result import Downgrade, Result, Status, Strategy
 from ..shells import fish, posix
 from ..shells.registry import kind_of
-from ..request import Timers
-from ..tracker import NO_KERNEL_VIEW
+from ..core.request import Timers
+from ..core.tracker import NO_KERNEL_VIEW
 
 # A check may take the activation time of a real run, and a little more; never longer than this.
 CHECK_TIMERS = Timers(timeout=20.0)

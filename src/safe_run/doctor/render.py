@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..result import SCHEMA_VERSION
-from ..tracker import NO_KERNEL_VIEW
+from ..core.result import SCHEMA_VERSION
+from ..core.tracker import NO_KERNEL_VIEW
 from .verdict import ShellReport, kernel_view
 
 if TYPE_CHECKING:
@@ -29,6 +29,6 @@ def report_dict(reports: Sequence[ShellReport]) -> dict[str, object]:
 
 def render_pretty(reports: Sequence[ShellReport], console: Console | None = None) -> None:
     """A table (one row per shell), then each problem with its advice, then a one-line verdict."""
-    from .pretty import print_report  # rich is loaded only for people, never for JSON
+    from .pretty import print_report
 
     print_report(reports, console)

@@ -8,14 +8,12 @@ import signal
 import subprocess
 from collections.abc import Callable, Mapping
 
-from ..result import Result, Status
-from ..request import RunRequest
-from ..shell_start import CALLER_TERMINAL_VARS, TERM
+from ..core.result import Result, Status
+from ..core.request import RunRequest
+from ..engine.shell_start import CALLER_TERMINAL_VARS, TERM
 from ..shells.registry import kind_of
 from .discovery import Target, find_exec_lines, rc_files, read_texts
-from .probe import (
-    CHECK_TIMERS, best_strategy, defined_names, gets_best, probe, reported_zdotdir, runs_as,
-)
+from .probe import CHECK_TIMERS, best_strategy, defined_names, gets_best, probe, reported_zdotdir, runs_as
 from .verdict import ShellReport, judge, missing_report
 
 # The plain start-up is given this long; a shell that takes longer is not compared.

@@ -10,9 +10,9 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from ..result import Result, Status
+from ..core.result import Result, Status
 from ..shells.registry import kind_of
-from ..tracker import NO_KERNEL_VIEW
+from ..core.tracker import NO_KERNEL_VIEW
 from .advice import MAX_MISSING_NAMES, explain, not_loaded
 from .discovery import ExecLine, Target
 from .probe import CHECK_TIMERS, best_strategy, defined_names, gets_best, runs_as

@@ -9,19 +9,7 @@ it without loading the rest.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from ..result import ExitStatus, Result
-
-
-NOT_TYPED = "nothing was typed: the command had already ended"
-
-
-def with_note(result: Result, note: str | None) -> Result:
-    """The result with a sentence put before its message."""
-    if note is None:
-        return result
-    return replace(result, message=f"{note}. {result.message}" if result.message else note)
+from ..core.result import ExitStatus
 
 
 class SessionError(Exception):

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from .. import polling
+from ..engine import polling
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 PR_SET_CHILD_SUBREAPER = 36

@@ -31,11 +31,11 @@ import tty
 from dataclasses import dataclass
 from types import FrameType
 
-from .. import polling
-from ..escapes import ALTERNATE_SWITCH, ENTER_ALTERNATE, FRESH_SCREEN, MODES_OFF
-from ..relay import Relay
-from ..request import sized
-from ..result import Result
+from ..engine import polling
+from ..core.escapes import ALTERNATE_SWITCH, ENTER_ALTERNATE, FRESH_SCREEN, MODES_OFF
+from ..core.relay import Relay
+from ..core.request import sized
+from ..core.result import Result
 from . import SessionError, wire
 from .onlookers import ENDED, KEYS, LEAVE, OUTPUT, SCREEN, SIZE, frame, frames
 from .store import Session

@@ -15,8 +15,8 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import polling
-from ..result import Result
+from ..engine import polling
+from ..core.result import Result
 from . import wire
 
 # A caller that does not send its request, or take its answer, within this is dropped.

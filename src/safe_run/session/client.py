@@ -16,12 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
-from .. import polling
-from ..interrupts import Wakeup
-from ..request import RunRequest, Scope
-from ..result import ExitStatus, Result, Status
-from . import NOT_TYPED, SessionError, wire, with_note
-from ..recording import FILE_NAME as RECORDING_FILE
+from ..engine import polling
+from ..engine.interrupts import Wakeup
+from ..core.request import RunRequest, Scope
+from ..core.result import ExitStatus, Result, Status
+from . import SessionError, wire
+from ..core.answers import NOT_TYPED, with_note
+from ..engine.recording import FILE_NAME as RECORDING_FILE
 from .store import SHELL_NAME, Session, SessionStore
 
 from .. import TYPE_CHECKING

@@ -26,7 +26,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..request import RunRequest
+from ..core.request import RunRequest
 from .holder import ShellPlan
 from .launch import Caller, Fork, Launcher, Spawn, plain_shell_ahead, read_request_from, write_request
 from .store import Session
@@ -148,7 +148,7 @@ def _start_holder(forks: Fork, path: Path, listen_fd: int, log_fd: int) -> tuple
 
 
 if __name__ == "__main__":
-    from ..process_title import name_fork_server
+    from ..processes.title import name_fork_server
 
     name_fork_server()
     sys.exit(serve(socket.socket(fileno=int(sys.argv[1]))))

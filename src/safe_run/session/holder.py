@@ -31,28 +31,30 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from .. import polling
-from ..loop import follow
-from ..interrupts import Wakeup
-from ..output import Chunks
-from ..recording import FILE_NAME as RECORDING_FILE, Recording
-from ..request import RunRequest, timers_from_dict
-from ..screen import ScreenTail
-from ..result import Killed, Result, error_result
-from ..runner import CommandRefused, Run
-from ..shell_start import KeptShell, RunFailed
+from ..engine import polling
+from ..engine.loop import follow
+from ..engine.interrupts import Wakeup
+from ..core.output import Chunks
+from ..engine.recording import FILE_NAME as RECORDING_FILE, Recording
+from ..core.request import RunRequest, timers_from_dict
+from ..core.screen import ScreenTail
+from ..core.result import Killed, Result, error_result
+from ..engine.runner import CommandRefused, Run
+from ..engine.shell_start import KeptShell, RunFailed
 from ..shells import ShellNotFound
 from ..shells.registry import kind_of
-from ..terminal import TerminalError
-from ..workdir import private_workdir
-from . import NOT_TYPED, answers, wire, with_note
+from ..engine.terminal import TerminalError
+from ..engine.workdir import private_workdir
+from . import wire
+from ..core.answers import NOT_TYPED, with_note
+from ..core import answers
 from .adoption import collect_adopted
-from .answers import UNREACHABLE, Going, NamedShell
+from ..core.answers import UNREACHABLE, Going, NamedShell
 from .callers import Callers
 from .onlookers import KeysAhead, Onlookers
 from .orphans import process
 from .store import SESSION_ID, Session, SessionStore
-from .phrases import BY_CALLER, COMMAND_LINE, Phrases
+from ..core.phrases import BY_CALLER, COMMAND_LINE, Phrases
 from .typist import Typist
 
 # How long a command that ended at once waits for the caller that started it to ask.

@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..kernel import current_umask
-from ..interrupts import STOP_SIGNALS, StopSignals
-from ..process_title import name_holder
-from ..request import RunRequest, request_from_dict, request_to_dict
-from ..shell_start import KeptShell
+from ..engine.kernel import current_umask
+from ..engine.interrupts import STOP_SIGNALS, StopSignals
+from ..processes.title import name_holder
+from ..core.request import RunRequest, request_from_dict, request_to_dict
+from ..engine.shell_start import KeptShell
 from .adoption import adopt_orphans, collect_adopted, end_child, set_parent_death_signal
 from .holder import Holder, ShellPlan
 from .store import Session

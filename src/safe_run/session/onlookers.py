@@ -23,7 +23,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..recording import Recording
+from ..engine.recording import Recording
 
 HEADER = struct.Struct(">cI")
 SCREEN, OUTPUT, ENDED = b"S", b"O", b"E"

@@ -16,9 +16,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..evidence import GONE_STATES, ProcessInfo, parse_stat
-from ..kernel import read_stat
-from ..result import Killed
+from ..core.evidence import GONE_STATES, ProcessInfo, parse_stat
+from ..engine.kernel import read_stat
+from ..core.result import Killed
 
 # How long the leftovers get to end after SIGTERM before SIGKILL.
 GRACE_S = 0.5

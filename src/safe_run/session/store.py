@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import places
-from ..result import ExitStatus, Killed, Result, error_result
+from ..core.result import ExitStatus, Killed, Result, error_result
 from . import SessionError
 
 SESSION_ID = re.compile(r"[0-9a-f]{24}\Z")
@@ -180,7 +180,7 @@ class Session:
         pid = self.meta().get("holder_pid")
         if not isinstance(pid, int):
             return None, None
-        from ..kernel import read_stat
+        from ..engine.kernel import read_stat
 
         info = read_stat(pid)
         return pid, None if info is None else info.state

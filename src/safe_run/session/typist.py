@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..reading import Reading
+from ..core.reading import Reading
 
 # The longest line a terminal in canonical (line) mode accepts; it keeps one byte for the line break.
 MAX_LINE = 4095

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..tracker import Lines
+from ..core.tracker import Lines
 
 
 class ShellNotFound(Exception):

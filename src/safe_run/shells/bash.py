@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ..tracker import Lines
+from ..core.tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import EXE_PROBE, arrival, bash_with_stdin, header, line_end, lines, scoped, sourced_heal_line

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from glob import escape, glob
 from pathlib import Path
 
-from ..tracker import Lines
+from ..core.tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import TO_TERMINAL, status_file

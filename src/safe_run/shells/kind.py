@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from ..tracker import Lines
+    from ..core.tracker import Lines
     from . import Launch, RunSetup
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from ..tracker import Lines
+from ..core.tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 

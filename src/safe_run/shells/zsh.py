@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..tracker import Lines
+from ..core.tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import EXE_PROBE, arrival, header, line_end, lines, quote, scoped, sourced_heal_line

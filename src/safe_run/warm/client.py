@@ -33,7 +33,7 @@ FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 MAX_DESCRIPTORS = 253
 # A path for the socket must fit in sockaddr_un.
 SOCKET_PATH_MAX = 100
-SERVER_START = "from safe_run.warm_server import main; main()"
+SERVER_START = "from safe_run.processes.warm import main; main()"
 NOT_FOR = ("mcp", "--version")
 # From the moment a call looks for its warm process, it gives up on it after this long, however
 # the time went (connecting, sending, waiting for its `ok`): it then runs the call itself.

@@ -1,0 +1,66 @@
+"""`safe-run attach` and `safe-run watch`: a person's terminal joins a session or named shell."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ...environment import Environment
+from ...core.result import ExitStatus, exit_status
+from .sessions import _complete_ids
+
+# How many of an ended command's last lines are shown below the person's screen.
+LAST_LINES = 10
+
+
+def _join(target: str, watch: bool) -> int:
+    from ...core.render import print_summary
+    from ...session import SessionError
+    from ...session.attach import Left, join, last_lines
+    from ...session.client import check_name
+    from ...session.store import SESSION_ID, SessionStore
+
+    if not (os.isatty(0) and os.isatty(1)):
+        verb = "watch" if watch else "attach"
+        raise click.UsageError(f"{verb} needs a terminal: run it in one (docker exec -it, ssh -t)")
+    store = SessionStore.open(sweep=False)
+    if SESSION_ID.match(target):
+        session = store.get(target)
+    else:
+        check_name(target)
+        found = store.named(target)
+        if found is None:
+            raise SessionError(f"no shell named {target!r} is running", ExitStatus.NO_SESSION)
+        session = found
+    outcome = join(session, watch)
+    if isinstance(outcome, Left):
+        how = "stopped watching" if watch else "left"
+        print(f"safe-run: {how} {target}; it goes on (`safe-run attach {target}` to come back)", file=sys.stderr)
+        return 0
+    # The person's screen is theirs again, as it was: the command's last lines, then its summary.
+    sys.stdout.write(last_lines(outcome.output, LAST_LINES))
+    sys.stdout.flush()
+    print_summary(outcome, Environment.current())
+    return exit_status(outcome)
+
+
+@click.command("attach", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("target", metavar="ID|NAME", shell_complete=_complete_ids)
+def attach_command(target: str) -> int:
+    """Join session ID or the named shell NAME from this terminal: see its screen, type to its command.
+
+    Ctrl-\\ then d leaves it running; its end ends the attach with its result.
+    """
+    return _join(target, watch=False)
+
+
+@click.command("watch", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("target", metavar="ID|NAME", shell_complete=_complete_ids)
+def watch_command(target: str) -> int:
+    """Watch session ID or the named shell NAME from this terminal, without typing to it.
+
+    Ctrl-\\ then d (or Ctrl-C) stops watching; the command goes on.
+    """
+    return _join(target, watch=True)

@@ -1,0 +1,406 @@
+"""The run verb: `safe-run [OPTIONS] [--] COMMAND...` runs one command and reports how it ended."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import click
+
+from ... import calls
+from ...calls import DEFAULT_YIELD_AFTER_S, STRATEGIES
+from ..invocation import Invocation, current as current_invocation
+from ...environment import Environment, is_ci
+from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
+from ...core.result import ExitStatus, Result, error_result, exit_status, not_started
+from ...core.request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, RunRequest, Scope, Timers
+from ...session import SessionError
+from .params import SECONDS, current_directory, given, open_log, read_command_file, stdin_is_open
+
+if TYPE_CHECKING:
+    from ...display import Display
+
+EXIT_STATUS_HELP = (
+    "Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
+    "75 still running in a session (--yield-after, or the default bound of JSON output); "
+    "76 the persistent shell (--in) is busy with another command; "
+    "123 no such session (poll, send, stop); 124 stopped before it finished (timeout, waiting for input); "
+    "125 safe-run could not run the command; 129/130/143 safe-run was interrupted (SIGHUP/SIGINT/SIGTERM); "
+    "141 stdout was closed or its reader went away (SIGPIPE)."
+)
+DEFAULT_TIMERS = Timers()
+YIELD_AFTER_VARIABLE = "SAFE_RUN_YIELD_AFTER"
+NEVER = ("never", "0")
+
+
+def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
+    env = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not calls.ENV_NAME.match(name):
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
+        env[name] = value
+    return env
+
+
+def _read_command(words: tuple[str, ...], command_file: str | None) -> str:
+    """The command text from the words or the file; refuse what cannot be run as given."""
+    if words and command_file is not None:
+        raise click.UsageError("give the command as arguments or with --command-file, not both")
+    if command_file is not None:
+        data = read_command_file(command_file, stdin_is_open())
+        try:
+            command = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise click.UsageError(f"the command file is not valid UTF-8 (byte {exc.start})") from exc
+    else:
+        command = " ".join(words)
+    try:
+        return calls.command(command)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _working_directory(cwd: str | None) -> str:
+    """The absolute directory to run in, decided now: a vanished or unnamable one is a usage error."""
+    if cwd is not None and os.path.isabs(cwd):
+        return cwd
+    base = current_directory()
+    return base if cwd is None else os.path.join(base, cwd)
+
+
+def default_yield_after(environ: Mapping[str, str]) -> float | None:
+    """The bound of a JSON run given no limit: $SAFE_RUN_YIELD_AFTER (0 or never: none), else 30 s."""
+    value = environ.get(YIELD_AFTER_VARIABLE, "").strip()
+    if not value:
+        return DEFAULT_YIELD_AFTER_S
+    if value.lower() in NEVER:
+        return None
+    try:
+        return SECONDS.convert(value, None, None) or None
+    except click.BadParameter as exc:
+        raise click.UsageError(f"{YIELD_AFTER_VARIABLE}={value!r}: {exc.message} (or 'never')") from exc
+
+
+def yield_after_for(
+    requested: float | None, wait: bool, timeout: float | None, shown: str, environ: Mapping[str, str]
+) -> float | None:
+    """When the run should hand its command to a session and answer `running`; None: at its end.
+
+    Asked for: --yield-after N (0 is "at the end"), --wait. Otherwise only an agent gets a bound:
+    JSON output, no --timeout (which is a bound already), and not CI, whose steps wait for their
+    build. People (pretty) and jsonl followers watch the run to its end.
+    """
+    if wait:
+        if requested:
+            raise click.UsageError("--wait and --yield-after contradict each other; give one")
+        return None
+    if requested is not None:
+        return requested or None
+    if timeout is not None or shown != "json":
+        return None
+    return None if is_ci(environ) else default_yield_after(environ)
+
+
+@click.command(
+    "run",
+    context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
+    epilog=EXIT_STATUS_HELP,
+)
+@click.argument("command", nargs=-1, metavar="[--] COMMAND...")
+@click.option(
+    "--command-file", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
+    help="Read the command from FILE, a regular file ('-' for stdin; at most 1 MiB).",
+)
+@click.option("--shell", "shell", metavar="PATH", help="Shell to run in (default: $SHELL, then the passwd entry, then /bin/sh).")
+@click.option("--no-rc", is_flag=True, help="Do not load the user's rc files.")
+@click.option(
+    "--cwd", type=click.Path(exists=True, file_okay=False), metavar="DIR", help="Directory to run the command in."
+)
+@click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="Set a variable for the command (repeatable).")
+@run_format_option
+@click.option(
+    "--max-output", type=click.IntRange(min=1024), default=1024 * 1024, show_default=True, metavar="BYTES",
+    help="Keep at most this many bytes of output: the first and last halves; the middle is dropped.",
+)
+@click.option(
+    "--strategy", type=click.Choice(STRATEGIES), default="auto", show_default=True,
+    help="What decides the end: rich (integration marks), basic (prompt marks), none (no integration); "
+    "auto starts rich and steps down when integration fails.",
+)
+@click.option(
+    "--timeout", type=SECONDS, default=None, metavar="SECONDS",
+    help="Stop the command after this long (exit status 124). Default, and 0: no limit.",
+)
+@click.option(
+    "--idle", type=SECONDS, default=DEFAULT_TIMERS.idle, show_default=True, metavar="SECONDS",
+    help="Quiet time before a fallback (prompt back without marks, input wait) is decided.",
+)
+@click.option(
+    "--activation-timeout", type=SECONDS, default=DEFAULT_TIMERS.activation, show_default=True,
+    metavar="SECONDS", help="How long the shell may take to become ready.",
+)
+@click.option(
+    "--silence-timeout", type=SECONDS, default=DEFAULT_TIMERS.silence, show_default=True,
+    metavar="SECONDS", help="Where the kernel cannot tell whether a command runs: stop it after this much silence.",
+)
+@click.option(
+    "--no-output-timeout", type=SECONDS, default=DEFAULT_TIMERS.no_output, show_default=True,
+    metavar="SECONDS",
+    help="Where the kernel cannot tell whether a command runs: stop it when it printed nothing for this long.",
+)
+@click.option(
+    "--yield-after", type=SECONDS, default=None, metavar="SECONDS",
+    help="Return after this long with status running and a session id while the command goes on "
+    "(see poll, send, stop); an input wait then keeps the command alive; 0: wait for the end. "
+    f"Default: {DEFAULT_YIELD_AFTER_S:g} with JSON output and no --timeout (${YIELD_AFTER_VARIABLE}), "
+    "else wait for the end.",
+)
+@click.option("--wait", is_flag=True, help="Wait for the end however long it takes, even with JSON output.")
+@click.option("--keep-background", is_flag=True, help="Leave background jobs (cmd &) running when the run ends.")
+@click.option(
+    "--no-input", is_flag=True,
+    help="At a terminal, keep your keys from the command: an input wait is stopped and reported, as for an agent.",
+)
+@click.option(
+    "--stdin", "given_stdin", is_flag=True,
+    help="The command reads safe-run's standard input (a pipe or a file) rather than its terminal. "
+    "The default when stdout is your terminal and stdin is not (seq 9 | safe-run -- fzf). "
+    "The run is then not handed to a session.",
+)
+@click.option(
+    "--no-batch-env", is_flag=True,
+    help="Keep the caller's PAGER, GIT_PAGER, GIT_EDITOR, ... instead of non-interactive defaults.",
+)
+@click.option(
+    "--log", type=click.Path(dir_okay=False, readable=False), metavar="FILE",
+    help="Write the raw terminal transcript to FILE, a regular file of yours: made with mode 0600, or emptied "
+    "with its group and other permissions removed; another user's file or symbolic link, or a file with hard "
+    "links, is refused.",
+)
+@click.option(
+    "--in", "in_shell", metavar="NAME",
+    help="Run in the persistent shell NAME (started on first use; cwd, variables, functions and jobs "
+    "persist between calls). --shell, --no-rc, --log, --idle-expire, and --cwd/--env apply when it starts; "
+    "--cwd/--env on a later call apply to that command alone.",
+)
+@click.option(
+    "--idle-expire", type=SECONDS, default=DEFAULT_IDLE_EXPIRE_S, show_default=True, metavar="SECONDS",
+    help="With --in, a shell left without a command this long closes itself and ends its jobs (0: never).",
+)
+@click.option(
+    "--wait-expire", type=SECONDS, default=DEFAULT_WAIT_EXPIRE_S, show_default=True, metavar="SECONDS",
+    help="A session's input wait that no call asked about, and nobody is attached to, this long is "
+    "stopped (0: never).",
+)
+def run_command(
+    command: tuple[str, ...],
+    command_file: str | None,
+    shell: str | None,
+    no_rc: bool,
+    cwd: str | None,
+    env: tuple[str, ...],
+    output_format: str,
+    max_output: int,
+    strategy: str,
+    timeout: float | None,
+    idle: float,
+    activation_timeout: float,
+    silence_timeout: float,
+    no_output_timeout: float,
+    yield_after: float | None,
+    wait: bool,
+    keep_background: bool,
+    no_input: bool,
+    given_stdin: bool,
+    no_batch_env: bool,
+    log: str | None,
+    in_shell: str | None,
+    idle_expire: float,
+    wait_expire: float,
+) -> int:
+    """Run COMMAND through your shell in a pseudo-terminal and report how it ended.
+
+    Several words are joined with spaces; quote the command or put it after -- when it has options
+    of its own. The result is JSON or a pretty summary; see `man safe-run` for every field.
+    """
+    text = _read_command(command, command_file)
+    environment = Environment.current()
+    shown = environment.resolve_format(output_format)
+    if shown == "jsonl" and (yield_after or in_shell is not None):
+        raise click.UsageError("--format jsonl follows a one-shot run to its end; with --yield-after or --in use json")
+    if in_shell is None and given("idle_expire"):
+        raise click.UsageError("--idle-expire is a persistent shell's: it goes with --in NAME")
+    stdin = _given_stdin(given_stdin, environment)
+    if stdin is not None and given_stdin and (in_shell is not None or yield_after):
+        raise click.UsageError("--stdin runs the command here, to its end: it cannot go with --in or --yield-after")
+    if stdin is not None and in_shell is not None:
+        stdin = None  # a named shell's commands read their terminal
+    bound = None if stdin is not None else yield_after_for(yield_after, wait, timeout, shown, environment.environ)
+    request = RunRequest(
+        command=text,
+        shell=shell,
+        cwd=_working_directory(cwd),
+        env=_parse_env(env),
+        load_rc=not no_rc,
+        strategy=calls.strategy_choice(strategy),
+        timers=Timers(
+            activation=activation_timeout,
+            idle=idle,
+            silence=silence_timeout,
+            no_output=no_output_timeout,
+            timeout=timeout or None,  # 0 is no limit, as for timeout(1)
+        ),
+        batch_env=not no_batch_env,
+        keep_background=keep_background,
+        max_output=max_output,
+        idle_expire=idle_expire or None,
+        wait_expire=wait_expire or None,
+        stdin=stdin,
+        log=None if log is None else open_log(log),  # last: nothing is created for a refused call
+    )
+    keyboard: int | None = None
+    if shown == "pretty" and bound is None and in_shell is None:
+        from ...display.interactive import interactive, open_keyboard, terminal_size
+
+        if stdin is not None and not no_input and environment.presentation.passthrough:
+            keyboard = open_keyboard(environment)
+        if keyboard is not None or interactive(environment, no_input):
+            # The person's own run: their keys, their screen and its size (display.interactive).
+            request = replace(request, hold_on_input=True, interactive=True, size=terminal_size(environment))
+    invocation = current_invocation()
+    invocation.signals.keep()
+    # --cwd and --env start the shell there; on a later call they are that command's alone.
+    scope = Scope(request.cwd if cwd is not None else None, request.env if env else None)
+    try:
+        if in_shell is not None:
+            result = _in_shell(in_shell, request, bound, scope, invocation)
+            emit(result, shown, environment)
+        else:
+            result = _run(request, bound, shown, invocation, environment, keyboard)
+    finally:
+        if request.log is not None:
+            request.log.close()
+        if keyboard is not None:
+            os.close(keyboard)
+    annotate(result, environment)
+    return exit_status(result)
+
+
+def _given_stdin(asked: bool, env: Environment) -> int | None:
+    """The descriptor the command reads as its standard input instead of its terminal: safe-run's
+    own, when asked (--stdin), or when it is a pipe or a file and stdout a person's terminal, as in
+    their pipeline (`seq 9 | safe-run -- fzf`). Never a terminal: that is the command's own."""
+    if env.stdin_isatty:
+        return None
+    if not stdin_is_open():
+        if asked:
+            raise click.UsageError("--stdin: standard input is closed")
+        return None
+    return env.stdin.fileno() if asked or env.persons_screen else None
+
+
+def _run(
+    request: RunRequest, bound: float | None, shown: str, invocation: Invocation, env: Environment,
+    keyboard: int | None = None,
+) -> Result:
+    """The run, in the foreground or in a session, and its answer written. `keyboard`: the person's
+    terminal when their keys do not come on stdin (see `display.interactive.open_keyboard`)."""
+    if bound is not None:
+        if shown == "pretty":
+            result = _watched_session(request, bound, invocation, env)
+            from ...core.render import print_summary
+
+            print_summary(result, env)
+            return result
+        result = _in_session(request, bound, invocation)
+        emit(result, shown, env)
+        return result
+    display: Display | None = None
+    if shown == "jsonl":
+        utf8_stdout(env.stdout)  # JSON is UTF-8, whatever PYTHONIOENCODING says
+    if request.interactive:
+        from ...display.interactive import InteractiveDisplay, PipedInteractiveDisplay
+
+        display = InteractiveDisplay(env, time.monotonic, keyboard) if env.stdout_isatty else \
+            PipedInteractiveDisplay(env, time.monotonic, request.max_output)
+    elif shown != "json":
+        from ...display import make_display
+
+        display = make_display(shown, request.max_output, env)
+    from ...engine.runner import execute
+    from ...session.adoption import adopting
+
+    # What the command detaches comes back to this process, which collects it once the run is
+    # over: in a container without an init, PID 1 would leave each one a zombie.
+    with adopting():
+        result = execute(request, display=display, wakeup=invocation.signals.wakeup)
+    if display is None:
+        emit(result, shown, env)
+        return result
+    display.finished(result)
+    if shown == "jsonl" and display.broken and result.signal != "SIGPIPE":
+        # Stopped like a pipeline's writer, it is as quiet as one; but a reader gone only at the
+        # end took the answer with it, and that is said, as for JSON.
+        raise AnswerLost("the reader of standard output went away", result)
+    return result
+
+
+def _in_session(request: RunRequest, bound: float, invocation: Invocation) -> Result:
+    """Start the command in a session; a signal that came while it started stops it again."""
+    from ...session import wire
+    from ...session.client import ask, start_session
+
+    wakeup = invocation.signals.wakeup
+    arrived = wakeup.pending
+    if arrived:
+        return not_started(request.command, signal.Signals(arrived[0]).name)
+    try:
+        result = start_session(request, bound, invocation.launcher(), wakeup=wakeup)
+        if arrived and result.session_id is not None:
+            result = ask(result.session_id, wire.Interrupt(signal=signal.Signals(arrived[0]).name))
+    except SessionError as exc:  # the sessions directory cannot be used: nothing started
+        return error_result(request.command, str(exc))
+    except OSError as exc:  # no process or no room for the session's holder
+        return error_result(request.command, f"cannot start a session for the command: {exc.strerror or exc}")
+    return result
+
+
+def _in_shell(name: str, request: RunRequest, bound: float | None, scope: Scope, invocation: Invocation) -> Result:
+    """The command in the persistent shell `name`; nothing runs when a signal came first."""
+    wakeup = invocation.signals.wakeup
+    if wakeup.pending:
+        return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
+    try:
+        return calls.run_in_shell(name, request, bound, scope, launcher=invocation.launcher(), wakeup=wakeup)
+    except SessionError as exc:
+        if exc.status == ExitStatus.USAGE:
+            raise click.UsageError(str(exc)) from None
+        return error_result(request.command, str(exc))
+    except OSError as exc:
+        return error_result(request.command, f"cannot start the shell {name}: {exc.strerror or exc}")
+
+
+def _watched_session(request: RunRequest, bound: float, invocation: Invocation, env: Environment) -> Result:
+    """A session a person watches: its output as it comes, with a status line, up to the bound."""
+    from ...display.yielding import follow_yielding
+    from ...session.client import follow, start_session
+
+    wakeup = invocation.signals.wakeup
+    if wakeup.pending:
+        return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
+    launcher = invocation.launcher()
+    try:
+        return follow_yielding(
+            lambda wait: start_session(request, wait, launcher, wakeup=wakeup),
+            lambda session_id, wait: follow(session_id, wait, wakeup),
+            bound, env,
+        )
+    except SessionError as exc:
+        return error_result(request.command, str(exc))
+    except OSError as exc:
+        return error_result(request.command, f"cannot start a session for the command: {exc.strerror or exc}")

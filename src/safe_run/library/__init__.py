@@ -1,0 +1,1 @@
+"""The Python library: `api` (run, Shell, Session) and `remote` (the same through a command prefix)."""
