@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHELLS, Outcome, SafeRun, alive, shell_path
-from safe_run.session.holder import idle_expired
+from safe_run.session.holder_base import idle_expired
 
 BUSY = 76
 NO_SUCH_SESSION = 123

@@ -29,7 +29,7 @@ from ..processes.title import name_holder
 from ..core.request import RunRequest, request_from_dict, request_to_dict
 from ..engine.shell_start import KeptShell
 from .adoption import adopt_orphans, collect_adopted, end_child, set_parent_death_signal
-from .holder import Holder, ShellPlan
+from .holder import ShellPlan, make_holder
 from .store import Session
 
 # What the caller wants run, handed to a new holder process (read and removed at its start).
@@ -347,7 +347,7 @@ def serve_here(
         signals = StopSignals()
         signals.install(deferring=True)
         adopt_orphans()  # what its commands detach comes back to it, to be collected
-        Holder(session, listener, request, plan=plan, kept=kept).serve(signals.wakeup)
+        make_holder(session, listener, request, plan=plan, kept=kept).serve(signals.wakeup)
         collect_adopted(None)  # the shell is collected by now
         return 0
     except BaseException:  # a holder must never return into its caller's code
