@@ -127,6 +127,9 @@ class Server:
         self._spare: tuple[int, socket.socket] | None = None
         self._spares_work = True
         self._last_caller: Caller | None = None  # whose place the last call's child took
+        self._listening = True
+        self._ours = True  # the socket is still this process's, and its login session open
+        self._checked = clock()
         self._wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
@@ -147,32 +150,42 @@ class Server:
 
     def serve(self) -> None:
         """Take calls until stopped, idle, or no longer reachable; then see the running ones to their end."""
-        checked = self._clock()
-        ours = listening = True
         while True:
-            now = self._clock()
-            if listening and now - checked >= CHECK_INTERVAL_S:
-                checked, ours = now, self._still_ours() and self._login_session_open()
-            idle_for = 0.0 if self._calls else now - self._last_call
-            if listening and not keeps_listening(bool(self._stops), ours, idle_for, self._idle):
-                listening = False
+            idle_for = 0.0 if self._calls else self._clock() - self._last_call
+            if self._listening and not self._keeps_listening(idle_for):
                 self._close()
-            if not listening and not self._calls:
+            if not self._listening and not self._calls:
                 return
-            if listening and self._spare is None and self._spares_work and not self._calls:
-                self._spare = self._fork_spare()  # while no call runs: it takes no time from one
-            waited = [self._wake_r, *(conn.fileno() for conn in self._calls.values())]
-            waited += [self._listener.fileno()] if listening else []
-            timeout = max(0.0, min(CHECK_INTERVAL_S, self._idle - idle_for))
-            ready = polling.readable(waited, timeout)
-            if self._wake_r in ready:
-                polling.drain(self._wake_r)
-            self._reap()
-            for pid, conn in list(self._calls.items()):
-                if conn.fileno() in ready:
-                    self._from_client(pid, conn)
-            if listening and self._listener.fileno() in ready:
-                self._accept()
+            self._get_a_spare_ready()
+            ready = polling.readable(self._waited(), max(0.0, min(CHECK_INTERVAL_S, self._idle - idle_for)))
+            self._answer(ready)
+
+    def _keeps_listening(self, idle_for: float) -> bool:
+        """`keeps_listening`, with whether it is still reachable looked at once a second at most."""
+        now = self._clock()
+        if now - self._checked >= CHECK_INTERVAL_S:
+            self._checked, self._ours = now, self._still_ours() and self._login_session_open()
+        return keeps_listening(bool(self._stops), self._ours, idle_for, self._idle)
+
+    def _get_a_spare_ready(self) -> None:
+        """While no call runs: it takes no time from one."""
+        if self._listening and self._spare is None and self._spares_work and not self._calls:
+            self._spare = self._fork_spare()
+
+    def _waited(self) -> list[int]:
+        waited = [self._wake_r, *(conn.fileno() for conn in self._calls.values())]
+        return waited + [self._listener.fileno()] if self._listening else waited
+
+    def _answer(self, ready: set[int]) -> None:
+        """What woke this process: a signal (a child ended), a client, a new call."""
+        if self._wake_r in ready:
+            polling.drain(self._wake_r)
+        self._reap()
+        for pid, conn in list(self._calls.items()):
+            if conn.fileno() in ready:
+                self._from_client(pid, conn)
+        if self._listening and self._listener.fileno() in ready:
+            self._accept()
 
     def _login_session_open(self) -> bool:
         """Whether a caller of the login session this process was started for may still call:
@@ -186,6 +199,7 @@ class Server:
             return False
 
     def _close(self) -> None:
+        self._listening = False
         if self._still_ours():
             os.unlink(self._path)
         self._listener.close()
