@@ -4,7 +4,7 @@ gets ready for the next call before it comes, waits for it, and becomes that cal
 It forks the holder a session will need ahead too (`session.launch.Fork.prepare`), which starts
 the shell that call will likely need, rc files loaded (`shell_start.KeptShell`), in the last
 call's directory and with its variables; it parses a typical command line, and takes its memory
-as its own (`memory`), so that its call meets no page it still shares with the warm process:
+as its own (`processes.memory`), so that its call meets no page it still shares with the warm process:
 about a third of a warm call here went to those page copies.
 """
 

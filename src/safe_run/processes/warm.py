@@ -256,7 +256,6 @@ class Server:
                 conn.sendall(b"no " + refusal + b"\n")
                 conn.close()
                 return
-            self._last_caller = caller_of(call, os.readlink(f"/proc/self/fd/{fds[0]}"))
             conn.sendall(b"ok\n")
             early = _committed(conn, early)
             pid = self._handed_to_spare(call, fds, conn) or os.fork()
@@ -265,6 +264,8 @@ class Server:
             conn.sendall(b"run %d\n" % pid)
             self._calls[pid] = conn
             _pass_signals(pid, early)
+            # Where the next spare gets ready: taken once this call runs, as it costs this one nothing then.
+            self._last_caller = caller_of(call, os.readlink(f"/proc/self/fd/{fds[0]}"))
         except (OSError, ValueError):
             conn.close()
         finally:

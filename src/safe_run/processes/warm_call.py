@@ -15,9 +15,9 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import NoReturn
 
-from ..engine.kernel import current_umask
 from ..session.launch import Fork
 from ..warm.wire import Call
 from .caller import Caller
@@ -26,8 +26,9 @@ from .forking import die_with
 
 def caller_of(call: Call, directory: str | int) -> Caller:
     """The client's place: its variables, from its call; its directory, passed beside the call;
-    its umask, which is this process's (a warm process serves only its own context's calls)."""
-    return Caller([os.fsdecode(entry) for entry in call.environ], directory, current_umask())
+    all else as this process has it (its umask), since a warm process serves only the calls of
+    the context it was started in."""
+    return replace(Caller.here(directory), environ=[os.fsdecode(entry) for entry in call.environ])
 
 
 def become(
