@@ -1,6 +1,6 @@
 """What the process running the command line hands its verbs besides their arguments.
 
-The command line runs in a process of its own, in a warm process's child (`warm_server`), or for
+The command line runs in a process of its own, in a warm call's child (`processes.warm_call`), or for
 a caller of `cli.main`. Each hands its verbs the stop signals it installed and its one way of
 starting a session's holder (`session.launch`), so that no verb reaches for a process-wide one.
 """
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Invocation:
     signals: StopSignals
-    # A warm process's child hands the holder it forked ahead (`launch.Fork`); None: a verb forks
-    # its holder when it needs one (a fresh `launch.Fork`, imported only then).
+    # A warm process's child hands the holder it forked ahead (`session.launch.Fork`); None: a verb forks
+    # its holder when it needs one (a fresh `session.launch.Fork`, imported only then).
     holders: Launcher | None = None
 
     def launcher(self) -> Launcher:

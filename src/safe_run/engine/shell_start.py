@@ -2,7 +2,7 @@
 
 A run starts its shell when it begins (`start_shell`). A shell can also be started ahead of a
 run that is likely to come, with the user's rc files loaded by the time it does (`KeptShell`):
-the holder a warm process forks ahead of its next call keeps one (`session.launch`). A run takes a
+the holder a warm process forks ahead of its next call keeps one (`processes.holder_ahead`). A run takes a
 kept shell only when it would have started exactly that shell itself: the same program, options,
 directory and environment (the `StartKey`), with none of the rc files it loads changed since, and
 the shell still alive. Whatever the shell printed meanwhile waits unread in its terminal, so the

@@ -1,11 +1,12 @@
-"""A fork server: one single-threaded process that forks session holders from its own copy of
-safe-run, already imported, for a process that cannot fork itself (the MCP server, the Python API).
+"""The caller's side of a fork server: one single-threaded process that forks session holders from
+its own copy of safe-run, already imported, for a process that cannot fork itself (the MCP server,
+the Python API); the server's own body is `processes.fork_server`.
 
 A holder started as a new interpreter costs about 0.1 s of CPU before it does anything; fifty
 clients of the MCP server starting their shells at once then queue for the CPU for seconds. A
 many-threaded server cannot fork itself safely (a lock held by another thread stays held in the
 child), so it starts this process once and asks it for each holder. The fork server forks ahead
-as the command line's warm process does (`launch.Fork`): one holder waits for the next request,
+as the command line's warm process does (`session.launch.Fork`): one holder waits for the next request,
 with the shell a plain request needs started and its rc files loaded (`shell_start.KeptShell`),
 so that a request that comes later costs neither a fork nor the shell's start. Each holder takes
 the variables and directory its caller had when it asked.
@@ -17,18 +18,16 @@ the kernel collects for it (SIGCHLD ignored), so nothing piles up even without a
 
 from __future__ import annotations
 
-import gc
-import os
-import signal
 import socket
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 from ..core.request import RunRequest
+from ..processes.caller import Caller
+from ..processes.holder import Job, write_job
 from .holder import ShellPlan
-from .launch import Caller, Fork, Launcher, Spawn, plain_shell_ahead, read_request_from, write_request
+from .launch import Launcher, Spawn
 from .store import Session
 
 # How long a holder's fork may take to be answered before the fork server counts as stuck.
@@ -56,7 +55,7 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with theirs:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "safe_run.session.forkserver", str(theirs.fileno())],
+                [sys.executable, "-m", "safe_run.processes.fork_server", str(theirs.fileno())],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
                 start_new_session=True,
             )
@@ -69,7 +68,7 @@ class ForkServer:
             if self._channel is None:
                 self._fallback.start(session, listener, request, plan)
                 return
-            write_request(session, request, plan, Caller.here())
+            write_job(Job(session, request, plan, Caller.here()))
             passed = [listener.fileno()] + ([request.log.fileno()] if request.log is not None else [])
             try:
                 socket.send_fds(self._channel, [str(session.path).encode()], passed)
@@ -85,7 +84,7 @@ class ForkServer:
             if not answer.isdigit():
                 self._lost()  # stuck or gone after the request: it may have forked, so no second holder
                 raise OSError(f"the holder of session {session.id} could not be started (the fork server did not answer)")
-        # The fork server recorded the holder's pid before it answered (`launch.Fork.start`).
+        # The fork server recorded the holder's pid before it answered (`session.launch.Fork.start`).
 
     def close(self, within: float = EXIT_S) -> bool:
         """Let the process go (it exits when its end of the socket closes) and collect it, killed
@@ -107,48 +106,3 @@ class ForkServer:
                 self._process.wait()
             self._process = None
         return ended
-
-
-def serve(channel: socket.socket) -> int:
-    """Start a holder for each request until the caller closes its end, one forked ahead each time."""
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel collects the holders
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    gc.freeze()  # what was imported stays shared with the holders, not copied on the first collection
-    forks = Fork()
-    last: Caller | None = None
-    try:
-        while True:
-            # The next request likely comes from where the last came: its shell starts there.
-            forks.prepare(plain_shell_ahead if last is None else last.shell_ahead)
-            message, fds, _, _ = socket.recv_fds(channel, MESSAGE_BYTES, 2)
-            if not message:
-                return 0
-            pid, last = _start_holder(forks, Path(message.decode()), fds[0], fds[1] if len(fds) > 1 else -1)
-            channel.send(str(pid).encode())
-    finally:
-        forks.abandon()
-
-
-def _start_holder(forks: Fork, path: Path, listen_fd: int, log_fd: int) -> tuple[int, Caller | None]:
-    """The holder of the session at `path` (the one forked ahead, or a fork now), and its caller."""
-    listener = socket.socket(fileno=listen_fd)
-    try:
-        session, request, plan, caller = read_request_from(path, log_fd)
-    except BaseException:
-        listener.close()
-        if log_fd >= 0:
-            os.close(log_fd)
-        raise
-    try:
-        return forks.start(session, listener, request, plan, caller), caller
-    finally:
-        listener.close()  # the holder has its own now
-        if request.log is not None:
-            request.log.close()
-
-
-if __name__ == "__main__":
-    from ..processes.title import name_fork_server
-
-    name_fork_server()
-    sys.exit(serve(socket.socket(fileno=int(sys.argv[1]))))

@@ -11,7 +11,7 @@ the rest of safe-run imports (`ShellPlan`, `make_holder`), can import both. The 
 here, beside the choice: it is the shared part with its own table and nothing more.
 
 This is the run side: the command's life, and what each request does to it. `callers.py` is the
-socket side (connections, requests, answers), and `launch.py` starts the holder's process.
+socket side (connections, requests, answers), and `processes/holder.py` is the holder's process.
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ interpreter and its settings, safe-run's own files). A caller at a terminal (any
 since a CI job expects its steps to leave no process behind. `SAFE_RUN_WARM=0` turns it off.
 A warm process ends after `IDLE_S` without a call, or when its socket or directory is removed.
 
-`client` is the caller's side and imports nothing but C modules, `wire` the request's format,
-`server` the warm process.
+`client` is the caller's side and imports nothing but C modules, `wire` the request's format;
+the warm process itself runs `processes.warm` (its spare child `processes.spare`, each call's
+child `processes.warm_call`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import time
 from .. import places
 from . import IDLE_S, OFF, SEEN_S, VARIABLE
 from .context import NO_AUDIT_SESSION, fingerprint, read_proc, read_status, start_time
-from .wire import GO, Call, encode
+from .wire import GO, MAX_DESCRIPTORS, Call, encode
 
 from .. import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ else:
 # answers them as the caller's own process would have. Any other signal ends this process as it
 # would have ended the call, and the warm process then ends the child.
 FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
-# The kernel passes at most this many descriptors in one message.
-MAX_DESCRIPTORS = 253
 # A path for the socket must fit in sockaddr_un.
 SOCKET_PATH_MAX = 100
 SERVER_START = "from safe_run.processes.warm import main; main()"

@@ -22,6 +22,8 @@ GO = b"\0"
 # A request longer than this is refused before it is read: arguments and environment together
 # stay far below it (the kernel's own limit on both is 2 MiB by default).
 MAX_REQUEST = 16 * 1024 * 1024
+# The kernel passes at most this many descriptors in one message.
+MAX_DESCRIPTORS = 253
 
 
 class Call:

@@ -1,0 +1,83 @@
+"""Runs in a holder forked ahead, waiting, forked by a warm process's spare child or a fork server
+(`session.launch.Fork.prepare`): until its caller hands it a session, or ends (and it with it).
+
+Meanwhile the shell its session will likely need starts, the user's rc files with it
+(`shell_start.KeptShell`), so that a call that comes later costs neither a fork nor that start. It
+is handed a `processes.holder.Job` framed on its channel, with the caller's directory, the
+session's listening socket and the request's log passed beside it; it then takes its caller's
+place and is the holder (`processes.holder`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import traceback
+from collections.abc import Callable
+
+from ..core.request import RunRequest
+from ..engine.shell_start import KeptShell
+from ..session.adoption import set_parent_death_signal
+from .caller import Caller, anticipate
+from .forking import die_with, frame_length, receive_with_descriptors, unframed
+from .holder import Job, hold
+
+# What comes beside a job: the caller's directory, the listening socket, and the request's log.
+PASSED = 3
+
+
+def wait_to_hold(channel: socket.socket, parent: int, ahead: Callable[[], KeptShell | None]) -> None:
+    """Start the shell `ahead`, then wait for a session and be its holder; never returns into the
+    code of the process that forked it."""
+    status = 0
+    kept = None
+    try:
+        if not die_with(parent):
+            return  # the caller was gone before the signal was set
+        for signum in (signal.SIGCHLD, signal.SIGINT):  # a fork server ignores both; a holder waits for its shell
+            signal.signal(signum, signal.SIG_DFL)
+        kept = ahead()
+        handed = _handed_over(channel)
+        if handed is None:
+            return  # the caller ended without handing anything over
+        job, listener = handed
+        set_parent_death_signal(0)  # from here on it outlives its caller, as a holder does
+        status = 1
+        kept, given = None, kept
+        status = hold(job, listener, given)
+    except BaseException:  # nothing may return into the caller's code
+        traceback.print_exc()
+    finally:
+        if kept is not None:
+            kept.close()  # no session came for it
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _handed_over(channel: socket.socket) -> tuple[Job, socket.socket] | None:
+    """The job handed over, its caller's place taken, and the listening socket; None for none."""
+    try:
+        data, fds, _ = receive_with_descriptors(channel, frame_length, PASSED)
+    except (ValueError, OSError):
+        return None
+    if len(fds) < 2:
+        for fd in fds:
+            os.close(fd)
+        return None
+    here, listen_fd, *log = fds
+    job = Job.decoded(unframed(data), log[0] if log else -1, directory=here)
+    if job.caller is not None:
+        job.caller.take()
+    os.close(here)
+    return job, socket.socket(fileno=listen_fd)
+
+
+def shell_ahead(caller: Caller | None = None) -> KeptShell | None:
+    """The shell a plain call (`safe-run -- COMMAND`, a named shell's first command) starts, from
+    `caller`'s directory and with its variables and umask (this process's own when None): for a
+    holder forked ahead to keep (it takes its own caller's place again when its call comes)."""
+    if caller is not None:
+        anticipate(caller)
+    return KeptShell.ahead_of(RunRequest(""))
