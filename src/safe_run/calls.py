@@ -38,6 +38,7 @@ DEFAULT_MAX_OUTPUT = 1024 * 1024
 # bound on what a holder is handed.
 MAX_COMMAND_BYTES = 1024 * 1024
 MIN_MAX_OUTPUT = 1024
+# No wait needs more than ~31 years.
 MAX_SECONDS = 1e9
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # How long a JSON call waits before it answers `running` with a session, when the caller gave no
@@ -67,9 +68,23 @@ def seconds(value: object, what: str) -> float | None:
         number = float(value)
     except OverflowError:
         number = math.inf
-    if not math.isfinite(number) or number < 0 or number > MAX_SECONDS:
-        raise ValueError(f"{what} must be a finite number of seconds from 0 to {MAX_SECONDS:.0f}, not {value!r}")
+    refusal = seconds_refusal(number, value)
+    if refusal is not None:
+        raise ValueError(f"{what}: {refusal}")
     return number or None
+
+
+def seconds_refusal(number: float, written: object) -> str | None:
+    """Why `number` (`written` as the caller wrote it) cannot be a number of seconds; None when it
+    can. NaN compares false with everything, so it would turn a limit into none or into zero
+    without a word; the clocks and poll(2) overflow somewhere above MAX_SECONDS."""
+    if not math.isfinite(number):
+        return f"{written!r} is not a finite number of seconds"
+    if number < 0:
+        return "must not be negative"
+    if number > MAX_SECONDS:
+        return f"must be at most {MAX_SECONDS:.0f}"
+    return None
 
 
 def wait(value: object, what: str) -> float:

@@ -1,7 +1,7 @@
-"""What the command line accepts, checked before anything runs.
+"""What only the command line accepts, checked before anything runs.
 
-Numbers of seconds must be finite (NaN compares false with everything, so it would turn a limit
-into none or into zero without a word), and the files safe-run reads or writes must be regular
+Its words become the values `calls.py` checks for every front end (a number of seconds is held to
+`calls.seconds_refusal` as it is parsed), and the files safe-run reads or writes must be regular
 files: opening a FIFO with no one on the other side blocks for ever, and a device such as
 /dev/zero never ends. Nothing here waits: a path is looked at with stat before it is opened, and
 opened non-blocking.
@@ -9,7 +9,6 @@ opened non-blocking.
 
 from __future__ import annotations
 
-import math
 import os
 import stat
 import sys
@@ -18,13 +17,11 @@ from typing import BinaryIO
 import click
 
 # MAX_COMMAND_BYTES: what --command-file (or stdin) may hold, as for every front end
-from ...calls import MAX_COMMAND_BYTES, typed_line
-# select() and the clocks overflow somewhere above this; no wait needs more than ~31 years.
-MAX_SECONDS = 1e9
+from ...calls import MAX_COMMAND_BYTES, seconds_refusal, typed_line
 
 
 class Seconds(click.ParamType[float, object]):
-    """A finite, non-negative number of seconds."""
+    """A number of seconds as text, held to the rule every front end's seconds follow."""
 
     name = "seconds"
 
@@ -36,12 +33,9 @@ class Seconds(click.ParamType[float, object]):
                 number = float(str(value))
             except ValueError:
                 self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if math.isnan(number) or math.isinf(number):
-            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
-        if number < 0:
-            self.fail("must not be negative", param, ctx)
-        if number > MAX_SECONDS:
-            self.fail(f"must be at most {MAX_SECONDS:.0f}", param, ctx)
+        refusal = seconds_refusal(number, value)
+        if refusal is not None:
+            self.fail(refusal, param, ctx)
         return number
 
 
