@@ -12,9 +12,14 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import BinaryIO
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 # MAX_COMMAND_BYTES: what --command-file (or stdin) may hold, as for every front end
 from ...calls import MAX_COMMAND_BYTES, seconds_refusal, typed_line
@@ -42,24 +47,21 @@ class Seconds(click.ParamType[float, object]):
 SECONDS = Seconds()
 
 
-def utf8_argument(value: str, what: str) -> str:
-    """`value` as given, or a usage error when its bytes are not UTF-8 (Python kept them as surrogates)."""
+@contextmanager
+def refused_as_usage() -> Iterator[None]:
+    """calls.py's refusal of an argument, as the command line reports bad input: one line, exit status 2."""
     try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise click.UsageError(f"{what} is not valid UTF-8 (byte {exc.start})") from exc
-    return value
+        yield
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
-def current_directory() -> str:
-    """The directory a run starts in when --cwd is not given, or a usage error saying why not."""
-    try:
-        cwd = os.getcwd()
-    except FileNotFoundError as exc:
-        raise click.UsageError("the current directory no longer exists; give --cwd DIR") from exc
-    except OSError as exc:
-        raise click.UsageError(f"cannot tell the current directory ({exc.strerror}); give --cwd DIR") from exc
-    return utf8_argument(cwd, "the name of the current directory")
+def complete_directories(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """A directory option completes as the shell completes directories; what it names is checked
+    when the run is built (calls.directory), as every front end's directory is."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="dir")]
 
 
 def _kind(mode: int) -> str:
