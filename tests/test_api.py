@@ -198,6 +198,10 @@ def test_session_errors() -> None:
         Session.of(safe_run.run("true"))
     with pytest.raises(ValueError, match="unknown key"):
         Session("0" * 24).send(keys=["hyper-x"])
+    with pytest.raises(ValueError, match="nothing to send"):
+        Session("0" * 24).send()
+    with pytest.raises(ValueError, match=r"text is not valid UTF-8 \(byte 2\)"):
+        Session("0" * 24).send("no\udcff")
 
 
 def test_a_busy_shell_answers_busy_with_the_running_session() -> None:

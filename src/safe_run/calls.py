@@ -297,21 +297,27 @@ def poll(session_id: str, wait_s: float = 0.0) -> Result:
 
 def send(session_id: str, text: str | None, keys: Iterable[str] | str = (), enter: bool = True, queue: bool = False,
          wait_s: float = 1.0) -> Result:
-    """Type `text` (and Enter unless `enter` is false) and press `keys`, then answer as a poll does.
-    `keys` are key names (`ctrl-c`, `enter`, ...), or a string of what they type already."""
+    """Type `text` (and Enter unless `enter` is false) and press `keys`, then answer as a poll does."""
     from .session import wire
+
+    typed, pressed = keystrokes(text, keys, enter)
+    return ask(session_id, wire.Send(text=typed, keys=pressed, queue=bool(queue), wait=wait_s))
+
+
+def keystrokes(text: object, keys: Iterable[str] | str = (), enter: bool = True) -> tuple[str, str]:
+    """What `send` types and what keys it presses, checked before a holder is asked. `keys` are
+    key names (`ctrl-c`, `enter`, ...), or a string of what they type already."""
     from .session.keys import key_text
 
     if text is not None and not isinstance(text, str):
         raise TypeError(f"text must be a string or None, not {type(text).__name__}")
     pressed = keys if isinstance(keys, str) else "".join(key_text(name) for name in keys)
-    if text is None and not pressed:
-        raise ValueError("nothing to send: give text, keys, or both")
     if text is None:
-        typed = ""
-    else:
-        typed = typed_line(text) + "\r" if enter else text
-    return ask(session_id, wire.Send(text=typed, keys=pressed, queue=bool(queue), wait=wait_s))
+        if not pressed:
+            raise ValueError("nothing to send: give text, keys, or both")
+        return "", pressed
+    utf8(text, "text")
+    return (typed_line(text) + "\r" if enter else text), pressed
 
 
 def typed_line(text: str) -> str:
