@@ -77,6 +77,41 @@ def test_bad_arguments_raise_with_a_clear_message(kwargs: dict[str, object], err
     assert str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"command": "echo \udcff"}, "the command is not valid UTF-8 (byte 5)"),
+        ({"command": "true", "env": {"A": "\udcff"}}, "env: the value of A is not valid UTF-8 (byte 0)"),
+    ],
+)
+def test_text_that_is_not_utf8_is_refused_before_it_runs(kwargs: dict[str, object], message: str) -> None:
+    """Python keeps bytes that are not UTF-8 as surrogates; the shell's start-up files cannot hold them."""
+    with pytest.raises(ValueError) as caught:
+        safe_run.run(**kwargs)  # type: ignore[arg-type]
+    assert str(caught.value) == message
+
+
+def test_a_directory_whose_name_is_not_utf8_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    odd = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"odd\xff"))
+    os.mkdir(odd)
+    with pytest.raises(ValueError, match="is not valid UTF-8"):
+        safe_run.run("pwd", cwd=odd)
+    monkeypatch.chdir(odd)
+    with pytest.raises(ValueError, match="the name of the current directory is not valid UTF-8"):
+        safe_run.run("pwd")
+
+
+def test_a_removed_current_directory_is_a_value_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(ValueError, match="the current directory no longer exists; give cwd"):
+        safe_run.run("pwd")
+    with pytest.raises(ValueError, match="the current directory no longer exists; give an absolute cwd"):
+        safe_run.run("pwd", cwd="sub")
+
+
 @pytest.mark.slow
 def test_a_timeout_is_a_result_not_an_exception() -> None:
     result = safe_run.run("sleep 30", timeout=0.5)
@@ -163,6 +198,10 @@ def test_session_errors() -> None:
         Session.of(safe_run.run("true"))
     with pytest.raises(ValueError, match="unknown key"):
         Session("0" * 24).send(keys=["hyper-x"])
+    with pytest.raises(ValueError, match="nothing to send"):
+        Session("0" * 24).send()
+    with pytest.raises(ValueError, match=r"text is not valid UTF-8 \(byte 2\)"):
+        Session("0" * 24).send("no\udcff")
 
 
 def test_a_busy_shell_answers_busy_with_the_running_session() -> None:

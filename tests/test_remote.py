@@ -176,7 +176,7 @@ def test_a_session_that_does_not_exist_raises_session_error(remote: Remote) -> N
 
 
 def test_what_the_far_side_refuses_raises_value_error(remote: Remote) -> None:
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match="'/no/such/dir' is not a directory"):
         remote.run("true", cwd="/no/such/dir")
 
 

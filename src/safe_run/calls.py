@@ -38,6 +38,7 @@ DEFAULT_MAX_OUTPUT = 1024 * 1024
 # bound on what a holder is handed.
 MAX_COMMAND_BYTES = 1024 * 1024
 MIN_MAX_OUTPUT = 1024
+# No wait needs more than ~31 years.
 MAX_SECONDS = 1e9
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # How long a JSON call waits before it answers `running` with a session, when the caller gave no
@@ -67,9 +68,23 @@ def seconds(value: object, what: str) -> float | None:
         number = float(value)
     except OverflowError:
         number = math.inf
-    if not math.isfinite(number) or number < 0 or number > MAX_SECONDS:
-        raise ValueError(f"{what} must be a finite number of seconds from 0 to {MAX_SECONDS:.0f}, not {value!r}")
+    refusal = seconds_refusal(number, value)
+    if refusal is not None:
+        raise ValueError(f"{what}: {refusal}")
     return number or None
+
+
+def seconds_refusal(number: float, written: object) -> str | None:
+    """Why `number` (`written` as the caller wrote it) cannot be a number of seconds; None when it
+    can. NaN compares false with everything, so it would turn a limit into none or into zero
+    without a word; the clocks and poll(2) overflow somewhere above MAX_SECONDS."""
+    if not math.isfinite(number):
+        return f"{written!r} is not a finite number of seconds"
+    if number < 0:
+        return "must not be negative"
+    if number > MAX_SECONDS:
+        return f"must be at most {MAX_SECONDS:.0f}"
+    return None
 
 
 def wait(value: object, what: str) -> float:
@@ -84,43 +99,78 @@ def command(text: object) -> str:
         raise ValueError("the command contains a NUL byte, which no shell can run")
     if not text.strip():
         raise ValueError("no command given (an empty command runs nothing)")
-    size = len(text) if len(text) * 4 <= MAX_COMMAND_BYTES else len(text.encode("utf-8", "surrogatepass"))
+    size = len(utf8(text, "the command").encode("utf-8"))
     if size > MAX_COMMAND_BYTES:
         raise ValueError(f"the command is {size} bytes, and a command may have at most {MAX_COMMAND_BYTES} (1 MiB); "
                          "put a longer script in a file and run that")
     return text
 
 
-def directory(cwd: object) -> str | None:
+def utf8(text: str, what: str) -> str:
+    """`text` as given, once it is UTF-8: Python keeps bytes that are not (a file name's, an
+    argument's) as surrogates, which the shell's start-up files and a session's messages cannot
+    hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{what} is not valid UTF-8 (byte {exc.start})") from None
+    return text
+
+
+def current_directory(instead: str = "give cwd") -> str:
+    """The caller's own directory, where a run given none starts; `instead` says what to do when
+    there is none to take (it was removed under the caller, or cannot be read)."""
+    try:
+        path = os.getcwd()
+    except FileNotFoundError:
+        raise ValueError(f"the current directory no longer exists; {instead}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot tell the current directory ({exc.strerror}); {instead}") from None
+    return utf8(path, "the name of the current directory")
+
+
+def directory(cwd: object, what: str = "cwd") -> str | None:
     """An absolute, existing directory, decided now (a relative one is taken from the caller's)."""
     if cwd is None:
         return None
     if not isinstance(cwd, (str, os.PathLike)):
-        raise TypeError(f"cwd must be a path or None, not {type(cwd).__name__}")
-    path = os.path.abspath(os.fspath(cwd))
+        raise TypeError(f"{what} must be a path or None, not {type(cwd).__name__}")
+    given = os.fspath(cwd)
+    if not isinstance(given, str):
+        raise TypeError(f"{what} must be a path as a string, not {type(given).__name__}")
+    if not os.path.isabs(given):
+        given = os.path.join(current_directory(f"give an absolute {what}"), given)
+    path = os.path.normpath(utf8(given, f"{what} {given!r}"))
     if not os.path.isdir(path):
-        raise ValueError(f"cwd {path!r} is not a directory")
+        raise ValueError(f"{what} {path!r} is not a directory")
     return path
 
 
-def variables(env: object) -> dict[str, str]:
+def variables(env: object, what: str = "env") -> dict[str, str]:
     """Variables for the command: names as a shell takes them, values without NUL bytes."""
     if env is None:
         return {}
     if not isinstance(env, Mapping):
-        raise TypeError(f"env must be a mapping of names to strings, not {type(env).__name__}")
+        raise TypeError(f"{what} must be a mapping of names to strings, not {type(env).__name__}")
     for name, value in env.items():
         if not isinstance(name, str) or not ENV_NAME.match(name):
-            raise ValueError(f"env: {name!r} is not a variable name")
+            raise ValueError(f"{what}: {name!r} is not a variable name")
         if not isinstance(value, str) or "\0" in value:
-            raise ValueError(f"env: the value of {name} must be a string without NUL bytes")
+            raise ValueError(f"{what}: the value of {name} must be a string without NUL bytes")
+        utf8(value, f"{what}: the value of {name}")
     return dict(env)
+
+
+def output_bound(max_output: object, what: str = "max_output") -> int:
+    """How many bytes of a command's output a run keeps (its first and last halves)."""
+    if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < MIN_MAX_OUTPUT:
+        raise ValueError(f"{what} must be a whole number of at least {MIN_MAX_OUTPUT} bytes, not {max_output!r}")
+    return max_output
 
 
 def check_output(max_output: object, strategy: object) -> StrategyChoice:
     """The strategy asked for, once it and the output bound are what a run takes."""
-    if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < MIN_MAX_OUTPUT:
-        raise ValueError(f"max_output must be an int of at least {MIN_MAX_OUTPUT} bytes, not {max_output!r}")
+    output_bound(max_output)
     return strategy_choice(strategy)
 
 
@@ -149,17 +199,17 @@ def request(
     text: object, *, shell: object = None, cwd: str | None = None, env: dict[str, str] | None = None,
     timeout: float | None = None, max_output: object = DEFAULT_MAX_OUTPUT, strategy: object = "auto",
     load_rc: object = True, idle_expire: float | None = DEFAULT_IDLE_EXPIRE_S,
-    wait_expire: float | None = DEFAULT_WAIT_EXPIRE_S, caller: str = "cli",
+    wait_expire: float | None = DEFAULT_WAIT_EXPIRE_S, caller: str = "cli", timers: Timers = Timers(),
 ) -> RunRequest:
-    """The request of a library or MCP call, its arguments checked (cwd and env already are)."""
+    """The request of a call, its arguments checked (cwd and env already are; None is the caller's
+    directory). `timers`: the fallbacks' delays, which only the command line changes."""
     if shell is not None and not isinstance(shell, str):
         raise TypeError(f"shell must be a path or name as a string, not {type(shell).__name__}")
-    chosen = check_output(max_output, strategy)
-    assert isinstance(max_output, int)
+    kept = output_bound(max_output)
     return RunRequest(
-        command=command(text), shell=shell, cwd=cwd or os.getcwd(), env=env or {}, load_rc=bool(load_rc),
-        strategy=chosen, timers=Timers(timeout=timeout), max_output=max_output, idle_expire=idle_expire,
-        wait_expire=wait_expire, caller=caller,
+        command=command(text), shell=shell, cwd=cwd or current_directory(), env=env or {}, load_rc=bool(load_rc),
+        strategy=strategy_choice(strategy), timers=replace(timers, timeout=timeout), max_output=kept,
+        idle_expire=idle_expire, wait_expire=wait_expire, caller=caller,
     )
 
 
@@ -247,21 +297,27 @@ def poll(session_id: str, wait_s: float = 0.0) -> Result:
 
 def send(session_id: str, text: str | None, keys: Iterable[str] | str = (), enter: bool = True, queue: bool = False,
          wait_s: float = 1.0) -> Result:
-    """Type `text` (and Enter unless `enter` is false) and press `keys`, then answer as a poll does.
-    `keys` are key names (`ctrl-c`, `enter`, ...), or a string of what they type already."""
+    """Type `text` (and Enter unless `enter` is false) and press `keys`, then answer as a poll does."""
     from .session import wire
+
+    typed, pressed = keystrokes(text, keys, enter)
+    return ask(session_id, wire.Send(text=typed, keys=pressed, queue=bool(queue), wait=wait_s))
+
+
+def keystrokes(text: object, keys: Iterable[str] | str = (), enter: bool = True) -> tuple[str, str]:
+    """What `send` types and what keys it presses, checked before a holder is asked. `keys` are
+    key names (`ctrl-c`, `enter`, ...), or a string of what they type already."""
     from .session.keys import key_text
 
     if text is not None and not isinstance(text, str):
         raise TypeError(f"text must be a string or None, not {type(text).__name__}")
     pressed = keys if isinstance(keys, str) else "".join(key_text(name) for name in keys)
-    if text is None and not pressed:
-        raise ValueError("nothing to send: give text, keys, or both")
     if text is None:
-        typed = ""
-    else:
-        typed = typed_line(text) + "\r" if enter else text
-    return ask(session_id, wire.Send(text=typed, keys=pressed, queue=bool(queue), wait=wait_s))
+        if not pressed:
+            raise ValueError("nothing to send: give text, keys, or both")
+        return "", pressed
+    utf8(text, "text")
+    return (typed_line(text) + "\r" if enter else text), pressed
 
 
 def typed_line(text: str) -> str:

@@ -1,7 +1,7 @@
-"""What the command line accepts, checked before anything runs.
+"""What only the command line accepts, checked before anything runs.
 
-Numbers of seconds must be finite (NaN compares false with everything, so it would turn a limit
-into none or into zero without a word), and the files safe-run reads or writes must be regular
+Its words become the values `calls.py` checks for every front end (a number of seconds is held to
+`calls.seconds_refusal` as it is parsed), and the files safe-run reads or writes must be regular
 files: opening a FIFO with no one on the other side blocks for ever, and a device such as
 /dev/zero never ends. Nothing here waits: a path is looked at with stat before it is opened, and
 opened non-blocking.
@@ -9,22 +9,24 @@ opened non-blocking.
 
 from __future__ import annotations
 
-import math
 import os
 import stat
 import sys
-from typing import BinaryIO
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
 # MAX_COMMAND_BYTES: what --command-file (or stdin) may hold, as for every front end
-from ...calls import MAX_COMMAND_BYTES, typed_line
-# select() and the clocks overflow somewhere above this; no wait needs more than ~31 years.
-MAX_SECONDS = 1e9
+from ...calls import MAX_COMMAND_BYTES, seconds_refusal, typed_line
 
 
 class Seconds(click.ParamType[float, object]):
-    """A finite, non-negative number of seconds."""
+    """A number of seconds as text, held to the rule every front end's seconds follow."""
 
     name = "seconds"
 
@@ -36,36 +38,30 @@ class Seconds(click.ParamType[float, object]):
                 number = float(str(value))
             except ValueError:
                 self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if math.isnan(number) or math.isinf(number):
-            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
-        if number < 0:
-            self.fail("must not be negative", param, ctx)
-        if number > MAX_SECONDS:
-            self.fail(f"must be at most {MAX_SECONDS:.0f}", param, ctx)
+        refusal = seconds_refusal(number, value)
+        if refusal is not None:
+            self.fail(refusal, param, ctx)
         return number
 
 
 SECONDS = Seconds()
 
 
-def utf8_argument(value: str, what: str) -> str:
-    """`value` as given, or a usage error when its bytes are not UTF-8 (Python kept them as surrogates)."""
+@contextmanager
+def refused_as_usage() -> Iterator[None]:
+    """calls.py's refusal of an argument, as the command line reports bad input: one line, exit status 2."""
     try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise click.UsageError(f"{what} is not valid UTF-8 (byte {exc.start})") from exc
-    return value
+        yield
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
-def current_directory() -> str:
-    """The directory a run starts in when --cwd is not given, or a usage error saying why not."""
-    try:
-        cwd = os.getcwd()
-    except FileNotFoundError as exc:
-        raise click.UsageError("the current directory no longer exists; give --cwd DIR") from exc
-    except OSError as exc:
-        raise click.UsageError(f"cannot tell the current directory ({exc.strerror}); give --cwd DIR") from exc
-    return utf8_argument(cwd, "the name of the current directory")
+def complete_directories(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """A directory option completes as the shell completes directories; what it names is checked
+    when the run is built (calls.directory), as every front end's directory is."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="dir")]
 
 
 def _kind(mode: int) -> str:

@@ -12,14 +12,16 @@ from typing import TYPE_CHECKING
 import click
 
 from ... import calls
-from ...calls import DEFAULT_YIELD_AFTER_S, STRATEGIES
+from ...calls import DEFAULT_MAX_OUTPUT, DEFAULT_YIELD_AFTER_S, MIN_MAX_OUTPUT, STRATEGIES
 from ..invocation import Invocation, current as current_invocation
 from ...environment import Environment, is_ci
 from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
 from ...core.result import ExitStatus, Result, error_result, exit_status, not_started
 from ...core.request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, RunRequest, Scope, Timers
 from ...session import SessionError
-from .params import SECONDS, current_directory, given, open_log, read_command_file, stdin_is_open
+from .params import (
+    SECONDS, complete_directories, given, open_log, read_command_file, refused_as_usage, stdin_is_open,
+)
 
 if TYPE_CHECKING:
     from ...display import Display
@@ -37,11 +39,12 @@ YIELD_AFTER_VARIABLE = "SAFE_RUN_YIELD_AFTER"
 NEVER = ("never", "0")
 
 
-def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
+def _pairs(words: tuple[str, ...]) -> dict[str, str]:
+    """--env NAME=VALUE words as variables (a later name wins); the names are checked by calls.variables."""
     env = {}
-    for item in values:
+    for item in words:
         name, sep, value = item.partition("=")
-        if not sep or not calls.ENV_NAME.match(name):
+        if not sep:
             raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
         env[name] = value
     return env
@@ -59,18 +62,8 @@ def _read_command(words: tuple[str, ...], command_file: str | None) -> str:
             raise click.UsageError(f"the command file is not valid UTF-8 (byte {exc.start})") from exc
     else:
         command = " ".join(words)
-    try:
+    with refused_as_usage():
         return calls.command(command)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-
-
-def _working_directory(cwd: str | None) -> str:
-    """The absolute directory to run in, decided now: a vanished or unnamable one is a usage error."""
-    if cwd is not None and os.path.isabs(cwd):
-        return cwd
-    base = current_directory()
-    return base if cwd is None else os.path.join(base, cwd)
 
 
 def default_yield_after(environ: Mapping[str, str]) -> float | None:
@@ -119,13 +112,14 @@ def yield_after_for(
 @click.option("--shell", "shell", metavar="PATH", help="Shell to run in (default: $SHELL, then the passwd entry, then /bin/sh).")
 @click.option("--no-rc", is_flag=True, help="Do not load the user's rc files.")
 @click.option(
-    "--cwd", type=click.Path(exists=True, file_okay=False), metavar="DIR", help="Directory to run the command in."
+    "--cwd", metavar="DIR", shell_complete=complete_directories, help="Directory to run the command in.",
 )
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="Set a variable for the command (repeatable).")
 @run_format_option
 @click.option(
-    "--max-output", type=click.IntRange(min=1024), default=1024 * 1024, show_default=True, metavar="BYTES",
-    help="Keep at most this many bytes of output: the first and last halves; the middle is dropped.",
+    "--max-output", type=int, default=DEFAULT_MAX_OUTPUT, show_default=True, metavar="BYTES",
+    help=f"Keep at most this many bytes of output (at least {MIN_MAX_OUTPUT}): the first and last halves; "
+    "the middle is dropped.",
 )
 @click.option(
     "--strategy", type=click.Choice(STRATEGIES), default="auto", show_default=True,
@@ -231,57 +225,30 @@ def run_command(
     text = _read_command(command, command_file)
     environment = Environment.current()
     shown = environment.resolve_format(output_format)
-    if shown == "jsonl" and (yield_after or in_shell is not None):
-        raise click.UsageError("--format jsonl follows a one-shot run to its end; with --yield-after or --in use json")
-    if in_shell is None and given("idle_expire"):
-        raise click.UsageError("--idle-expire is a persistent shell's: it goes with --in NAME")
-    stdin = _given_stdin(given_stdin, environment)
-    if stdin is not None and given_stdin and (in_shell is not None or yield_after):
-        raise click.UsageError("--stdin runs the command here, to its end: it cannot go with --in or --yield-after")
-    if stdin is not None and in_shell is not None:
-        stdin = None  # a named shell's commands read their terminal
+    _refuse_contradictions(shown, yield_after, in_shell)
+    stdin = _command_stdin(given_stdin, environment, in_shell, yield_after)
     bound = None if stdin is not None else yield_after_for(yield_after, wait, timeout, shown, environment.environ)
-    request = RunRequest(
-        command=text,
-        shell=shell,
-        cwd=_working_directory(cwd),
-        env=_parse_env(env),
-        load_rc=not no_rc,
-        strategy=calls.strategy_choice(strategy),
-        timers=Timers(
-            activation=activation_timeout,
-            idle=idle,
-            silence=silence_timeout,
-            no_output=no_output_timeout,
+    # --cwd and --env start the shell there; on a later call they are that command's alone.
+    scope = _scope(cwd, env)
+    timers = Timers(activation=activation_timeout, idle=idle, silence=silence_timeout, no_output=no_output_timeout)
+    with refused_as_usage():
+        if in_shell is not None:
+            calls.shell_name(in_shell)
+        request = calls.request(
+            text, shell=shell, cwd=scope.cwd or calls.current_directory("give --cwd DIR"), env=scope.env,
             timeout=timeout or None,  # 0 is no limit, as for timeout(1)
-        ),
-        batch_env=not no_batch_env,
-        keep_background=keep_background,
-        max_output=max_output,
-        idle_expire=idle_expire or None,
-        wait_expire=wait_expire or None,
-        stdin=stdin,
+            max_output=calls.output_bound(max_output, "--max-output"), strategy=strategy, load_rc=not no_rc,
+            idle_expire=idle_expire or None, wait_expire=wait_expire or None, timers=timers,
+        )
+    request = replace(
+        request, batch_env=not no_batch_env, keep_background=keep_background, stdin=stdin,
         log=None if log is None else open_log(log),  # last: nothing is created for a refused call
     )
-    keyboard: int | None = None
-    if shown == "pretty" and bound is None and in_shell is None:
-        from ...display.interactive import interactive, open_keyboard, terminal_size
-
-        if stdin is not None and not no_input and environment.presentation.passthrough:
-            keyboard = open_keyboard(environment)
-        if keyboard is not None or interactive(environment, no_input):
-            # The person's own run: their keys, their screen and its size (display.interactive).
-            request = replace(request, hold_on_input=True, interactive=True, size=terminal_size(environment))
+    request, keyboard = _for_a_person(request, shown, bound, in_shell, no_input, environment)
     invocation = current_invocation()
     invocation.signals.keep()
-    # --cwd and --env start the shell there; on a later call they are that command's alone.
-    scope = Scope(request.cwd if cwd is not None else None, request.env if env else None)
     try:
-        if in_shell is not None:
-            result = _in_shell(in_shell, request, bound, scope, invocation)
-            emit(result, shown, environment)
-        else:
-            result = _run(request, bound, shown, invocation, environment, keyboard)
+        result = _answer(request, in_shell, bound, scope, shown, invocation, environment, keyboard)
     finally:
         if request.log is not None:
             request.log.close()
@@ -289,6 +256,59 @@ def run_command(
             os.close(keyboard)
     annotate(result, environment)
     return exit_status(result)
+
+
+def _refuse_contradictions(shown: str, yield_after: float | None, in_shell: str | None) -> None:
+    """Options that ask for two ways of running at once, or for what this way does not have."""
+    if shown == "jsonl" and (yield_after or in_shell is not None):
+        raise click.UsageError("--format jsonl follows a one-shot run to its end; with --yield-after or --in use json")
+    if in_shell is None and given("idle_expire"):
+        raise click.UsageError("--idle-expire is a persistent shell's: it goes with --in NAME")
+
+
+def _scope(cwd: str | None, env: tuple[str, ...]) -> Scope:
+    """What --cwd and --env ask for, checked as every front end's directory and variables are."""
+    with refused_as_usage():
+        return Scope(calls.directory(cwd, "--cwd"), calls.variables(_pairs(env), "--env") if env else None)
+
+
+def _command_stdin(asked: bool, env: Environment, in_shell: str | None, yield_after: float | None) -> int | None:
+    """What the command reads instead of its terminal (see `_given_stdin`): never in a named shell,
+    whose commands read their terminal, nor in a session, which outlives this process."""
+    stdin = _given_stdin(asked, env)
+    if stdin is not None and asked and (in_shell is not None or yield_after):
+        raise click.UsageError("--stdin runs the command here, to its end: it cannot go with --in or --yield-after")
+    return None if in_shell is not None else stdin
+
+
+def _for_a_person(
+    request: RunRequest, shown: str, bound: float | None, in_shell: str | None, no_input: bool, env: Environment,
+) -> tuple[RunRequest, int | None]:
+    """The request of a person's own run, with their keys, their screen and its size
+    (display.interactive), and their terminal when their keys do not come on stdin; a run that
+    is not theirs as it was, with no terminal."""
+    if shown != "pretty" or bound is not None or in_shell is not None:
+        return request, None
+    from ...display.interactive import interactive, open_keyboard, terminal_size
+
+    keyboard = None
+    if request.stdin is not None and not no_input and env.presentation.passthrough:
+        keyboard = open_keyboard(env)
+    if keyboard is None and not interactive(env, no_input):
+        return request, None
+    return replace(request, hold_on_input=True, interactive=True, size=terminal_size(env)), keyboard
+
+
+def _answer(
+    request: RunRequest, in_shell: str | None, bound: float | None, scope: Scope, shown: str,
+    invocation: Invocation, env: Environment, keyboard: int | None,
+) -> Result:
+    """The run in the named shell, in a session or here, and its answer written."""
+    if in_shell is None:
+        return _run(request, bound, shown, invocation, env, keyboard)
+    result = _in_shell(in_shell, request, bound, scope, invocation)
+    emit(result, shown, env)
+    return result
 
 
 def _given_stdin(asked: bool, env: Environment) -> int | None:
@@ -320,18 +340,9 @@ def _run(
         result = _in_session(request, bound, invocation)
         emit(result, shown, env)
         return result
-    display: Display | None = None
     if shown == "jsonl":
         utf8_stdout(env.stdout)  # JSON is UTF-8, whatever PYTHONIOENCODING says
-    if request.interactive:
-        from ...display.interactive import InteractiveDisplay, PipedInteractiveDisplay
-
-        display = InteractiveDisplay(env, time.monotonic, keyboard) if env.stdout_isatty else \
-            PipedInteractiveDisplay(env, time.monotonic, request.max_output)
-    elif shown != "json":
-        from ...display import make_display
-
-        display = make_display(shown, request.max_output, env)
+    display = _display(request, shown, env, keyboard)
     from ...engine.runner import execute
     from ...session.adoption import adopting
 
@@ -348,6 +359,22 @@ def _run(
         # end took the answer with it, and that is said, as for JSON.
         raise AnswerLost("the reader of standard output went away", result)
     return result
+
+
+def _display(request: RunRequest, shown: str, env: Environment, keyboard: int | None) -> Display | None:
+    """What shows a run here as it goes: a person's own terminal, the lines of pretty or jsonl
+    output, or nothing for JSON, which answers once at the end."""
+    if request.interactive:
+        from ...display.interactive import InteractiveDisplay, PipedInteractiveDisplay
+
+        if env.stdout_isatty:
+            return InteractiveDisplay(env, time.monotonic, keyboard)
+        return PipedInteractiveDisplay(env, time.monotonic, request.max_output)
+    if shown == "json":
+        return None
+    from ...display import make_display
+
+    return make_display(shown, request.max_output, env)
 
 
 def _in_session(request: RunRequest, bound: float, invocation: Invocation) -> Result:

@@ -12,7 +12,8 @@ import click
 from ...mcp.http_bounds import HEADER_S, MAX_CONNECTIONS, Bounds
 from ...core.request import DEFAULT_CONNECTION_IDLE_S
 from ...core.result import ExitStatus
-from .params import SECONDS, current_directory, given
+from ... import calls
+from .params import SECONDS, given, refused_as_usage
 
 INSTALL_HINT = "safe-run mcp needs the MCP SDK: pip install 'safe-run[mcp]'"
 # A token is a line: anything longer is not the file meant.
@@ -60,7 +61,8 @@ def mcp_command(
             raise click.UsageError(f"{option} goes with --http HOST:PORT")
     if header_s == 0:
         raise click.BadParameter("must be more than 0", param_hint="--header-timeout")
-    cwd = current_directory()
+    with refused_as_usage():
+        cwd = calls.current_directory("start the server in another directory")
     from ..invocation import current
 
     signals = current().signals

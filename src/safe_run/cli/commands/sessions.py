@@ -15,7 +15,7 @@ from ...environment import Environment
 from ..report import emit, format_option, write_json_line
 from ...core.result import SCHEMA_VERSION, exit_status
 from ...session.keys import NAMED, key_text
-from .params import SECONDS, read_secret_text, stdin_is_open
+from .params import SECONDS, read_secret_text, refused_as_usage, stdin_is_open
 
 if TYPE_CHECKING:
     from ...session.store import Session
@@ -68,14 +68,6 @@ def poll_command(session_id: str, wait: float | None, output_format: str) -> int
     return exit_status(result)
 
 
-def _is_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str:
     try:
         return "".join(key_text(value) for value in values)
@@ -110,12 +102,10 @@ def send_command(
         from ...session.typist import TYPE_AHEAD_MAX
 
         text = read_secret_text(stdin_is_open(), TYPE_AHEAD_MAX)
-    if text is None and not keys:
-        raise click.UsageError("nothing to send: give TEXT, --key, or both")
-    if text is not None and not _is_text(text):
-        raise click.UsageError("TEXT is not valid UTF-8: send text, or --key for control characters")
     from ... import calls
 
+    with refused_as_usage():
+        calls.keystrokes(text, keys)
     result = calls.send(session_id, text, keys, enter=not no_enter, queue=queue, wait_s=wait)
     emit(result, output_format, Environment.current())
     return exit_status(result)
@@ -138,9 +128,9 @@ def stop_command(session_id: str, output_format: str) -> int:
 @format_option
 def close_command(name: str, output_format: str) -> int:
     """End the persistent shell NAME (--in NAME) and everything it started; its last result, with what was ended."""
-    from ...session.client import close_shell
+    from ... import calls
 
-    result = close_shell(name)
+    result = calls.close_shell(name)
     emit(result, output_format, Environment.current())
     return 0
 
