@@ -45,3 +45,14 @@ def test_a_wait_is_bounded() -> None:
     assert wire.wait_of(wire.Poll(wait=-1)) == 0.0
     assert wire.wait_of(wire.Poll(wait=1e12)) == wire.MAX_WAIT_S
     assert wire.wait_of(wire.Stop()) == 0.0
+
+
+@pytest.mark.parametrize("kind", ["one-shot", "named shell"])
+def test_each_kind_of_holder_has_a_handler_for_every_request(kind: str) -> None:
+    """A request the wire accepts and a holder has no entry for would end the holder."""
+    from typing import get_args
+
+    from safe_run.session import holder, shell_holder
+
+    table = holder.HANDLERS if kind == "one-shot" else shell_holder.HANDLERS
+    assert set(table) == set(get_args(wire.Request))
