@@ -220,11 +220,15 @@ class KernelObserver:
         younger = made_since(pids, self._shell_pid, self._counters, pid_counters())
         found = _scan_proc([pid for pid in younger if pid not in earlier])
         members = run_members(found, shell, {self._shell_pid, os.getpid()}, self._is_marked)
-        taken = {member.pid for member in members}
-        unknown = {str(p.pid) for p in found if p.pid not in taken and p.start >= shell.start
-                   and (p.pid, p.start) not in self._marked}
-        self._listed -= unknown
+        self._listed -= self._not_known(found, members, shell)
         return members
+
+    def _not_known(self, found: list[ProcessInfo], members: list[ProcessInfo], shell: ProcessInfo) -> set[str]:
+        """The pids of `found` younger than the shell, left out of `members` without an answer
+        about their environment: they may yet prove the run's."""
+        taken = {member.pid for member in members}
+        return {str(p.pid) for p in found if p.pid not in taken and p.start >= shell.start
+                and (p.pid, p.start) not in self._marked}
 
     # ---- one look -----------------------------------------------------------------------------
 
@@ -331,17 +335,7 @@ class KernelObserver:
             return [_fd_target(task, args[0])], None
         if name not in POLL_CALLS:
             return None, None
-        fds: list[int] | None
-        if name in ("poll", "ppoll"):
-            fds = _poll_fds(pid, args[0], args[1])
-            timeout = _milliseconds(args[2]) if name == "poll" else _time_struct(pid, args[2], 1e-9)
-        elif name in ("select", "pselect6"):
-            fds = _select_fds(pid, args[0], args[1:4])
-            timeout = _time_struct(pid, args[4], 1e-6 if name == "select" else 1e-9)
-        else:
-            fdinfo = _read(f"{task}/fdinfo/{args[0]}", 1 << 16)
-            fds = None if fdinfo is None else parse_epoll_targets(fdinfo)
-            timeout = _time_struct(pid, args[3], 1e-9) if name == "epoll_pwait2" else _milliseconds(args[3])
+        fds, timeout = _polled(pid, task, name, args)
         if fds is None:
             return None, timeout
         return [_fd_target(task, fd) for fd in fds], timeout
@@ -449,6 +443,20 @@ def _shell_group(processes: list[ProcessInfo], shell_pid: int, pgrp: int, since:
     """The shell and what shares its group, but for what started before the command line was typed
     (the shell's own, as fish's completion indexer)."""
     return {p.pid for p in processes if p.pgrp == pgrp and (since is None or p.start >= since)} | {shell_pid}
+
+
+def _polled(pid: int, task: str, name: str, args: Sequence[int]) -> tuple[list[int] | None, float | None]:
+    """The descriptors a poll, select or epoll call watches (None: unknown), and its timeout: each
+    family keeps them in its own place and unit."""
+    if name in ("poll", "ppoll"):
+        fds = _poll_fds(pid, args[0], args[1])
+        return fds, (_milliseconds(args[2]) if name == "poll" else _time_struct(pid, args[2], 1e-9))
+    if name in ("select", "pselect6"):
+        fds = _select_fds(pid, args[0], args[1:4])
+        return fds, _time_struct(pid, args[4], 1e-6 if name == "select" else 1e-9)
+    fdinfo = _read(f"{task}/fdinfo/{args[0]}", 1 << 16)
+    fds = None if fdinfo is None else parse_epoll_targets(fdinfo)
+    return fds, (_time_struct(pid, args[3], 1e-9) if name == "epoll_pwait2" else _milliseconds(args[3]))
 
 
 def _milliseconds(raw: int) -> float | None:
