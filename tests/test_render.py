@@ -215,6 +215,39 @@ def test_a_failing_exit_is_said_once_and_a_signal_by_name() -> None:
                          "out-of-memory killer, or a timeout that would not wait")
 
 
+def test_a_running_session_is_named_with_what_to_call_next_and_the_displays_notes_follow_its_count() -> None:
+    running = result(status=Status.RUNNING, exit_code=None, strategy=None, completion_reason=None, session_id="abc",
+                     output_dropped_bytes=99, message="still going\nsince 10:00")
+    summary = summary_text(running, unicode=False, omitted=5, notes=("shown live",))
+    assert summary.lines == (
+        (". running | 1.23 s", "bold cyan"),
+        ("  5 bytes of output omitted from the middle", None),
+        ("  shown live", None),
+        ("  session abc: safe-run poll|send|stop abc", None),
+        ("  still going", None),
+        ("since 10:00", None),
+    ), "the display's own count stands for the result's; a detail's later lines are its own"
+    assert summary_text(running, omitted=0).plain.splitlines()[1] == "  session abc: safe-run poll|send|stop abc"
+
+
+def test_the_written_summary_is_exact() -> None:
+    down = Downgrade("rich", "none", "no marks\a\b", 0.5)
+    failed = result(status=Status.TIMEOUT, exit_code=None, strategy=None, downgrades=(down,),
+                    killed=(Killed(42, "sudo"), Killed(7, "tee")), message="stopped\r")
+    assert summary_text(failed).written(True) == (
+        "\x1b[1;31m✗ timeout · 1.23 s · shell_integration\x1b[0m\n"
+        "\x1b[33m  downgrade rich → none at 0.50 s: no marks\x1b[0m\n"
+        "  killed: 42 sudo, 7 tee\n"
+        "  stopped\n"
+    )
+    assert summary_text(failed, unicode=False).written(False) == (
+        "x timeout | 1.23 s | shell_integration\n"
+        "  downgrade rich -> none at 0.50 s: no marks\n"
+        "  killed: 42 sudo, 7 tee\n"
+        "  stopped\n"
+    )
+
+
 def test_summary_in_colour() -> None:
     stream = io.StringIO()
     print_summary(result(exit_code=1), fake_env({"FORCE_COLOR": "1"}, stderr=stream))

@@ -14,6 +14,9 @@ from safe_run.session import wire
         wire.Stop(), wire.Interrupt(signal="SIGTERM"), wire.Status(), wire.Close(),
         wire.Run(command="make", wait=20.0, timers={"idle": 0.5, "timeout": None}, max_output=4096, cwd="/tmp",
                  env={"A": "1"}),
+        wire.Run(command="ls", wait=3, timers={"idle": 2}, max_output=1024, env=None),
+        wire.Poll(about="c2"), wire.Stop(about="c2", why="its client went away"),
+        wire.Attach(), wire.Attach(watch=True, rows=1, columns=1000),
     ],
 )
 def test_every_message_comes_back_as_it_was_sent(message: wire.Request) -> None:
@@ -31,6 +34,27 @@ def test_every_message_comes_back_as_it_was_sent(message: wire.Request) -> None:
         b'{"op": "poll", "shell": "/bin/sh"}',  # a field the message does not have
         b'{"op": "run"}',  # a required field missing
         b'{"op": "run", "command": "x", "max_output": 10}',
+        b'{"op": "run", "command": "x", "max_output": 1023}',
+        b'{"op": "run", "command": "x", "max_output": 4096.0}',
+        b'{"op": "run", "command": "x", "max_output": true}',
+        b'{"op": "poll", "wait": true}',  # a JSON boolean is no number, whatever Python makes of it
+        b'{"op": "poll", "wait": Infinity}',
+        b'{"op": "poll", "first": 1}',
+        b'{"op": "send", "queue": "yes"}',
+        b'{"op": "stop", "why": 3}',
+        b'{"op": "interrupt", "signal": null}',
+        b'{"op": "attach", "rows": 0}',
+        b'{"op": "attach", "columns": 1001}',
+        b'{"op": "attach", "rows": 24.0}',
+        b'{"op": "attach", "watch": null}',
+        b'{"op": "run", "command": null}',
+        b'{"op": "run", "command": "x", "cwd": 1}',
+        b'{"op": "run", "command": "x", "timers": {"idle": "1"}}',
+        b'{"op": "run", "command": "x", "timers": {"idle": false}}',
+        b'{"op": "run", "command": "x", "timers": null}',
+        b'{"op": "run", "command": "x", "env": {"A": 1}}',
+        b'{"op": "run", "command": "x", "env": ["A=1"]}',
+        b'{"op": "close", "about": "c1"}',
         b'{"op": "rm -rf"}',  # no such message
         b'{"wait": 1}',
         b'["poll"]',

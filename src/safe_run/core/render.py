@@ -26,7 +26,7 @@ from typing import TextIO
 
 from .events import decided_by_fallback
 from ..environment import Environment
-from .result import Result, Status, exit_sentence
+from .result import Downgrade, Result, Status, exit_sentence
 
 SUCCESS_STYLE = "green"
 FALLBACK_STYLE = "yellow"
@@ -84,6 +84,16 @@ def summary_text(
     `notes`: what the display itself has to say about what it showed."""
     style = summary_style(result)
     dot, arrow = (" · ", "→") if unicode else (" | ", "->")
+    mark = (MARKS if unicode else ASCII_MARKS)[style]
+    lines: list[tuple[str, str | None]] = [(f"{mark} {dot.join(_headline(result))}", f"bold {style}")]
+    lines += [(_downgrade_line(downgrade, arrow), FALLBACK_STYLE) for downgrade in result.downgrades]
+    for detail in _details(result, omitted, notes):
+        lines += [(f"  {line}" if n == 0 else line, None) for n, line in enumerate(detail.split("\n"))]
+    return Summary(tuple(lines))
+
+
+def _headline(result: Result) -> list[str]:
+    """The first line's parts: how it ended, in how long, and what decided it."""
     parts = [result.status.value]
     if result.exit_code is not None:
         parts.append(f"exit {result.exit_code}")
@@ -91,12 +101,17 @@ def summary_text(
     if result.strategy is not None or result.completion_reason is not None:
         how = [v.value for v in (result.strategy, result.completion_reason) if v is not None]
         parts.append("/".join(how))
-    mark = (MARKS if unicode else ASCII_MARKS)[style]
-    lines: list[tuple[str, str | None]] = [(f"{mark} {dot.join(parts)}", f"bold {style}")]
-    for downgrade in result.downgrades:
-        # A step to the same strategy is evidence the command went without, not a step down.
-        step = f"downgrade {downgrade.from_} {arrow} {downgrade.to}" if downgrade.from_ != downgrade.to else "note"
-        lines.append((f"  {step} at {downgrade.at_s:.2f} s: {downgrade.reason}", FALLBACK_STYLE))
+    return parts
+
+
+def _downgrade_line(downgrade: Downgrade, arrow: str) -> str:
+    # A step to the same strategy is evidence the command went without, not a step down.
+    step = f"downgrade {downgrade.from_} {arrow} {downgrade.to}" if downgrade.from_ != downgrade.to else "note"
+    return f"  {step} at {downgrade.at_s:.2f} s: {downgrade.reason}"
+
+
+def _details(result: Result, omitted: int | None, notes: Sequence[str]) -> list[str]:
+    """What the reader may need besides the first line, each detail a line or more of its own."""
     omitted = result.output_dropped_bytes if omitted is None else omitted
     details = [f"{omitted} bytes of output omitted from the middle"] if omitted else []
     details += notes
@@ -108,9 +123,7 @@ def summary_text(
         details.append(f"session {result.session_id}: safe-run poll|send|stop {result.session_id}")
     if result.message and not _said_by_the_exit(result):
         details.append(result.message)
-    for detail in details:
-        lines += [(f"  {line}" if n == 0 else line, None) for n, line in enumerate(detail.split("\n"))]
-    return Summary(tuple(lines))
+    return details
 
 
 def _said_by_the_exit(result: Result) -> bool:
@@ -167,14 +180,18 @@ def render_sessions(rows: list[dict[str, object]], stream: TextIO) -> None:
     for name in ("exit", "age", "idle", "command"):
         table.add_column(name, overflow="fold")
     for row in rows:
-        exit_code = "" if row["exit_code"] is None else str(row["exit_code"])
-        status = str(row["status"]) + (f" ({row['attached']} attached)" if row.get("attached") else "")
-        command = str(row["command"]).splitlines()[0] if row["command"] else ""
-        shell = [_shell_cell(row)] if shells else []
-        cells = (str(row["session_id"]), *shell, status, exit_code, _duration(row["age_s"]),
-                 _idle_cell(row), command)
-        table.add_row(*(Text(cell) for cell in cells))
+        table.add_row(*(Text(cell) for cell in _cells(row, shells)))
     console.print(table)
+
+
+def _cells(row: dict[str, object], shells: bool) -> tuple[str, ...]:
+    """A session's row as the columns read: its command's first line only, so that one session
+    takes one line; the shell column only when the list has one."""
+    exit_code = "" if row["exit_code"] is None else str(row["exit_code"])
+    status = str(row["status"]) + (f" ({row['attached']} attached)" if row.get("attached") else "")
+    command = str(row["command"]).splitlines()[0] if row["command"] else ""
+    shell = [_shell_cell(row)] if shells else []
+    return (str(row["session_id"]), *shell, status, exit_code, _duration(row["age_s"]), _idle_cell(row), command)
 
 
 def _shell_cell(row: dict[str, object]) -> str:

@@ -220,17 +220,25 @@ class KernelObserver:
         younger = made_since(pids, self._shell_pid, self._counters, pid_counters())
         found = _scan_proc([pid for pid in younger if pid not in earlier])
         members = run_members(found, shell, {self._shell_pid, os.getpid()}, self._is_marked)
-        taken = {member.pid for member in members}
-        unknown = {str(p.pid) for p in found if p.pid not in taken and p.start >= shell.start
-                   and (p.pid, p.start) not in self._marked}
-        self._listed -= unknown
+        self._listed -= self._not_known(found, members, shell)
         return members
+
+    def _not_known(self, found: list[ProcessInfo], members: list[ProcessInfo], shell: ProcessInfo) -> set[str]:
+        """The pids of `found` younger than the shell, left out of `members` without an answer
+        about their environment: they may yet prove the run's."""
+        taken = {member.pid for member in members}
+        return {str(p.pid) for p in found if p.pid not in taken and p.start >= shell.start
+                and (p.pid, p.start) not in self._marked}
 
     # ---- one look -----------------------------------------------------------------------------
 
     def _look(
         self, shell: ProcessInfo, pgrp: int | None, canonical: bool, since: int | None, fresh: bool, kept: bool = False,
     ) -> Observation:
+        """Who is in front, and what each of its processes waits on, judged by `evidence`.
+
+        The scan comes first whatever the answer, so that a look that had to scan is as fresh as
+        the second look `observe` would otherwise take to confirm it."""
         processes = self._processes if kept else self._scan(fresh)
         in_front = pgrp == shell.pgrp
         if shell.state in STOPPED_STATES:
@@ -238,45 +246,24 @@ class KernelObserver:
         if pgrp is None:
             return Observation(False, None, False, canonical, None)
         if in_front:
-            members = {p.pid for p in processes if p.pgrp == pgrp and (since is None or p.start >= since)} | {shell.pid}
+            members = _shell_group(processes, shell.pid, pgrp, since)
         else:
             members = descendants(processes, {p.pid for p in processes if p.pgrp == pgrp} | {pgrp}) - {shell.pid}
-        waits: list[TaskWait] = []
-        activity: list[tuple[int, int]] = []
-        command: str | None = None
-        keyed: str | None = None  # the first member that waits for a key: the one that asks
-        stopped: str | None = None
+        front = self._front(members, pgrp, shell.pid, canonical)
+        reader = None if in_front else self._reader_elsewhere(members, canonical, front.activity)
+        return front.observation(in_front, pgrp, canonical, reader)
+
+    def _front(self, members: set[int], pgrp: int, shell_pid: int, canonical: bool) -> _Front:
+        """The waits of every live member's tasks, the group's leader first, so that its name is
+        the command's."""
+        front = _Front()
         for pid in sorted(members, key=lambda pid: (pid != pgrp, pid)):
             info = _read_stat(f"/proc/{pid}/stat")
-            if info is None or info.state in GONE_STATES:
-                continue
-            command = command or info.comm
-            activity.append((pid, info.cpu))
-            # The shell's own helper threads (fish polls with a timeout from one after each prompt)
-            # are not what it waits on: at its prompt, or in a builtin, its main thread is.
-            for wait in self._process_waits(pid, canonical, main_only=pid == shell.pid):
-                waits.append(wait)
-                if wait.kind is Wait.STOPPED and stopped is None:
-                    stopped = info.comm
-                if wait.kind is Wait.TERMINAL and keyed is None:
-                    keyed = info.comm
-        reader = None if in_front else self._reader_elsewhere(members, canonical, activity)
-        verdict, wake_in = judge(waits, reader is not None)
-        return Observation(
-            shell_in_foreground=in_front,
-            foreground_pgrp=pgrp,
-            waiting_for_terminal=verdict is Verdict.INPUT,
-            canonical=canonical,
-            foreground_command=(keyed or command) if verdict is Verdict.INPUT else command,
-            stopped=stopped if verdict is Verdict.STOPPED else None,
-            hidden=verdict is Verdict.HIDDEN,
-            wake_in=wake_in,
-            activity=tuple(sorted(activity)),
-            reader=reader if verdict is Verdict.INPUT else None,
-            listening=verdict is Verdict.LISTENING,
-            keyless=verdict is Verdict.INPUT and reader is None and not any(
-                wait.kind is Wait.TERMINAL and wait.keyboard for wait in waits),
-        )
+            if info is not None and info.state not in GONE_STATES:
+                # The shell's own helper threads (fish polls with a timeout from one after each prompt)
+                # are not what it waits on: at its prompt, or in a builtin, its main thread is.
+                front.add(pid, info, self._process_waits(pid, canonical, main_only=pid == shell_pid))
+        return front
 
     def _scan(self, fresh: bool) -> list[ProcessInfo]:
         now = self._clock()
@@ -348,17 +335,7 @@ class KernelObserver:
             return [_fd_target(task, args[0])], None
         if name not in POLL_CALLS:
             return None, None
-        fds: list[int] | None
-        if name in ("poll", "ppoll"):
-            fds = _poll_fds(pid, args[0], args[1])
-            timeout = _milliseconds(args[2]) if name == "poll" else _time_struct(pid, args[2], 1e-9)
-        elif name in ("select", "pselect6"):
-            fds = _select_fds(pid, args[0], args[1:4])
-            timeout = _time_struct(pid, args[4], 1e-6 if name == "select" else 1e-9)
-        else:
-            fdinfo = _read(f"{task}/fdinfo/{args[0]}", 1 << 16)
-            fds = None if fdinfo is None else parse_epoll_targets(fdinfo)
-            timeout = _time_struct(pid, args[3], 1e-9) if name == "epoll_pwait2" else _milliseconds(args[3])
+        fds, timeout = _polled(pid, task, name, args)
         if fds is None:
             return None, timeout
         return [_fd_target(task, fd) for fd in fds], timeout
@@ -416,6 +393,70 @@ class KernelObserver:
     def _terminal_from_shell(self) -> str | None:
         target = _readlink(f"/proc/{self._shell_pid}/fd/0")
         return target if target and target.startswith("/dev/") and target != "/dev/null" else None
+
+
+class _Front:
+    """What the foreground's members were found doing, gathered one member at a time."""
+
+    __slots__ = ("waits", "activity", "command", "keyed", "stopped")
+
+    def __init__(self) -> None:
+        self.waits: list[TaskWait] = []
+        self.activity: list[tuple[int, int]] = []
+        self.command: str | None = None  # the first member's name
+        self.keyed: str | None = None  # the first member that waits for a key: the one that asks
+        self.stopped: str | None = None  # the first member with a stopped task
+
+    def add(self, pid: int, info: ProcessInfo, waits: list[TaskWait]) -> None:
+        self.command = self.command or info.comm
+        self.activity.append((pid, info.cpu))
+        self.waits.extend(waits)
+        for wait in waits:
+            if wait.kind is Wait.STOPPED and self.stopped is None:
+                self.stopped = info.comm
+            if wait.kind is Wait.TERMINAL and self.keyed is None:
+                self.keyed = info.comm
+
+    def observation(self, in_front: bool, pgrp: int, canonical: bool, reader: str | None) -> Observation:
+        """The verdict on these waits, with the names and the reader that explain it: none of them
+        goes with a verdict it does not explain."""
+        verdict, wake_in = judge(self.waits, reader is not None)
+        waiting = verdict is Verdict.INPUT
+        return Observation(
+            shell_in_foreground=in_front,
+            foreground_pgrp=pgrp,
+            waiting_for_terminal=waiting,
+            canonical=canonical,
+            foreground_command=(self.keyed or self.command) if waiting else self.command,
+            stopped=self.stopped if verdict is Verdict.STOPPED else None,
+            hidden=verdict is Verdict.HIDDEN,
+            wake_in=wake_in,
+            activity=tuple(sorted(self.activity)),
+            reader=reader if waiting else None,
+            listening=verdict is Verdict.LISTENING,
+            keyless=waiting and reader is None and not any(
+                wait.kind is Wait.TERMINAL and wait.keyboard for wait in self.waits),
+        )
+
+
+def _shell_group(processes: list[ProcessInfo], shell_pid: int, pgrp: int, since: int | None) -> set[int]:
+    """The shell and what shares its group, but for what started before the command line was typed
+    (the shell's own, as fish's completion indexer)."""
+    return {p.pid for p in processes if p.pgrp == pgrp and (since is None or p.start >= since)} | {shell_pid}
+
+
+def _polled(pid: int, task: str, name: str, args: Sequence[int]) -> tuple[list[int] | None, float | None]:
+    """The descriptors a poll, select or epoll call watches (None: unknown), and its timeout: each
+    family keeps them in its own place and unit."""
+    if name in ("poll", "ppoll"):
+        fds = _poll_fds(pid, args[0], args[1])
+        return fds, (_milliseconds(args[2]) if name == "poll" else _time_struct(pid, args[2], 1e-9))
+    if name in ("select", "pselect6"):
+        fds = _select_fds(pid, args[0], args[1:4])
+        return fds, _time_struct(pid, args[4], 1e-6 if name == "select" else 1e-9)
+    fdinfo = _read(f"{task}/fdinfo/{args[0]}", 1 << 16)
+    fds = None if fdinfo is None else parse_epoll_targets(fdinfo)
+    return fds, (_time_struct(pid, args[3], 1e-9) if name == "epoll_pwait2" else _milliseconds(args[3]))
 
 
 def _milliseconds(raw: int) -> float | None:

@@ -13,7 +13,8 @@ import math
 import socket
 import time
 from dataclasses import dataclass, field, fields
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeGuard
 
 # A request is a few words, or the text of a `send`; anything longer is not from safe-run.
 MAX_MESSAGE = 8 * 1024 * 1024
@@ -151,29 +152,65 @@ def decode_request(line: bytes) -> Request | None:
 
 
 def _fits(name: str, value: object) -> bool:
-    """Whether a field's value is of the type its name takes, in every message that has it."""
-    if name in ("wait",):
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if name in ("rows", "columns"):
-        return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1000
-    if name in ("first", "queue", "watch"):
-        return isinstance(value, bool)
-    if name in ("text", "keys", "signal", "command"):
-        return isinstance(value, str)
-    if name in ("cwd", "about", "why"):
-        return value is None or isinstance(value, str)
-    if name == "max_output":
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 1024
-    if name == "timers":
-        return isinstance(value, dict) and all(
-            isinstance(k, str) and (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)))
-            for k, v in value.items()
-        )
-    if name == "env":
-        return value is None or (
-            isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
-        )
-    return False
+    """Whether a field's value is of the type its name takes, in every message that has it; a
+    field no message has is refused."""
+    check = _FIELD_CHECKS.get(name)
+    return check is not None and check(value)
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    """A JSON number: `true` is an int to Python, never a number to a caller."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _flag(value: object) -> bool:
+    return isinstance(value, bool)
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _text_or_none(value: object) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _finite(value: object) -> bool:
+    """A wait: NaN and infinity are numbers to JSON's parser, but bound no wait."""
+    return _number(value) and math.isfinite(value)
+
+
+def _side(value: object) -> bool:
+    """A terminal's rows or columns, bounded as an onlooker's own resize is."""
+    return _whole(value) and 1 <= value <= 1000
+
+
+def _output_bound(value: object) -> bool:
+    """No less than any front end takes (`calls.MIN_MAX_OUTPUT`)."""
+    return _whole(value) and value >= 1024
+
+
+def _timers(value: object) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and (v is None or _number(v)) for k, v in value.items())
+
+
+def _environment(value: object) -> bool:
+    return value is None or (
+        isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    )
+
+
+_FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
+    "wait": _finite, "rows": _side, "columns": _side, "max_output": _output_bound,
+    "first": _flag, "queue": _flag, "watch": _flag,
+    "text": _text, "keys": _text, "signal": _text, "command": _text,
+    "cwd": _text_or_none, "about": _text_or_none, "why": _text_or_none,
+    "timers": _timers, "env": _environment,
+}
 
 
 def wait_of(request: Request) -> float:
