@@ -65,6 +65,11 @@ def test_anything_else_is_refused_before_it_is_acted_on(line: bytes) -> None:
     assert wire.decode_request(line) is None
 
 
+def test_a_wait_too_large_for_a_float_is_refused_not_raised() -> None:
+    assert wire.decode_request(b'{"op": "poll", "wait": 1' + b"0" * 400 + b"}") is None
+    assert wire.decode_request(b'{"op": "poll", "wait": 100000000000000000000}') == wire.Poll(wait=10 ** 20)
+
+
 def test_a_wait_is_bounded() -> None:
     assert wire.wait_of(wire.Poll(wait=-1)) == 0.0
     assert wire.wait_of(wire.Poll(wait=1e12)) == wire.MAX_WAIT_S

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import socket
+import sys
 import time
 from dataclasses import dataclass, field, fields
 from collections.abc import Callable
@@ -180,7 +181,10 @@ def _text_or_none(value: object) -> bool:
 
 
 def _finite(value: object) -> bool:
-    """A wait: NaN and infinity are numbers to JSON's parser, but bound no wait."""
+    """A wait: NaN and infinity are numbers to JSON's parser, but bound no wait; nor does a whole
+    number too large for a float (isfinite would raise on it)."""
+    if _whole(value):
+        return abs(value) <= sys.float_info.max
     return _number(value) and math.isfinite(value)
 
 
