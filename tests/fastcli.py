@@ -33,7 +33,7 @@ STARTUP_VARIABLES = ("PYTHONIOENCODING", "PYTHONUTF8", "LC_ALL", "LC_CTYPE", "PY
 ZYGOTE = r'''
 import io, json, os, select, signal, socket, sys
 import safe_run.cli.main, safe_run.cli.commands.run, safe_run.cli.commands.sessions, safe_run.engine.runner, safe_run.session.client
-import safe_run.session.holder, safe_run.session.launch, safe_run.core.render, safe_run.display, safe_run.processes.title
+import safe_run.session.holder, safe_run.session.launch, safe_run.core.render, safe_run.display, safe_run.process_title
 import safe_run.core.emulator, safe_run.cli.commands.doctor, safe_run.doctor.run, safe_run.session.adoption
 import safe_run.display.yielding, rich.console, rich.table, rich.text, concurrent.futures
 if sys.argv[2] == "mcp":  # the MCP server's SDK: its import is most of a server's start

@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         main_here(argv)
     args = sys.argv[1:]
     if args != VERSION_ONLY:  # nothing to hide; even the quick way to set the title costs a little
-        from ..processes import title as process_title
+        from .. import process_title
 
         process_title.hide_command()
     from ..warm import client

@@ -23,7 +23,7 @@ from ..session.launch import Fork
 from .caller import Caller
 from .holder import read_job
 from .holder_ahead import shell_ahead
-from .title import name_fork_server
+from ..process_title import name_fork_server
 
 
 def serve(channel: socket.socket) -> int:

@@ -27,7 +27,7 @@ from ..session.adoption import adopt_orphans, collect_adopted
 from ..session.holder import ShellPlan, make_holder
 from ..session.store import Session
 from .forking import close_all_but
-from .title import name_holder
+from ..process_title import name_holder
 
 from .. import TYPE_CHECKING
 if TYPE_CHECKING:

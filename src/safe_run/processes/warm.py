@@ -60,7 +60,7 @@ def main() -> None:
     try:
         stops = _hear_stop_signals()
         _preload()
-        from . import title as process_title
+        from .. import process_title
 
         process_title.name_warm()
         Server(path, context, idle, time.monotonic, leader, stops).serve()

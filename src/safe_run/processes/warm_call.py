@@ -59,7 +59,7 @@ def become(
         sys.argv = [os.fsdecode(word) for word in call.argv]
         _fresh_standard_streams()
         from ..cli import main as cli
-        from . import title as process_title
+        from .. import process_title
 
         process_title.hide_command()
 

@@ -16,7 +16,7 @@ import _imp
 import os
 import sys
 
-from .. import TYPE_CHECKING
+from . import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
