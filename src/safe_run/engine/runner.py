@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .. import shells
 from .cleanup import Reaper
-from .loop import follow
+from .loop import Watcher, follow
 from .interrupts import Wakeup
 from ..core.evidence import Observation, pid_after
 from .kernel import KernelObserver, ObserverLike, boot_ticks, last_pid, pid_max, read_stat
@@ -45,9 +45,6 @@ from ..core.tracker import (
 )
 from .transcript import Transcript
 from .workdir import private_workdir
-
-if TYPE_CHECKING:
-    from ..display import Display
 
 # Reads of what is already in the terminal before a decision on the kernel's look: bounded, since
 # a command that prints without pause always has more (and then no quiet-time decision comes).
@@ -679,21 +676,30 @@ class Run:
                 self.finish = action
 
 
+class Follower(Watcher, Protocol):
+    """What follows a foreground run besides the loop (a display, `display.shown.Shown`): made once
+    the run has started, and stopped however the run ends."""
+
+    def stop(self) -> None: ...
+
+
 def execute(
     request: RunRequest,
     clock: Callable[[], float] = time.monotonic,
-    display: Display | None = None,
     wakeup: Wakeup | None = None,
+    on_output: Callable[[bytes], None] | None = None,
+    follower: Callable[[Run, Callable[[], float]], Follower] | None = None,
 ) -> Result:
     """Run one command in the foreground and return its result; never raises for the command's sake.
 
     A stop request on `wakeup` (the command line's SIGINT, SIGTERM and SIGHUP, or any thread's
     `trigger`) stops the command and still produces a result; one pending before this call means
     the command is not started at all. Without a `wakeup` nothing can ask for a stop, and no
-    signal handler is installed either way: this runs in any thread. A `display` follows the run
-    as it goes (live output, a status line, jsonl events); it is stopped, and the terminal left as
-    it was, however the run ends. Without one (JSON), the loop does no work per chunk of output. A
-    display whose reader went away (`| head`) stops the command as SIGPIPE would stop a writer.
+    signal handler is installed either way: this runs in any thread. A display follows the run
+    as it goes (live output, a status line, jsonl events): it takes the output (`on_output`) and a
+    turn between steps (the `follower` made for the run, which is stopped, and the terminal left
+    as it was, however the run ends). Without one (JSON), the loop does no work per chunk of
+    output. The engine knows displays only by these two: what shows a run is the front end's.
     """
     with ExitStack() as stack:
         if wakeup is None:
@@ -707,7 +713,7 @@ def execute(
         if wakeup.pending:
             return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
         try:
-            run = Run(request, workdir, clock, None if display is None else display.on_output)
+            run = Run(request, workdir, clock, on_output)
         except (shells.ShellNotFound, TerminalError, RunFailed) as exc:
             return error_result(request.command, str(exc))
         except CommandRefused as refused:
@@ -715,11 +721,7 @@ def execute(
         except OSError as exc:  # the private directory's file system is full, or refuses writes
             message = f"cannot prepare the run in {workdir.parent}: {exc.strerror or exc}"
             return error_result(request.command, message)
-        shown = None
-        if display is not None:  # a JSON run loads nothing of the displays
-            from ..display.shown import Shown
-
-            shown = Shown(run, display, clock)
+        shown = None if follower is None else follower(run, clock)
         try:
             follow(run, wakeup, shown)
         finally:

@@ -24,7 +24,10 @@ from .params import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ...display import Display
+    from ...engine.runner import Follower, Run
 
 EXIT_STATUS_HELP = (
     "Exit status: the command's own exit code when it completed; 2 usage or syntax error; "
@@ -348,8 +351,9 @@ def _run(
 
     # What the command detaches comes back to this process, which collects it once the run is
     # over: in a container without an init, PID 1 would leave each one a zombie.
+    on_output, follower = _followed_by(display)
     with adopting():
-        result = execute(request, display=display, wakeup=invocation.signals.wakeup)
+        result = execute(request, wakeup=invocation.signals.wakeup, on_output=on_output, follower=follower)
     if display is None:
         emit(result, shown, env)
         return result
@@ -359,6 +363,18 @@ def _run(
         # end took the answer with it, and that is said, as for JSON.
         raise AnswerLost("the reader of standard output went away", result)
     return result
+
+
+def _followed_by(
+    display: Display | None,
+) -> tuple[Callable[[bytes], None] | None, Callable[[Run, Callable[[], float]], Follower] | None]:
+    """What the engine is handed of a display: the output as it comes, and a turn between steps
+    (`display.shown.Shown`). A JSON run loads nothing of the displays."""
+    if display is None:
+        return None, None
+    from ...display.shown import Shown
+
+    return display.on_output, lambda run, clock: Shown(run, display, clock)
 
 
 def _display(request: RunRequest, shown: str, env: Environment, keyboard: int | None) -> Display | None:
