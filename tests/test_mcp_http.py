@@ -33,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 import fastcli  # noqa: E402
-from safe_run.mcp.http_bounds import Bounds, admits, last_words
+from safe_run.mcp.http_bounds import Bounds, admits, last_words  # noqa: E402
 from test_mcp import BOUND_S, Server, call, cli, drive  # noqa: E402
 
 TOKEN = secrets.token_hex(16)

@@ -123,7 +123,7 @@ def shown(raw: bytes, screen: tuple[int, int] | None) -> str:
 
 
 def _last_screen(drawn: bytes, screen: tuple[int, int], before: list[str]) -> str:
-    from .emulator import screen_lines
+    from .emulator import screen_lines  # pyte: only for output that used the alternate screen
 
     lines = screen_lines(drawn, *screen)
     if not lines:

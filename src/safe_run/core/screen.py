@@ -108,13 +108,13 @@ class ScreenTail:
 
     def redraw(self, rows: int, columns: int) -> bytes:
         """What draws the screen as it is now on a person's terminal of `rows` x `columns`."""
-        from .emulator import redraw
+        from .emulator import redraw  # pyte: only when a person attaches
 
         return redraw(self._screen_bytes(), self._columns, self._rows, rows, columns, self._alternate)
 
     def lines(self) -> list[str]:
         """The screen now shown, as lines: a full-screen program's, for a caller who reads text."""
-        from .emulator import screen_lines
+        from .emulator import screen_lines  # pyte: only when asked
 
         return screen_lines(self._screen_bytes(), self._columns, self._rows)
 
@@ -260,7 +260,7 @@ def _render_screen(data: bytes, columns: int, rows: int) -> Rendered:
             shown, upto, wrapped = _replay_line(line.decode("ascii"), columns)
             return shown, upto, min(rows - 1, above + wrapped), min(len(upto), columns - 1)
         data = line
-    from .emulator import emulate
+    from .emulator import emulate  # pyte: only here, since most runs never need the emulator
 
     shown, upto, row, column = emulate(data, columns, rows)
     return shown, upto, min(rows - 1, above + row), column

@@ -29,6 +29,6 @@ def report_dict(reports: Sequence[ShellReport]) -> dict[str, object]:
 
 def render_pretty(reports: Sequence[ShellReport], console: Console | None = None) -> None:
     """A table (one row per shell), then each problem with its advice, then a one-line verdict."""
-    from .pretty import print_report
+    from .pretty import print_report  # rich is loaded only for people, never for JSON
 
     print_report(reports, console)

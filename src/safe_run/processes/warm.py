@@ -73,12 +73,12 @@ def _preload() -> None:
     import ctypes  # noqa: F401
     import click  # noqa: F401
 
-    from ..cli import main as cli, report
-    from ..core import render
-    from ..engine import runner
-    from ..cli.commands import run, sessions
-    from ..display import interactive, lines
-    from ..session import client, holder, launch
+    from ..cli import main, report  # noqa: F401
+    from ..cli.commands import run, sessions  # noqa: F401
+    from ..core import render  # noqa: F401
+    from ..display import interactive, lines  # noqa: F401 - a pretty run's (the person's and a log's)
+    from ..engine import runner  # noqa: F401
+    from ..session import client, holder, launch  # noqa: F401
 
 
 def _hear_stop_signals() -> list[int]:

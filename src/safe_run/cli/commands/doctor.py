@@ -34,7 +34,7 @@ def doctor_command(shell: str | None, output_format: str) -> int:
     same machinery as a run, and reports the strategy a run gets, how long start-up takes and, for
     each problem, the reason and what to do.
     """
-    from ... import doctor
+    from ... import doctor  # only doctor needs it; a run should not pay for loading it
 
     environ = dict(os.environ)
     if shell is not None:
