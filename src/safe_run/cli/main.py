@@ -1,4 +1,5 @@
-"""The command line's one way out, and what the process needs before it can answer at all.
+"""Runs in the command line's process (`safe-run ...`, or a warm call's child in its place): its
+one way out, and what the process needs before it can answer at all.
 
 This is the only module that exits: every way out goes through `main`, which turns usage mistakes
 into one-line messages with status 2 and anything unexpected into status 125, never a traceback.

@@ -1,4 +1,5 @@
-"""`safe-run mcp --http HOST:PORT`: the same tools over the SDK's Streamable HTTP transport.
+"""Runs in the MCP server over HTTP (`safe-run mcp --http HOST:PORT`): the same tools over the
+SDK's Streamable HTTP transport.
 
 One process serves many clients at `/mcp`, each HTTP session a connection with its own default
 shell; named shells are shared and live in their holders, so they outlive the server. Every

@@ -1,4 +1,5 @@
-"""`safe-run mcp`: the runs, sessions and persistent shells as tools of an MCP server.
+"""Runs in the MCP server (`safe-run mcp`, over stdio; `mcp/http.py` serves the same tools over
+HTTP): the runs, sessions and persistent shells as tools of an MCP server.
 
 Each connection (the one client of a stdio server, or one session over HTTP) has its own
 persistent shell, so a `cd` in one `run` holds for the next. A `run` may name a shell instead

@@ -1,4 +1,5 @@
-"""The person's side of `safe-run attach` and `safe-run watch`: their terminal joins a session's.
+"""Runs in `safe-run attach` and `safe-run watch`, at a person's terminal: their terminal joins a
+session's.
 
 The holder draws the screen as it is (a full-screen program appears as it is), then sends what
 the terminal prints; the person's keys go to the command (attach) or nowhere (watch), and their

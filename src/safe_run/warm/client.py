@@ -1,4 +1,4 @@
-"""The caller's side of a warm call: hand this process's call to a warm process, or say it cannot.
+"""Runs in the command line's process, first: hand this call to a warm process, or say it cannot.
 
 It imports little, since Python's own start-up is most of what a warm call costs the caller:
 `_socket` rather than `socket` and `_signal` rather than `signal` (their enums alone would cost
