@@ -59,7 +59,7 @@ def click_source(shell: str) -> str:
 
 
 # safe-run prints a fish script that splits each answer at its first comma only (see
-# src/safe_run/commands/completion.py); click's own splits at every one.
+# src/safe_run/cli/commands/completion.py); click's own splits at every one.
 FISH_SPLIT_ONCE = 'set -l metadata (string split --max 1 "," $completion);'
 
 

@@ -1,7 +1,7 @@
 """What one connection may hold of the MCP HTTP server: its place among the open connections, and
 the time until its next request's headers are complete.
 
-Runs in: the MCP server over HTTP (`mcp_http`), on uvicorn's event loop, in front of uvicorn's own
+Runs in: the MCP server over HTTP (`mcp/http.py`), on uvicorn's event loop, in front of uvicorn's own
 HTTP protocol (`Guard`) and of the app (`Watched`).
 
 uvicorn bounds neither. It keeps a connection that sends nothing, or half a header a byte at a
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the command line's --help takes the defaults from here, wit
 
 # Ample for a client on the far side of a slow link; a half-header client is cut after it.
 HEADER_S = 10.0
-# Each call waits in a worker thread (mcp_http.WORKER_THREADS), and a client may hold a connection
+# Each call waits in a worker thread (`http.WORKER_THREADS`), and a client may hold a connection
 # per call in flight: as many connections as threads.
 MAX_CONNECTIONS = 256
 
