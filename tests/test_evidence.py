@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from safe_run.core.evidence import (
-    SYSCALL_TABLES, PidCounters, ProcessInfo, TaskWait, Verdict, Wait, classify_call, descendants, fd_kind, has_marker, is_terminal, judge, Owner, made_since, owners, parse_epoll_targets, parse_stat, parse_syscall, parse_tty_index, run_members, session_members,
+    SYSCALL_TABLES, PidCounters, ProcessInfo, TaskWait, Verdict, Wait, classify_call, descendants, fd_kind,
+    has_marker, is_terminal, judge, Owner, made_since, owners, parse_epoll_targets, parse_stat, parse_syscall,
+    parse_tty_index, run_members, session_members,
 )
 
 TTY = "/dev/pts/7"

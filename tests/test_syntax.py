@@ -14,7 +14,8 @@ import pytest
 
 from safe_run import syntax
 from safe_run.syntax import (
-    BACKQUOTE, BRACE, CASE, DANGLING, DOUBLE_QUOTE, FISH_BEGIN, FISH_IF, FISH_LOOP, FISH_SWITCH, IF, LOOP, PARENTHESIS, SINGLE_QUOTE, STRAY_END, STRAY_FI, UNKNOWN, SyntaxProblem, check_syntax, classify, heredoc,
+    BACKQUOTE, BRACE, CASE, DANGLING, DOUBLE_QUOTE, FISH_BEGIN, FISH_IF, FISH_LOOP, FISH_SWITCH, IF, LOOP,
+    PARENTHESIS, SINGLE_QUOTE, STRAY_END, STRAY_FI, UNKNOWN, SyntaxProblem, check_syntax, classify, heredoc,
 )
 
 POSIX_SHELLS = ("bash", "zsh", "dash")

@@ -13,7 +13,8 @@ from safe_run.core.screen import ScreenTail
 from safe_run.core.sequences import Osc
 from safe_run.core.request import Timers
 from safe_run.core.tracker import (
-    HELD_LOOK_S, NO_KERNEL_VIEW, UNCORROBORATED, Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase, Reinjected, Replacement, Send, TrackerError, Waiting,
+    HELD_LOOK_S, NO_KERNEL_VIEW, UNCORROBORATED, Action, CommandTracker, Config, Decision, Downgraded,
+    EndCheck, Lines, Look, Output, Phase, Reinjected, Replacement, Send, TrackerError, Waiting,
 )
 
 NONCE = "0123456789abcdef0123456789abcdef"

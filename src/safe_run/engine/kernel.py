@@ -23,7 +23,10 @@ from dataclasses import replace
 from typing import Protocol
 
 from ..core.evidence import (
-    GONE_STATES, MAX_POLL_FDS, POLL_CALLS, READ_CALLS, STOPPED_STATES, SYSCALL_TABLES, Observation, PidCounters, ProcessInfo, Syscall, TaskWait, Verdict, Wait, classify_call, descendants, has_marker, is_terminal, judge, made_since, parse_epoll_targets, parse_stat, parse_syscall, parse_tty_index, run_members, session_members,
+    GONE_STATES, MAX_POLL_FDS, POLL_CALLS, READ_CALLS, STOPPED_STATES, SYSCALL_TABLES, Observation,
+    PidCounters, ProcessInfo, Syscall, TaskWait, Verdict, Wait, classify_call, descendants, has_marker,
+    is_terminal, judge, made_since, parse_epoll_targets, parse_stat, parse_syscall, parse_tty_index,
+    run_members, session_members,
 )
 
 # Finding the processes of the command means reading every /proc/<pid>/stat; the list is reused for

@@ -41,7 +41,8 @@ from .shell_start import KeptShell, RunFailed, command_text, run_setup, start_ke
 from .terminal import Terminal, TerminalError, TerminalLike, unread_input
 from ..core.request import RunRequest
 from ..core.tracker import (
-    Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase, Reinjected, Replacement, Send, Waiting,
+    Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase, Reinjected,
+    Replacement, Send, Waiting,
 )
 from .transcript import Transcript
 from .workdir import private_workdir

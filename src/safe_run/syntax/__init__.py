@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from .check import check_argv, check_environment, check_syntax
 from .constructs import (
-    BACKQUOTE, BRACE, CASE, DANGLING, DOUBLE_QUOTE, FISH_BEGIN, FISH_FUNCTION, FISH_IF, FISH_LOOP, FISH_SWITCH, IF, LOOP, PARENTHESIS, QUOTES, SINGLE_QUOTE, STRAY_DONE, STRAY_END, STRAY_ESAC, STRAY_FI, UNKNOWN, heredoc,
+    BACKQUOTE, BRACE, CASE, DANGLING, DOUBLE_QUOTE, FISH_BEGIN, FISH_FUNCTION, FISH_IF, FISH_LOOP,
+    FISH_SWITCH, IF, LOOP, PARENTHESIS, QUOTES, SINGLE_QUOTE, STRAY_DONE, STRAY_END, STRAY_ESAC, STRAY_FI,
+    UNKNOWN, heredoc,
 )
 from .diagnosis import SyntaxProblem, bash_heredoc_warning, classify
 from .family import shell_family

@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass
 
 from .constructs import (
-    BACKQUOTE, BRACE, CASE, DANGLING, FISH_BEGIN, FISH_FUNCTION, FISH_IF, FISH_LOOP, FISH_SWITCH, HEREDOC_PREFIX, IF, LOOP, PARENTHESIS, QUOTE_CHARS, QUOTES, STRAY_DONE, STRAY_END, STRAY_ESAC, STRAY_FI, UNKNOWN, heredoc, swallows_the_rest,
+    BACKQUOTE, BRACE, CASE, DANGLING, FISH_BEGIN, FISH_FUNCTION, FISH_IF, FISH_LOOP, FISH_SWITCH,
+    HEREDOC_PREFIX, IF, LOOP, PARENTHESIS, QUOTE_CHARS, QUOTES, STRAY_DONE, STRAY_END, STRAY_ESAC, STRAY_FI,
+    UNKNOWN, heredoc, swallows_the_rest,
 )
 from .family import syntax_facts
 from .fish_scan import scan_fish

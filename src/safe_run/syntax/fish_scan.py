@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .constructs import (
-    BRACE, DANGLING, FISH_BEGIN, FISH_FUNCTION, FISH_IF, FISH_LOOP, FISH_SWITCH, PARENTHESIS, QUOTE_CHARS, STRAY_END, Found,
+    BRACE, DANGLING, FISH_BEGIN, FISH_FUNCTION, FISH_IF, FISH_LOOP, FISH_SWITCH, PARENTHESIS, QUOTE_CHARS,
+    STRAY_END, Found,
 )
 
 _FISH_BLOCKS = {"if": FISH_IF, "for": FISH_LOOP, "while": FISH_LOOP, "switch": FISH_SWITCH,

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from .constructs import (
-    BACKQUOTE, BRACE, CASE, DANGLING, IF, LOOP, PARENTHESIS, SINGLE_QUOTE, DOUBLE_QUOTE, STRAY_DONE, STRAY_ESAC, STRAY_FI, Found, heredoc,
+    BACKQUOTE, BRACE, CASE, DANGLING, IF, LOOP, PARENTHESIS, SINGLE_QUOTE, DOUBLE_QUOTE, STRAY_DONE,
+    STRAY_ESAC, STRAY_FI, Found, heredoc,
 )
 
 
