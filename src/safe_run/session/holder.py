@@ -1,4 +1,5 @@
-"""The session holder: a detached process that owns one shell's terminal and answers callers.
+"""Runs in a session's holder, a detached process that owns one shell's terminal and answers
+callers: `make_holder` picks the holder's kind, and a one-shot session's is here.
 
 A holder is of one of two kinds, decided once, when it is made (`make_holder`): a one-shot
 session's (one command, then it ends: `OneShotHolder`, here) or a named shell's (`--in NAME`, one

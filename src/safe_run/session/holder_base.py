@@ -1,5 +1,5 @@
-"""What both kinds of holder share: the run of one shell's terminal, and what a request about
-its command does.
+"""Runs in a session's holder, of either kind: what both share, the run of one shell's terminal,
+and what a request about its command does.
 
 A holder drives the same `Run` a foreground call does, so strategies, fallbacks, --timeout and
 clean-up are the foreground's; what it adds is the socket. Callers ask to poll (now, or waiting for

@@ -1,4 +1,4 @@
-"""A named shell's holder (`--in NAME`): a holder that outlives its command.
+"""Runs in a named shell's holder (`--in NAME`): a holder that outlives its command.
 
 Between commands it waits for the next `run` (one at a time: a `run` while a command runs is
 answered `busy`), a `close`, or its idle limit, while it keeps reading what the shell prints so
