@@ -82,6 +82,7 @@ def test_bad_arguments_raise_with_a_clear_message(kwargs: dict[str, object], err
     [
         ({"command": "echo \udcff"}, "the command is not valid UTF-8 (byte 5)"),
         ({"command": "true", "env": {"A": "\udcff"}}, "env: the value of A is not valid UTF-8 (byte 0)"),
+        ({"command": "echo é\udcff"}, "the command is not valid UTF-8 (byte 7)"),
     ],
 )
 def test_text_that_is_not_utf8_is_refused_before_it_runs(kwargs: dict[str, object], message: str) -> None:

@@ -304,7 +304,7 @@ def test_a_current_directory_whose_name_is_not_utf8(caller: Caller, tmp_path: Pa
     odd = os.path.join(os.fsencode(tmp_path), b"odd\xff")
     os.mkdir(odd)
     call = caller("--", "pwd", cwd=odd)
-    position = len(os.fsdecode(odd)) - 1
+    position = len(odd) - 1
     assert_usage_error(call, f"the name of the current directory is not valid UTF-8 (byte {position})")
 
 

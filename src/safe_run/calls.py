@@ -113,7 +113,8 @@ def utf8(text: str, what: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValueError(f"{what} is not valid UTF-8 (byte {exc.start})") from None
+        at = len(text[:exc.start].encode("utf-8"))  # where it is in the bytes it came from
+        raise ValueError(f"{what} is not valid UTF-8 (byte {at})") from None
     return text
 
 
