@@ -4,14 +4,15 @@ the input-wait judgement and run membership. No process is started."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from safe_run.core.evidence import (
     SYSCALL_TABLES, PidCounters, ProcessInfo, TaskWait, Verdict, Wait, classify_call, descendants, fd_kind,
-    has_marker, is_terminal, judge, Owner, made_since, owners, parse_epoll_targets, parse_stat, parse_syscall,
-    parse_tty_index, run_members, session_members,
+    has_marker, is_terminal, judge, Owner, made_since, owners, parse_epoll_targets, parse_stat,
+    parse_syscall, parse_tty_index, run_members, session_members, shell_at_work,
 )
 
 TTY = "/dev/pts/7"
@@ -151,6 +152,25 @@ def test_without_the_lines_end_the_shells_children_after_the_start_are_the_comma
 def test_pids_that_came_round_pid_max_are_still_after() -> None:
     whose = owners([process(5, SHELL_PID), process(32700, SHELL_PID)], SHELL_PID, 32600, 32760, 32768)
     assert whose == {5: Owner.PROMPT, 32700: Owner.COMMAND}
+
+
+def test_the_shells_own_work_is_over_once_its_workers_sleep_with_nothing_running() -> None:
+    worker = process(160, SHELL_PID, session=160, comm="zsh-async worker")
+    agent = process(150, 1, session=150, comm="gpg-agent")
+    job = process(210, SHELL_PID, comm="sleep job")  # the command's: never waited for
+    whose = {150: Owner.SHELL, 160: Owner.SHELL, 210: Owner.COMMAND}
+    assert not shell_at_work([agent, worker, job], whose)
+    assert shell_at_work([agent, replace(worker, state="R"), job], whose)
+
+
+def test_a_worker_with_a_job_and_a_prompt_hook_are_at_work() -> None:
+    worker = process(160, SHELL_PID, session=160, comm="zsh-async worker")
+    its_job = process(220, 160, pgrp=160, session=160, comm="mktemp")
+    hook = process(320, SHELL_PID, comm="atuin history end")
+    whose = {160: Owner.SHELL, 220: Owner.SHELL, 320: Owner.PROMPT}
+    assert shell_at_work([worker, its_job], whose)
+    assert shell_at_work([worker, hook], whose)
+    assert not shell_at_work([worker, replace(hook, state="Z"), replace(its_job, state="Z")], whose)
 
 
 # --- the rules ---------------------------------------------------------------------------------

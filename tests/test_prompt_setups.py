@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,6 +157,28 @@ def test_only_the_commands_own_job_is_killed(configured: SafeRun, setup: Setup, 
     result = configured("--format", "json", "--cwd", str(tree), "--", job, env=_env(setup)).json
     assert result["exit_code"] == 0
     assert [killed["command"] for killed in result["killed"]] == ["sleep"], result
+
+
+def test_the_shells_own_work_is_not_cut_short(configured: SafeRun, setup: Setup, tmp_path: Path) -> None:
+    """What the shell does after each prompt is done before it is hung up, as a terminal window
+    left open would let it: pure's worker writes each job's output to a file in TMPDIR and removes
+    it once the job is done, so a hang-up in the middle left one or two such files a run."""
+    tree = _work_tree(tmp_path / "tree")
+    before = set(configured.tmpdir.iterdir())
+    for _ in range(3):
+        assert configured("--format", "json", "--cwd", str(tree), "--", "true", env=_env(setup)).json["exit_code"] == 0
+    assert _new_files(configured.tmpdir, before) == []
+
+
+def _new_files(where: Path, before: set[Path]) -> list[str]:
+    """What is in `where` and was not `before`, once what a prompt hook left to finish by itself
+    (autojump writing its data through a temporary file) had a few seconds to do so."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        new = sorted(path.name for path in set(where.iterdir()) - before if not path.name.startswith("safe-run"))
+        if not new or time.monotonic() > deadline:
+            return new
+        time.sleep(0.05)
 
 
 def test_a_stopped_command_is_reported_alone(configured: SafeRun, setup: Setup, tmp_path: Path) -> None:

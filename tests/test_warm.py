@@ -485,3 +485,25 @@ def test_sigterm_ends_a_spare_child_and_the_holder_forked_ahead(caller: Caller) 
     os.kill(spare, signal.SIGTERM)
     assert gone(lambda: alive(spare) and not zombie(spare), within=10), "SIGTERM did not end the spare"
     assert grandparent_of_the_shell(caller) == warm  # the next call is forked as it comes
+
+
+PURE = Path("/usr/lib/node_modules/pure-prompt")
+
+
+@pytest.mark.slow
+def test_a_kept_shell_no_call_takes_is_hung_up_before_its_workers_are_ended(caller: Caller, tmp_path: Path) -> None:
+    """Each call from another directory than the last finds the shell kept ahead not its own, and
+    it is closed. Ended while that shell still lived, pure's worker was started again by its
+    prompt, and the hang-up then cut the new one's first job short: its file stayed in TMPDIR."""
+    if shutil.which("zsh") is None or not (PURE / "pure.zsh").exists():
+        pytest.skip("zsh or npm's pure-prompt is not installed")
+    (caller.home / ".zshrc").write_text(f"fpath+=({PURE})\nautoload -U promptinit; promptinit\nprompt pure\n")
+    tmp, places = tmp_path / "tmp", [tmp_path / "here", tmp_path / "there"]
+    for directory in (tmp, *places):
+        directory.mkdir()
+    env = caller.env(SHELL=shell_path("zsh"), TMPDIR=str(tmp), SAFE_RUN_YIELD_AFTER="30")  # a session's holder
+    for call in range(5):
+        assert caller("--format", "json", "--", "true", env=env, cwd=places[call % 2]).returncode == 0
+        time.sleep(0.3)  # the next shell is kept ahead meanwhile, and its prompt's work done
+    caller.stop()
+    assert sorted(path.name for path in tmp.iterdir() if path.name.startswith("zsh-async")) == []

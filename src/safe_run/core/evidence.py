@@ -80,6 +80,8 @@ RELATIVE_INODES = ("anon_inode:[eventfd]", "anon_inode:[signalfd]", "anon_inode:
 # Zombies and the dead hold no terminal and run nothing.
 GONE_STATES = frozenset({"Z", "X", "x"})
 STOPPED_STATES = frozenset({"T", "t"})
+# Running, or in a wait the kernel finishes by itself (a disk): working, not waiting for anyone.
+BUSY_STATES = frozenset({"R", "D"})
 # The variable each run puts in its shell's environment, so that what the command started in
 # other sessions (daemons, `setsid`, `tmux new -d`) can be found again.
 MARKER_VAR = "SAFE_RUN_RUN"
@@ -447,6 +449,22 @@ def owners(
         return who
 
     return {p.pid: owner(p) for p in processes}
+
+
+def shell_at_work(processes: list[ProcessInfo], whose: dict[int, Owner]) -> bool:
+    """Whether the shell's own processes are in the middle of something a hang-up would cut short.
+
+    A prompt hook's process (made after the line ended: atuin ending its history entry, autojump
+    recording the directory) is at work until it ends; so is a process of the shell's that runs,
+    or one working for another of them (a zsh-async worker's job, whose temporary file the worker
+    removes once the job is done). A worker that sleeps with nothing of its own running, or an
+    agent the rc started, waits for something that will not come before the shell ends: it is idle.
+    """
+    own = {p.pid for p in processes if whose.get(p.pid) in (Owner.SHELL, Owner.PROMPT) and p.state not in GONE_STATES}
+    return any(
+        whose[p.pid] is Owner.PROMPT or p.state in BUSY_STATES or p.ppid in own
+        for p in processes if p.pid in own
+    )
 
 
 def has_marker(environ: bytes, marker: str) -> bool:

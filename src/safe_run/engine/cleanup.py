@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from ..core.evidence import Owner, ProcessInfo, owners
+from ..core.evidence import Owner, ProcessInfo, owners, shell_at_work
 from .kernel import ObserverLike, pid_max, read_stat
 from ..core.result import Killed
 from .terminal import TerminalLike
@@ -43,6 +43,12 @@ SWEEP_ROUNDS = 4
 # After a command ended by itself, how long the shell may take to run its prompt hooks before the
 # sweep: their processes are the shell's, not the command's.
 SETTLE_S = 0.5
+# After a command ended by itself, how long the shell's own work (a prompt hook, a theme's async
+# worker's job) may take to be done before the shell is hung up, and how many looks a few
+# milliseconds apart must find it idle: a worker between two steps of a job sleeps with nothing
+# running for a moment.
+SHELL_WORK_S = 0.2
+QUIET_LOOKS = 3
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,11 @@ class Reaper:
         # The last pid given out as the first command started (its C): what was made before it is
         # the shell's own, a preexec hook's included (a start time in ticks of 10 ms cannot tell).
         self._started_pid = started_pid
+        # The shell's own processes left for its hang-up to end (pid, start), swept after it; and
+        # what the wait for their work needs (pid_max, the line's end pid), once they are left.
+        self._left_to_hang_up: set[tuple[int, int]] = set()
+        self._shell_work: tuple[int, int] | None = None
+        self.shell_has_work = False  # processes of the shell's own or its prompt's were found
 
     def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> Stopped:
         """Stop the command: every program it puts in front, escalating, until the shell is back.
@@ -146,14 +157,17 @@ class Reaper:
         quietly. With `settle` (the command ended by itself), what the shell made after the
         command's line ended (`line_end_pid`, as the line recorded it) is its prompt's: it is
         left alone, to end with the shell as a closed terminal window ends it, or by itself
-        (autojump recording the directory). Where the pids could not be had (no /proc), the
-        prompt hooks get a moment to finish first, and whatever of theirs still holds the
-        terminal is ended without being reported.
+        (autojump recording the directory). The shell's own processes are then left to the
+        shell's hang-up as well (`let_shell_work_end` first): ended while the shell lives, a
+        zsh-async worker is started again by its prompt, and the hang-up cuts the new one's first
+        job short, leaving its temporary file; what outlives the hang-up is ended after it
+        (`sweep_after_hang_up`). Where the pids could not be had (no /proc), the prompt
+        hooks get a moment to finish first, and whatever of theirs still holds the terminal is
+        ended without being reported.
         """
         wrap = pid_max() if self._started_pid is not None else None
         ended_pid = line_end_pid if settle else None
-        if settle and (wrap is None or ended_pid is None):
-            self._not_reported.update(self._prompt_hooks())
+        to_hang_up = self._before_the_sweep(settle, wrap, ended_pid)
         ended: list[ProcessInfo] = []
         known: dict[int, ProcessInfo] = {}
         seen: set[int] = {self._terminal.pid}
@@ -165,11 +179,62 @@ class Reaper:
             if wrap is not None and self._started_pid is not None:
                 known.update((p.pid, p) for p in leftovers)
                 whose = owners(list(known.values()), self._terminal.pid, self._started_pid, ended_pid, wrap)
-                self._not_reported.update(p.pid for p in leftovers if whose[p.pid] is Owner.SHELL)
-                leftovers = [p for p in leftovers if whose[p.pid] is not Owner.PROMPT]
+                leftovers = self._ended_now(leftovers, whose, to_hang_up)
             ended += leftovers
             self._end(leftovers)
         return self._report(ended)
+
+    def _before_the_sweep(self, settle: bool, wrap: int | None, ended_pid: int | None) -> bool:
+        """What comes before the sweep of a command that ended by itself; True when the shell's
+        own processes are left to its hang-up (see `kill_session`)."""
+        if not settle:
+            return False
+        if wrap is None or ended_pid is None or self._started_pid is None:
+            self._not_reported.update(self._prompt_hooks())
+            return False
+        self._shell_work = (wrap, ended_pid)
+        return True
+
+    def _ended_now(self, leftovers: list[ProcessInfo], whose: dict[int, Owner], to_hang_up: bool) -> list[ProcessInfo]:
+        """Which of `leftovers` the sweep ends now: the command's, and the shell's own unless they
+        are left to its hang-up; never what its prompt made."""
+        shells = [p for p in leftovers if whose[p.pid] is Owner.SHELL]
+        self._not_reported.update(p.pid for p in shells)
+        if to_hang_up:
+            self.shell_has_work = self.shell_has_work or any(whose[p.pid] is not Owner.COMMAND for p in leftovers)
+            self._left_to_hang_up.update((p.pid, p.start) for p in shells)
+            return [p for p in leftovers if whose[p.pid] is Owner.COMMAND]
+        return [p for p in leftovers if whose[p.pid] is not Owner.PROMPT]
+
+    def sweep_after_hang_up(self) -> None:
+        """End what of the shell's own outlived its hang-up (an agent its rc started, a worker that
+        ignores it), quietly, as the sweep would have before it."""
+        left = [(read_stat(pid), start) for pid, start in self._left_to_hang_up]
+        self._left_to_hang_up.clear()
+        # The same process, not a new one given its pid meanwhile.
+        alive = [info for info, start in left if info is not None and info.start == start]
+        if alive:
+            self._end(alive)
+
+    def let_shell_work_end(self) -> None:
+        """Wait (bounded) for what the shell itself does after the command to be done before it is
+        hung up: a closed terminal window cuts nothing short a moment after its prompt, and a
+        hang-up at once would (pure's worker leaves its temporary files). Only where the sweep left
+        the shell's own processes to the hang-up."""
+        if self._shell_work is None or self._started_pid is None:
+            return
+        wrap, ended_pid = self._shell_work
+        deadline = time.monotonic() + SHELL_WORK_S
+        quiet = 0
+        while True:
+            processes = self._kernel.run_processes()
+            whose = owners(processes, self._terminal.pid, self._started_pid, ended_pid, wrap)
+            if all(owner is Owner.COMMAND for owner in whose.values()):
+                return
+            quiet = 0 if shell_at_work(processes, whose) else quiet + 1
+            if quiet >= QUIET_LOOKS or time.monotonic() >= deadline:
+                return
+            time.sleep(POLL_S / 2)
 
     def _end(self, leftovers: list[ProcessInfo]) -> None:
         """SIGTERM to each leftover (and its job's group), SIGKILL to what is still there after GRACE_S.

@@ -118,6 +118,7 @@ class Run:
         # What the tracker decided to type and the terminal has not taken yet: typed as it takes
         # it, never waited for, so a caller of the holder is never held up by a full terminal.
         self._to_type = bytearray()
+        self._reaper: Reaper | None = None  # once closed, until the shell is hung up (`hang_up`)
         self._begin_command(request)
         self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
@@ -431,7 +432,10 @@ class Run:
         ended (also in `killed`).
 
         `idle`: the shell waited for its next command (a persistent shell closing), so no prompt
-        hook of a command that just ended is running, and all that is left is reported.
+        hook of a command that just ended is running, and all that is left is reported. A shell
+        still at work of its own after its command (a prompt theme's worker, a hook) is hung up
+        only by `hang_up`, which the caller calls once the answer is out: the answer waits for the
+        command, not for the prompt.
         """
         before = len(self.killed)
         self.end_command()
@@ -445,10 +449,25 @@ class Run:
         settle = not idle and (not stop or line_end is not None)
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=settle, line_end_pid=line_end)
-        self.terminal.close(hang_up=not self.request.keep_background)
+        self._reaper = reaper
+        if not reaper.shell_has_work:
+            self.hang_up()
+        return self.killed[before:]
+
+    def hang_up(self) -> None:
+        """After `close`: hang the shell up as a closed terminal window does, once its own work is
+        done (bounded), and end what of its own outlived that. Changes nothing in the result."""
+        reaper, self._reaper = self._reaper, None
+        if reaper is None:
+            return
+        sweep = not self.request.keep_background
+        if sweep:
+            reaper.let_shell_work_end()
+        self.terminal.close(hang_up=sweep)
+        if sweep:
+            reaper.sweep_after_hang_up()
         if self._kept is not None:
             self._kept.close(taken=True)  # its directory held this run's files
-        return self.killed[before:]
 
     def end_command(self) -> None:
         """Stop the command itself when its decision says so; the shell and its jobs stay, unless
@@ -690,6 +709,7 @@ def execute(
     wakeup: Wakeup | None = None,
     on_output: Callable[[bytes], None] | None = None,
     follower: Callable[[Run, Callable[[], float]], Follower] | None = None,
+    answer: Callable[[Result], None] | None = None,
 ) -> Result:
     """Run one command in the foreground and return its result; never raises for the command's sake.
 
@@ -701,37 +721,51 @@ def execute(
     turn between steps (the `follower` made for the run, which is stopped, and the terminal left
     as it was, however the run ends). Without one (JSON), the loop does no work per chunk of
     output. The engine knows displays only by these two: what shows a run is the front end's.
+    `answer` takes the result as soon as it is known, before the shell is hung up once its own
+    work after the command is done (`Run.hang_up`): the caller's answer does not wait for that.
     """
     with ExitStack() as stack:
-        if wakeup is None:
-            wakeup = Wakeup()
-            stack.callback(wakeup.close)
+        result = _to_the_end(request, clock, wakeup, on_output, follower, stack)
+        if answer is not None:
+            answer(result)
+        return result  # and then the shell is hung up (`stack`), and its private directory goes
+
+
+def _to_the_end(
+    request: RunRequest, clock: Callable[[], float], wakeup: Wakeup | None, on_output: Callable[[bytes], None] | None,
+    follower: Callable[[Run, Callable[[], float]], Follower] | None, stack: ExitStack,
+) -> Result:
+    """`execute`'s run, up to its result: what is still to be done then is left on `stack`."""
+    if wakeup is None:
+        wakeup = Wakeup()
+        stack.callback(wakeup.close)
+    try:
+        workdir = stack.enter_context(private_workdir())
+    except OSError as exc:
+        where = os.environ.get("TMPDIR") or tempfile.gettempdir()
+        return error_result(request.command, f"cannot create a private directory in {where}: {exc.strerror or exc}")
+    if wakeup.pending:
+        return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
+    try:
+        run = Run(request, workdir, clock, on_output)
+    except (shells.ShellNotFound, TerminalError, RunFailed) as exc:
+        return error_result(request.command, str(exc))
+    except CommandRefused as refused:
+        return refused.result
+    except OSError as exc:  # the private directory's file system is full, or refuses writes
+        message = f"cannot prepare the run in {workdir.parent}: {exc.strerror or exc}"
+        return error_result(request.command, message)
+    stack.callback(run.hang_up)  # after the answer, before the private directory goes
+    shown = None if follower is None else follower(run, clock)
+    try:
+        follow(run, wakeup, shown)
+    finally:
         try:
-            workdir = stack.enter_context(private_workdir())
-        except OSError as exc:
-            where = os.environ.get("TMPDIR") or tempfile.gettempdir()
-            return error_result(request.command, f"cannot create a private directory in {where}: {exc.strerror or exc}")
-        if wakeup.pending:
-            return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
-        try:
-            run = Run(request, workdir, clock, on_output)
-        except (shells.ShellNotFound, TerminalError, RunFailed) as exc:
-            return error_result(request.command, str(exc))
-        except CommandRefused as refused:
-            return refused.result
-        except OSError as exc:  # the private directory's file system is full, or refuses writes
-            message = f"cannot prepare the run in {workdir.parent}: {exc.strerror or exc}"
-            return error_result(request.command, message)
-        shown = None if follower is None else follower(run, clock)
-        try:
-            follow(run, wakeup, shown)
+            if shown is not None:
+                shown.stop()
         finally:
-            try:
-                if shown is not None:
-                    shown.stop()
-            finally:
-                run.close()
-        return run.result()
+            run.close()
+    return run.result()
 
 
 def _config(nonce: str, lines: Lines, request: RunRequest, kernel_view: bool, exit_word: bytes = b"") -> Config:

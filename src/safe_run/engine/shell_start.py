@@ -166,13 +166,15 @@ class KeptShell:
 
     def close(self, taken: bool = False) -> None:
         """Its directory removed, once its run is over (`taken`: the run ended the shell and what it
-        left); a shell no run took is ended first, with whatever its rc files started, as a run
-        ends what it leaves."""
+        left); a shell no run took is hung up first, then whatever its rc files started that
+        outlived it is ended, as a run ends what it leaves."""
         ended = taken or self._directory.lock < 0
         self._directory.remove()  # first: whoever waits for this process may not wait long
         if not ended:
-            Reaper(self._terminal, self.start.kernel, typed=NEVER_TYPED).kill_session()
+            # Hung up first, as a closed window: a prompt's worker ended while its shell lives is
+            # started again, and the hang-up would then cut that one's first job short.
             self._terminal.close()
+            Reaper(self._terminal, self.start.kernel, typed=NEVER_TYPED).kill_session()
 
 
 def _stamps(kind: ShellKind, load_rc: bool) -> list[tuple[str, int, int, int] | None]:

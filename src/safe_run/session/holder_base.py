@@ -173,14 +173,20 @@ class Holder(ABC):
         """Serve until the command (or the persistent shell) ends; `wakeup` carries stop requests.
 
         The private directory goes after the answers: with a session nobody was told of, as part
-        of the session's own directory (removing its files first cost a millisecond before them)."""
+        of the session's own directory (removing its files first cost a millisecond before them).
+        A shell still at work of its own after its command is hung up once everyone waiting is
+        answered (`Run.hang_up`)."""
         with private_workdir(self.session.path) as workdir:
             run = self._start(workdir)
-            if run is not None:
-                self._record_shell(run)
-                self._serve_run(run, wakeup)
-            self.recording.close()
-            self._finish()
+            try:
+                if run is not None:
+                    self._record_shell(run)
+                    self._serve_run(run, wakeup)
+                self.recording.close()
+                self._finish(run)
+            finally:
+                if run is not None:
+                    run.hang_up()
 
     def _serve_run(self, run: Run, wakeup: Wakeup) -> None:
         """The commands, then the shell's end: what ending it ended is the result's too."""
@@ -308,9 +314,9 @@ class Holder(ABC):
 
     # ---- the end ------------------------------------------------------------------------------
 
-    def _finish(self) -> None:
+    def _finish(self, run: Run | None) -> None:
         """Answer everyone, keep the result for whoever may still ask, and go; a session nobody was
-        told of goes too."""
+        told of goes too. The shell is hung up once those waiting are answered."""
         assert self.final is not None
         self._write_owed()
         final = self._told(self.final)
@@ -318,6 +324,9 @@ class Holder(ABC):
             self.onlookers.end(final.to_json().encode("utf-8"))
         self._keep_result(final)
         self._answer_all(final)
+        self.callers.deliver()
+        if run is not None:
+            run.hang_up()
         # One nobody was told of keeps its result only for a first caller yet to come (a flushed
         # file is a good part of the end).
         if not self.handed_out and not self.callers.first_answered:

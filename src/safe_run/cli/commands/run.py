@@ -352,12 +352,19 @@ def _run(
     # What the command detaches comes back to this process, which collects it once the run is
     # over: in a container without an init, PID 1 would leave each one a zombie.
     on_output, follower = _followed_by(display)
+
+    def answer(result: Result) -> None:
+        """Written as soon as it is known: a shell still at work for its prompt is hung up after."""
+        if display is None:
+            emit(result, shown, env)
+        else:
+            display.finished(result)
+
     with adopting():
-        result = execute(request, wakeup=invocation.signals.wakeup, on_output=on_output, follower=follower)
+        result = execute(request, wakeup=invocation.signals.wakeup, on_output=on_output, follower=follower,
+                         answer=answer)
     if display is None:
-        emit(result, shown, env)
         return result
-    display.finished(result)
     if shown == "jsonl" and display.broken and result.signal != "SIGPIPE":
         # Stopped like a pipeline's writer, it is as quiet as one; but a reader gone only at the
         # end took the answer with it, and that is said, as for JSON.
