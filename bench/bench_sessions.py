@@ -10,6 +10,8 @@ Prints, for the machine it runs on:
                 to the start-up of `safe-run --version` (the part that is Python starting)
   idle CPU      CPU time a holder uses in 20 s while its command sleeps, while it holds an input
                 wait nobody answers (--sessions of them), and a named shell's between commands
+  memory        what an idle named shell's holder holds (proportional set size, and its private
+                dirty pages), next to a bare interpreter asleep (`python -I -S`) started alongside
 No figure here is asserted; these machines are shared, so compare ratios, not absolutes.
 """
 
@@ -137,8 +139,40 @@ def bench_idle(env: dict[str, str], shell: str, sessions: int) -> None:
         target = f"   target at most {HELD_WAIT_TARGET:.2f} %" if label == "input wait" else ""
         print(f"idle CPU     holder, {label:10s} x{len(pids):<3d} {each * 1000:7.1f} ms CPU each in "
               f"{IDLE_WINDOW_S:g} s ({each / IDLE_WINDOW_S * 100:.3f} % of one core){target}")
+    bench_memory(holders["idle shell"])
     for verb, name in started:
         call([verb, name], env)
+
+
+# What an idle named shell's holder may hold: 1,000 named shells in 3 GB beside their shells.
+IDLE_SHELL_TARGET_MB = 3.0
+
+
+def rollup(pid: int) -> dict[str, int]:
+    """The process's memory totals, in kB (/proc/PID/smaps_rollup)."""
+    totals = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, _, value = line.partition(":")
+        if value.strip().endswith("kB"):
+            totals[name] = int(value.split()[0])
+    return totals
+
+
+def bench_memory(holders: list[int]) -> None:
+    """Idle named shells' holders, after the idle window: the median of each figure, in MB."""
+    bare = subprocess.Popen([sys.executable, "-I", "-S", "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(1.0)
+        reference = rollup(bare.pid)
+    finally:
+        bare.kill()
+        bare.wait()
+    pss = statistics.median(rollup(pid)["Pss"] for pid in holders) / 1024
+    private = statistics.median(rollup(pid)["Private_Dirty"] for pid in holders) / 1024
+    print(f"memory       idle named shell's holder x{len(holders)}: {pss:5.1f} MB proportional, {private:5.1f} MB "
+          f"private dirty (target at most {IDLE_SHELL_TARGET_MB:g} MB proportional)")
+    print(f"             a bare interpreter asleep: {reference['Pss'] / 1024:5.1f} MB proportional, "
+          f"{reference['Private_Dirty'] / 1024:5.1f} MB private dirty; ratio {pss / (reference['Pss'] / 1024):.2f}")
 
 
 def shell_holder_pid(home: str, name: str) -> int:
