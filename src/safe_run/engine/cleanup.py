@@ -221,8 +221,8 @@ class Reaper:
         hung up: a closed terminal window cuts nothing short a moment after its prompt, and a
         hang-up at once would (pure's worker leaves its temporary files). Only where the sweep left
         the shell's own processes to the hang-up."""
-        if self._shell_work is None or self._started_pid is None:
-            return
+        if self._shell_work is None or self._started_pid is None or not self.shell_has_work:
+            return  # nothing of the shell's own was there at the sweep: nothing to wait for
         wrap, ended_pid = self._shell_work
         deadline = time.monotonic() + SHELL_WORK_S
         quiet = 0
