@@ -172,8 +172,9 @@ def test_the_shells_own_work_is_not_cut_short(configured: SafeRun, setup: Setup,
 
 def _new_files(where: Path, before: set[Path]) -> list[str]:
     """What is in `where` and was not `before`, once what a prompt hook left to finish by itself
-    (autojump writing its data through a temporary file) had a few seconds to do so."""
-    deadline = time.monotonic() + 5.0
+    had time to do so: autojump writes its data to a temporary file, fsyncs it and renames it,
+    which takes seconds on a busy disk."""
+    deadline = time.monotonic() + 20.0
     while True:
         new = sorted(path.name for path in set(where.iterdir()) - before if not path.name.startswith("safe-run"))
         if not new or time.monotonic() > deadline:

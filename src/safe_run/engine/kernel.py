@@ -134,12 +134,13 @@ class KernelObserver:
         the shell itself is in front, what shares its process group but started before that is the
         shell's own (fish's completion indexer at a first start), not the command's work.
 
-        Membership comes from a scan of /proc at most once a second; a new answer other than
-        "working" is checked against a fresh scan, so a process started since cannot be missed by
-        it, while an answer that stays costs no more than the cached scan. `settled`: the looks
-        before found the input wait a session holds, and this one only sees whether it stays, so
-        the last scan stands however old while the same group is in front (a held wait is looked
-        at seldom, and each scan reads every process on the machine). A caller's look is not.
+        Membership comes from a scan of /proc at most once a second, of the processes made since
+        the shell (`evidence.made_since`); a new answer other than "working" is checked against a
+        fresh scan, so a process started since cannot be missed by it, while an answer that stays
+        costs no more than the cached scan. `settled`: the looks before found the input wait a
+        session holds, and this one only sees whether it stays, so the last scan stands however
+        old while the same group is in front (a held wait is looked at seldom, and each scan reads
+        every process made since the shell). A caller's look is not.
         """
         found = self._shell_and_modes()
         if found is None:
@@ -271,7 +272,9 @@ class KernelObserver:
     def _scan(self, fresh: bool) -> list[ProcessInfo]:
         now = self._clock()
         if fresh or self._scanned_at is None or now - self._scanned_at >= self._rescan_interval:
-            self._processes = _scan_proc()
+            # Only what can have been made since the shell: the run's processes all were, and the
+            # rest of the machine (hundreds of processes on a desktop) is never read.
+            self._processes = _scan_proc(made_since(_pids(), self._shell_pid, self._counters, pid_counters()))
             self._scanned_at = now
             shell = self._shell
             self._elsewhere = [] if shell is None else [
