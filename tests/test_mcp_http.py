@@ -33,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 import fastcli  # noqa: E402
-from safe_run.mcp.http_bounds import Bounds, admits, last_words  # noqa: E402
+from safe_run.mcp.http_bounds import Bounds, admits, body_to_come, last_words  # noqa: E402
 from test_mcp import BOUND_S, Server, call, cli, drive  # noqa: E402
 
 TOKEN = secrets.token_hex(16)
@@ -504,18 +504,29 @@ def health_request(address: str) -> bytes:
 HALF_A_HEADER = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 
 
+def half_a_body(address: str) -> bytes:
+    """An MCP request the server would take, whose body stops a fifth of the way."""
+    return (f"POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nAuthorization: Bearer {TOKEN}\r\n"
+            'Content-Length: 100\r\n\r\n{"jsonrpc": "2.0", ').encode()
+
+
 @pytest.mark.slow
 def test_a_connection_whose_request_headers_do_not_come_in_time_is_closed(tmp_path: Path) -> None:
     """From its opening or its last answer, a connection has --header-timeout seconds to complete
-    its next request's headers: half a header is answered 408, nothing at all (on a new connection
-    or one kept alive) is just closed; a well-formed request is still served."""
+    its next request's headers and body: half a header or half a body is answered 408, nothing at
+    all (on a new connection or one kept alive) is just closed; a well-formed request is still
+    served."""
     served = HttpServer(Server(tmp_path), options=("--header-timeout", "0.5"))
     served.start()
     try:
-        with connected(served.address) as slow, connected(served.address) as silent:
+        with connected(served.address) as slow, connected(served.address) as silent, \
+                connected(served.address) as slow_body:
             slow.sendall(HALF_A_HEADER)
+            slow_body.sendall(half_a_body(served.address))
             assert until_closed(slow).startswith(b"HTTP/1.1 408 ")
             assert until_closed(silent) == b""
+            assert until_closed(slow_body).startswith(b"HTTP/1.1 408 ")
         with connected(served.address) as kept:
             kept.sendall(health_request(served.address))
             assert answer(kept).startswith(b"HTTP/1.1 200 ")
@@ -557,6 +568,12 @@ def test_connections_beyond_the_cap_are_answered_503_and_closed_until_others_clo
         for conn in held:
             conn.close()
         served.stop()
+
+
+def test_the_clock_runs_on_through_a_body_to_come() -> None:
+    assert body_to_come([(b"host", b"x"), (b"content-length", b"12")])
+    assert body_to_come([(b"transfer-encoding", b"chunked")])
+    assert not body_to_come([(b"content-length", b"0")]) and not body_to_come([(b"host", b"x")])
 
 
 def test_the_cap_admits_up_to_its_bound_and_only_a_request_begun_is_told_it_came_too_late() -> None:

@@ -289,7 +289,7 @@ def serve_http(
 ) -> None:
     """Serve on `sock` until a stop request on `wakeup`; then close the connections' own shells
     and stop their sessions (named shells go on). `bounds`: how many connections at once, and how
-    long each may take to send a request's headers (`http_bounds`)."""
+    long each may take to send a request, headers and body (`http_bounds`)."""
     host, port = sock.getsockname()[:2]
     hosts = allowed_hosts(host, port)
     connections = Connections()

@@ -1,5 +1,5 @@
 """What one connection may hold of the MCP HTTP server: its place among the open connections, and
-the time until its next request's headers are complete.
+the time until its next request's headers, and its body, are complete.
 
 Runs in: the MCP server over HTTP (`mcp/http.py`), on uvicorn's event loop, in front of uvicorn's own
 HTTP protocol (`Guard`) and of the app (`Watched`).
@@ -8,9 +8,10 @@ uvicorn bounds neither. It keeps a connection that sends nothing, or half a head
 time, for as long as the client likes (its keep-alive bound starts only after an answer, and any
 byte stops it), and accepts as many as come: each holds a descriptor and some memory, and enough
 of them leave the server unable to accept the next client. Here a connection has `header_s`
-seconds from its opening, or from the end of its last request, to complete its next request's
-headers: uvicorn calls the app once it has them, which `Watched` sees, and the clock stops until
-that request ends. And at most `connections` are open at once: one beyond them is answered 503
+seconds from its opening, or from the end of its last request, to complete its next request:
+uvicorn calls the app once it has the headers, which `Watched` sees, and the clock stops then, or
+once the app has read the whole body where one is to come (a body sent a byte at a time held
+the connection as long as half a header did), until that request ends. And at most `connections` are open at once: one beyond them is answered 503
 and closed as soon as it is accepted, before anything it sent is read.
 """
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # the command line's --help takes the defaults from here, without uvicorn
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # Ample for a client on the far side of a slow link; a half-header client is cut after it.
 HEADER_S = 10.0
@@ -45,7 +46,7 @@ def _plain_answer(status: bytes, text: bytes) -> bytes:
 
 
 BUSY = _plain_answer(b"503 Service Unavailable", b"too many connections are open: try again once one has closed\n")
-TOO_SLOW = _plain_answer(b"408 Request Timeout", b"the request's headers did not come in time\n")
+TOO_SLOW = _plain_answer(b"408 Request Timeout", b"the request did not come in time\n")
 
 
 def admits(open_now: int, bounds: Bounds) -> bool:
@@ -59,6 +60,15 @@ def last_words(heard: bool) -> bytes:
     does, since its client may be sending a request at this very moment and would take the 408
     for its answer."""
     return TOO_SLOW if heard else b""
+
+
+def body_to_come(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request with these headers (as uvicorn hands them, names in lower case) has a body
+    to read: a length other than 0, or chunks."""
+    for name, value in headers:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() not in (b"", b"0")):
+            return True
+    return False
 
 
 def peer_of(transport: asyncio.BaseTransport) -> Peer | None:
@@ -158,9 +168,14 @@ class Guard(asyncio.Protocol):
         self._book.leave(self, self._peer)
         self._inner.connection_lost(exc)
 
-    def request_started(self) -> None:
-        """The app has a request of this connection: its headers are complete."""
+    def request_started(self, body: bool) -> None:
+        """The app has a request of this connection: its headers are complete, and with no `body`
+        to come, the request too; else the clock runs on until the body has come (`body_read`)."""
         self._in_app += 1
+        if not body:
+            self._stop_clock()
+
+    def body_read(self) -> None:
         self._stop_clock()
 
     def request_ended(self) -> None:
@@ -197,8 +212,24 @@ class Watched:
         if guard is None:
             await self.app(scope, receive, send)
             return
-        guard.request_started()
+        body = body_to_come(scope.get("headers", []))
+        guard.request_started(body)
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, _reading(receive, guard) if body else receive, send)
         finally:
             guard.request_ended()
+
+
+def _reading(receive: Receive, guard: Guard) -> Receive:
+    """`receive`, telling `guard` once the request's body has all come (or the client has gone)."""
+    read = False
+
+    async def watched() -> Message:
+        nonlocal read
+        message = await receive()
+        if not read and (message["type"] != "http.request" or not message.get("more_body", False)):
+            read = True
+            guard.body_read()
+        return message
+
+    return watched

@@ -39,7 +39,7 @@ MIN_TOKEN_CHARS = 32
 @click.option(
     "--header-timeout", "header_s", type=SECONDS, default=HEADER_S, metavar="SECONDS",
     help=f"With --http: a connection has this long from its opening, or its last answer, to send its next "
-    f"request's headers; then it is closed (408 if it began one).  [default: {HEADER_S:g}]",
+    f"request, headers and body; then it is closed (408 if it began one).  [default: {HEADER_S:g}]",
 )
 @click.option(
     "--max-connections", "max_connections", type=click.IntRange(min=1), default=MAX_CONNECTIONS, metavar="N",
