@@ -163,6 +163,7 @@ def test_the_shells_own_work_is_not_cut_short(configured: SafeRun, setup: Setup,
     """What the shell does after each prompt is done before it is hung up, as a terminal window
     left open would let it: pure's worker writes each job's output to a file in TMPDIR and removes
     it once the job is done, so a hang-up in the middle left one or two such files a run."""
+    _not_in_the_background(setup)
     tree = _work_tree(tmp_path / "tree")
     before = set(configured.tmpdir.iterdir())
     for _ in range(3):
@@ -170,11 +171,32 @@ def test_the_shells_own_work_is_not_cut_short(configured: SafeRun, setup: Setup,
     assert _new_files(configured.tmpdir, before) == []
 
 
+def test_the_librarys_run_leaves_the_prompts_work_to_finish_after_it_returns(
+        configured: SafeRun, setup: Setup, tmp_path: Path) -> None:
+    """`safe_run.run` hangs its shell up in a thread of its own once the shell's work is done; the
+    interpreter waits for it at its exit, so a script that runs one command and ends leaves
+    nothing of the prompt's either."""
+    _not_in_the_background(setup)
+    tree = _work_tree(tmp_path / "tree")
+    before = set(configured.tmpdir.iterdir())
+    script = f"import safe_run\nfor _ in range(2):\n    assert safe_run.run('true', cwd={str(tree)!r}).exit_code == 0\n"
+    env = {**configured.environment(_env(setup)), "SHELL": configured.shell or ""}
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=60)
+    assert _new_files(configured.tmpdir, before) == []
+
+
+def _not_in_the_background(setup: Setup) -> None:
+    """autojump's hook saves in the background and goes on after the shell has ended, as at a
+    terminal: when its temporary file goes is its own, not the run's to say (what it records is
+    tested by test_the_prompts_work_after_a_cd_records_the_directory)."""
+    if setup.name == "autojump":
+        pytest.skip("autojump saves in the background, past the shell's end")
+
+
 def _new_files(where: Path, before: set[Path]) -> list[str]:
     """What is in `where` and was not `before`, once what a prompt hook left to finish by itself
-    had time to do so: autojump writes its data to a temporary file, fsyncs it and renames it,
-    which takes seconds on a busy disk."""
-    deadline = time.monotonic() + 20.0
+    had a few seconds to do so."""
+    deadline = time.monotonic() + 5.0
     while True:
         new = sorted(path.name for path in set(where.iterdir()) - before if not path.name.startswith("safe-run"))
         if not new or time.monotonic() > deadline:

@@ -223,10 +223,27 @@ def scope(cwd: object = None, env: object = None) -> Scope:
 
 
 def run(run_request: RunRequest, wakeup: Wakeup | None = None) -> Result:
-    """A one-shot run, to its end in this thread."""
+    """A one-shot run, to its end in this thread. A shell still at work of its own after the
+    command (a prompt theme's worker) is hung up in another thread once that work is done, so
+    the result does not wait for it; the interpreter waits for that thread at its exit (at most
+    `cleanup.SHELL_WORK_S` and a hang-up)."""
     from .engine.runner import execute
 
-    return execute(run_request, wakeup=wakeup)
+    return execute(run_request, wakeup=wakeup, later=_in_a_thread)
+
+
+def _in_a_thread(work: Callable[[], None]) -> None:
+    import threading
+
+    threading.Thread(target=_quietly, args=(work,), name="safe-run hang-up").start()
+
+
+def _quietly(work: Callable[[], None]) -> None:
+    """`work`, whose faults nobody is left to hear of: the result went out before it."""
+    try:
+        work()
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def run_in_session(

@@ -454,6 +454,11 @@ class Run:
             self.hang_up()
         return self.killed[before:]
 
+    @property
+    def owes_hang_up(self) -> bool:
+        """Closed, with the shell still to be hung up (`hang_up`)."""
+        return self._reaper is not None
+
     def hang_up(self) -> None:
         """After `close`: hang the shell up as a closed terminal window does, once its own work is
         done (bounded), and end what of its own outlived that. Changes nothing in the result."""
@@ -710,6 +715,7 @@ def execute(
     on_output: Callable[[bytes], None] | None = None,
     follower: Callable[[Run, Callable[[], float]], Follower] | None = None,
     answer: Callable[[Result], None] | None = None,
+    later: Callable[[Callable[[], None]], None] | None = None,
 ) -> Result:
     """Run one command in the foreground and return its result; never raises for the command's sake.
 
@@ -723,19 +729,28 @@ def execute(
     output. The engine knows displays only by these two: what shows a run is the front end's.
     `answer` takes the result as soon as it is known, before the shell is hung up once its own
     work after the command is done (`Run.hang_up`): the caller's answer does not wait for that.
+    A shell that still owes that is hung up, and its private directory removed, by `later` where
+    one is given (a library's thread: its caller has the result at once), else before returning.
     """
     with ExitStack() as stack:
-        result = _to_the_end(request, clock, wakeup, on_output, follower, stack)
+        result, run = _to_the_end(request, clock, wakeup, on_output, follower, stack)
         if answer is not None:
             answer(result)
+        if later is not None and run is not None and run.owes_hang_up:
+            rest = stack.pop_all()
+            try:
+                later(rest.close)
+            except RuntimeError:  # no thread to be had: done here
+                rest.close()
         return result  # and then the shell is hung up (`stack`), and its private directory goes
 
 
 def _to_the_end(
     request: RunRequest, clock: Callable[[], float], wakeup: Wakeup | None, on_output: Callable[[bytes], None] | None,
     follower: Callable[[Run, Callable[[], float]], Follower] | None, stack: ExitStack,
-) -> Result:
-    """`execute`'s run, up to its result: what is still to be done then is left on `stack`."""
+) -> tuple[Result, Run | None]:
+    """`execute`'s run, up to its result (and the run, once started): what is still to be done
+    then is left on `stack`."""
     if wakeup is None:
         wakeup = Wakeup()
         stack.callback(wakeup.close)
@@ -743,18 +758,19 @@ def _to_the_end(
         workdir = stack.enter_context(private_workdir())
     except OSError as exc:
         where = os.environ.get("TMPDIR") or tempfile.gettempdir()
-        return error_result(request.command, f"cannot create a private directory in {where}: {exc.strerror or exc}")
+        message = f"cannot create a private directory in {where}: {exc.strerror or exc}"
+        return error_result(request.command, message), None
     if wakeup.pending:
-        return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
+        return not_started(request.command, signal.Signals(wakeup.pending[0]).name), None
     try:
         run = Run(request, workdir, clock, on_output)
     except (shells.ShellNotFound, TerminalError, RunFailed) as exc:
-        return error_result(request.command, str(exc))
+        return error_result(request.command, str(exc)), None
     except CommandRefused as refused:
-        return refused.result
+        return refused.result, None
     except OSError as exc:  # the private directory's file system is full, or refuses writes
         message = f"cannot prepare the run in {workdir.parent}: {exc.strerror or exc}"
-        return error_result(request.command, message)
+        return error_result(request.command, message), None
     stack.callback(run.hang_up)  # after the answer, before the private directory goes
     shown = None if follower is None else follower(run, clock)
     try:
@@ -765,7 +781,7 @@ def _to_the_end(
                 shown.stop()
         finally:
             run.close()
-    return run.result()
+    return run.result(), run
 
 
 def _config(nonce: str, lines: Lines, request: RunRequest, kernel_view: bool, exit_word: bytes = b"") -> Config:
