@@ -35,11 +35,13 @@ class Caller:
         self.warm = 0  # the warm process of `served`
         self.runtime = home / "run"
         self.runtime.mkdir(mode=0o700, exist_ok=True)
+        self.tmpdir = home / "tmp"  # what a call killed with its warm process leaves is here, not in /tmp
+        self.tmpdir.mkdir(mode=0o700, exist_ok=True)
         self.warm_dir = self.runtime / "safe-run" / "warm"
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home), "LANG": "C.UTF-8",
-               "XDG_RUNTIME_DIR": str(self.runtime),
+               "XDG_RUNTIME_DIR": str(self.runtime), "TMPDIR": str(self.tmpdir),
                "TERM": "dumb", "SHELL": shell_path("bash"), "SAFE_RUN_YIELD_AFTER": "never"}
         env.update(extra)
         return env
@@ -296,9 +298,7 @@ def test_a_sandboxed_caller_is_not_served_by_a_warm_process_outside_its_sandbox(
 
     if ctypes.CDLL(None, use_errno=True).syscall(LANDLOCK_CREATE_RULESET, None, 0, 1) < 0:
         pytest.skip("no Landlock in this kernel")
-    scratch = caller.home / "tmp"
-    scratch.mkdir()
-    env = caller.env(TMPDIR=str(scratch))
+    env = caller.env()  # its TMPDIR is inside the sandbox's home
     for _ in range(2):  # the caller's agent, without the sandbox: a warm process starts
         caller("--", "true", env=env, preexec_fn=no_new_privileges)
     deadline = time.monotonic() + WAIT_S
