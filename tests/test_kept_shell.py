@@ -195,8 +195,7 @@ def test_nothing_of_one_call_reaches_the_next(caller: Caller) -> None:
 
 
 def test_a_stopped_warm_process_leaves_no_kept_shell_nor_its_directory(caller: Caller) -> None:
-    env = agent(caller, "bash", TMPDIR=str(caller.home / "tmp"))
-    (caller.home / "tmp").mkdir()
+    env = agent(caller, "bash")  # its TMPDIR is `caller.tmpdir`
     with_rc(caller, "bash")
     caller("--", "true", env=env)
     caller("--", "true", env=env)
@@ -207,10 +206,10 @@ def test_a_stopped_warm_process_leaves_no_kept_shell_nor_its_directory(caller: C
                         for shell in children_of(ahead)]):
         assert time.monotonic() < deadline, "no shell was kept"
         time.sleep(0.02)
-    assert list((caller.home / "tmp").glob("safe-run-*")), "the kept shell's directory"
+    assert list(caller.tmpdir.glob("safe-run-*")), "the kept shell's directory"
     caller.stop()
     assert gone(lambda: [pid for pid in kept if alive(pid)])
-    assert list((caller.home / "tmp").glob("safe-run-*")) == []
+    assert list(caller.tmpdir.glob("safe-run-*")) == []
     assert not os.path.exists(f"/proc/{kept[0]}")
 
 
