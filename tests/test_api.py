@@ -262,3 +262,12 @@ def test_a_command_over_one_mib_is_refused_before_anything_runs() -> None:
     """The same limit as the command line's and the MCP server's."""
     with pytest.raises(ValueError, match="a command may have at most 1048576"):
         safe_run.run("echo " + "x" * (1024 * 1024))
+
+
+def test_keys_given_as_one_string_are_refused_here_and_through_a_remote() -> None:
+    """'ctrl-c' as one string would be pressed as seven keys named by its letters."""
+    from safe_run import Remote
+
+    for session in (Session("a" * 24), Remote(["false"]).Session("a" * 24)):
+        with pytest.raises(TypeError, match="list of key names"):
+            session.send("y", keys="ctrl-c")

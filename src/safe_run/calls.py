@@ -322,6 +322,13 @@ def send(session_id: str, text: str | None, keys: Iterable[str] | str = (), ente
     return ask(session_id, wire.Send(text=typed, keys=pressed, queue=bool(queue), wait=wait_s))
 
 
+def key_names(keys: Iterable[str]) -> list[str]:
+    """The key names a library caller gave: one string would be taken as a name per character."""
+    if isinstance(keys, str):
+        raise TypeError("keys must be a list of key names, not one string")
+    return list(keys)
+
+
 def keystrokes(text: object, keys: Iterable[str] | str = (), enter: bool = True) -> tuple[str, str]:
     """What `send` types and what keys it presses, checked before a holder is asked. `keys` are
     key names (`ctrl-c`, `enter`, ...), or a string of what they type already."""

@@ -122,9 +122,7 @@ class Session:
         wait: float = 1.0,
     ) -> Result:
         """Type `text` (and Enter) and press `keys` (names as `safe-run send --key` takes them), then poll."""
-        if isinstance(keys, str):
-            raise TypeError("keys must be a list of key names, not one string")
-        return calls.send(self.id, text, list(keys), enter=enter, queue=queue, wait_s=calls.wait(wait, "wait"))
+        return calls.send(self.id, text, calls.key_names(keys), enter=enter, queue=queue, wait_s=calls.wait(wait, "wait"))
 
     def stop(self) -> Result:
         """End the command and everything it started; its final result."""

@@ -301,9 +301,7 @@ class RemoteSession:
         wait: float = 1.0,
     ) -> Result:
         """Type `text` (and Enter) and press `keys` (names as `safe-run send --key` takes them), then poll."""
-        if isinstance(keys, str):
-            raise TypeError("keys must be a list of key names, not one string")
-        names = list(keys)
+        names = calls.key_names(keys)
         calls.keystrokes(text, names, enter)  # refused here as by the local API, before the far side is asked
         seconds = calls.wait(wait, "wait")
         args = ["send", "--wait", _number(seconds)]
