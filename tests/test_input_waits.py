@@ -243,6 +243,15 @@ def test_dash_runs_the_command_without_path(safe_run: SafeRun) -> None:
     assert (missing["status"], missing["exit_code"]) == ("completed", 127)
 
 
+@pytest.mark.parametrize("strategy", ["basic", "none"])
+def test_zsh_tells_the_end_of_a_command_that_emptied_path(safe_run: SafeRun, strategy: str) -> None:
+    """The lines typed after the command, or around it, print with zsh's own printf: its `command
+    printf` would be the program on PATH, which the command took away."""
+    result = run_json(safe_run, "zsh", "PATH=/nonexistent; echo hi", "--strategy", strategy)
+    assert (result["status"], result["exit_code"], result["output"]) == ("completed", 0, "hi\n"), result
+    assert result["downgrades"] == [], result
+
+
 def test_dash_output_sent_away_still_ends_with_its_exit_code(safe_run: SafeRun) -> None:
     result = run_json(safe_run, "dash", "exec >/dev/null 2>&1; false")
     assert (result["status"], result["exit_code"]) == ("completed", 1)

@@ -16,7 +16,11 @@ from .kind import DoctorFacts, ShellKind, SyntaxFacts
 # answer goes to the terminal itself, so a command that sent the shell's output elsewhere
 # (`exec >build.log`) neither loses it nor finds it in its file.
 TO_TERMINAL = "2>/dev/null >/dev/tty"
-STATUS_QUERY = " command printf '\\033]633;D;%s;%s\\007' \"$?\" {nonce} " + TO_TERMINAL + "\r"
+STATUS_QUERY = " {builtin} printf '\\033]633;D;%s;%s\\007' \"$?\" {nonce} " + TO_TERMINAL + "\r"
+# The word that runs a shell's own printf and echo past a function or alias of that name. POSIX
+# shells' `command` does; zsh's runs the program found on PATH instead: a process that holds the
+# terminal as it prints the mark, and none at all once a command emptied PATH.
+RUN_BUILTIN = "command"
 # Prints the program running it (Linux /proc; nothing elsewhere): doctor names an rc file's `exec`.
 EXE_PROBE = "command readlink /proc/$$/exe 2>/dev/null; true"
 # The line's record: its status, then the last process id given out when it ended (from /proc on
@@ -91,7 +95,8 @@ def line_end_script(setup: RunSetup) -> Path:
     return script
 
 
-def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"", prompt_mark: tuple[str, str] | None = None) -> Lines:
+def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"", prompt_mark: tuple[str, str] | None = None,
+          run_builtin: str = RUN_BUILTIN) -> Lines:
     """The command bracketed by nonce-marked C and D that the typed line prints itself.
 
     Nothing may be typed after the command where a prompt cannot be told from a `read` (dash), so
@@ -100,15 +105,16 @@ def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"", prompt_mark: tu
     and to a status file, which still tells the end where the terminal cannot be opened.
     `prompt_mark`: the line first puts a D in front of the shell's prompt, between these two
     (bash's `\\[` and `\\]`: no width on the screen), as `marked_prompt` says.
+    `run_builtin`: see `RUN_BUILTIN`.
     """
-    nonce = setup.nonce
-    query = STATUS_QUERY.format(nonce=nonce)
+    nonce, run = setup.nonce, run_builtin
+    query = STATUS_QUERY.format(builtin=run, nonce=nonce)
     fallback = (
         (marked_prompt(nonce, *prompt_mark) if prompt_mark is not None else "") +
-        f" command printf '\\033]633;C;%s\\007' {nonce};"
+        f" {run} printf '\\033]633;C;%s\\007' {nonce};"
         f" . {quote(str(setup.command_file))};"
-        f" __sr_status=$?; command echo \"$__sr_status\" >>{quote(str(status_file(setup)))};"
-        f" command printf '\\033]633;D;%s;%s\\007' \"$__sr_status\" {nonce} {TO_TERMINAL}\r"
+        f" __sr_status=$?; {run} echo \"$__sr_status\" >>{quote(str(status_file(setup)))};"
+        f" {run} printf '\\033]633;D;%s;%s\\007' \"$__sr_status\" {nonce} {TO_TERMINAL}\r"
     )
     return Lines(integrated, fallback.encode(), query.encode(), heal)
 

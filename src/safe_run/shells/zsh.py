@@ -30,7 +30,7 @@ def launch(setup: RunSetup) -> Launch:
 
 def live_lines(setup: RunSetup) -> Lines:
     """What to type into this shell, healing included; also for a shell a command started by `exec`."""
-    return lines(setup, run_line(setup), heal_line(setup))
+    return lines(setup, run_line(setup), heal_line(setup), run_builtin="builtin")
 
 
 def run_line(setup: RunSetup) -> bytes:
@@ -48,7 +48,8 @@ def plain_launch(setup: RunSetup) -> Launch:
     """zsh as `zsh -i` (or `zsh -f -i`) starts, with no integration, kept out of history."""
     preamble = f"__sr_load_rc={1 if setup.load_rc else 0}\n"
     zdotdir = _private_zdotdir(setup, preamble, "builtin unset -m '__sr_*'\n")
-    return Launch([setup.shell_path, "-i"], {"ZDOTDIR": str(zdotdir)}, lines(setup, b""), integrated=False)
+    return Launch([setup.shell_path, "-i"], {"ZDOTDIR": str(zdotdir)}, lines(setup, b"", run_builtin="builtin"),
+                  integrated=False)
 
 
 def _private_zdotdir(setup: RunSetup, preamble: str, rest_of_zshrc: str) -> Path:
