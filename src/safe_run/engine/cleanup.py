@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from ..core.evidence import Owner, ProcessInfo, owners, shell_at_work
-from .kernel import ObserverLike, pid_max, read_stat
+from .kernel import ObserverLike, last_pid, pid_max, read_stat
 from ..core.result import Killed
 from .terminal import TerminalLike
 
@@ -46,8 +46,9 @@ SETTLE_S = 0.5
 # After a command ended by itself, how long the shell's own work (a prompt hook, a theme's async
 # worker's job) may take to be done before the shell is hung up, and how many looks a few
 # milliseconds apart must find it idle: a worker between two steps of a job sleeps with nothing
-# running for a moment.
-SHELL_WORK_S = 0.2
+# running for a moment. pure's jobs take about 0.1 s here, and three times that on a loaded
+# machine; the wait comes after the answer, and ends as soon as the work does.
+SHELL_WORK_S = 1.0
 QUIET_LOOKS = 3
 
 
@@ -83,7 +84,7 @@ class Reaper:
         # what the wait for their work needs (pid_max, the line's end pid), once they are left.
         self._left_to_hang_up: set[tuple[int, int]] = set()
         self._shell_work: tuple[int, int] | None = None
-        self.shell_has_work = False  # processes of the shell's own or its prompt's were found
+        self._shell_has_work = False  # processes of the shell's own or its prompt's were found
 
     def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> Stopped:
         """Stop the command: every program it puts in front, escalating, until the shell is back.
@@ -201,7 +202,7 @@ class Reaper:
         shells = [p for p in leftovers if whose[p.pid] is Owner.SHELL]
         self._not_reported.update(p.pid for p in shells)
         if to_hang_up:
-            self.shell_has_work = self.shell_has_work or any(whose[p.pid] is not Owner.COMMAND for p in leftovers)
+            self._shell_has_work = self._shell_has_work or any(whose[p.pid] is not Owner.COMMAND for p in leftovers)
             self._left_to_hang_up.update((p.pid, p.start) for p in shells)
             return [p for p in leftovers if whose[p.pid] is Owner.COMMAND]
         return [p for p in leftovers if whose[p.pid] is not Owner.PROMPT]
@@ -216,22 +217,41 @@ class Reaper:
         if alive:
             self._end(alive)
 
+    def shell_busy(self) -> bool:
+        """Whether the shell, after a command that ended by itself, is still at work of its own:
+        processes of its own or its prompt's were there at the sweep, or its prompt is not up
+        yet (bash's PROMPT_COMMAND runs after the line's end mark; autojump's hook starts there).
+        Such a shell is hung up by `let_shell_work_end` and a hang-up, after the answer."""
+        if self._shell_work is None or self._started_pid is None:
+            return False
+        return self._shell_has_work or self._kernel.shell_at_prompt() is False
+
+    def let_idle_shell_work_end(self) -> None:
+        """The same wait for a shell that ran no command (one kept ahead that no call took):
+        everything there is its own, and what it makes from here is its prompt's."""
+        wrap, now = pid_max(), last_pid()
+        if wrap is not None and now is not None:
+            self._started_pid, self._shell_work = now, (wrap, now)
+            self.let_shell_work_end()
+
     def let_shell_work_end(self) -> None:
         """Wait (bounded) for what the shell itself does after the command to be done before it is
         hung up: a closed terminal window cuts nothing short a moment after its prompt, and a
-        hang-up at once would (pure's worker leaves its temporary files). Only where the sweep left
-        the shell's own processes to the hang-up."""
-        if self._shell_work is None or self._started_pid is None or not self.shell_has_work:
-            return  # nothing of the shell's own was there at the sweep: nothing to wait for
+        hang-up at once would (pure's worker leaves its temporary files). The shell itself is done
+        once its prompt is up: until then a hook's group may hold the terminal, and the hang-up
+        would reach it. Only after a command that ended by itself, whose line's end is known."""
+        if self._shell_work is None or self._started_pid is None:
+            return  # the command did not end by itself, or its line's end is not known
         wrap, ended_pid = self._shell_work
         deadline = time.monotonic() + SHELL_WORK_S
         quiet = 0
         while True:
             processes = self._kernel.run_processes()
             whose = owners(processes, self._terminal.pid, self._started_pid, ended_pid, wrap)
-            if all(owner is Owner.COMMAND for owner in whose.values()):
+            at_prompt = self._kernel.shell_at_prompt() is not False
+            if at_prompt and all(owner is Owner.COMMAND for owner in whose.values()):
                 return
-            quiet = 0 if shell_at_work(processes, whose) else quiet + 1
+            quiet = quiet + 1 if at_prompt and not shell_at_work(processes, whose) else 0
             if quiet >= QUIET_LOOKS or time.monotonic() >= deadline:
                 return
             time.sleep(POLL_S / 2)

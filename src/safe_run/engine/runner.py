@@ -126,13 +126,16 @@ class Run:
         self.shell = ShellInfo(name=kind.name, path=shell_path)
         taken = None if kept is None else kept.taken_for(start_key(request, shell_path))
         self._kept = kept if taken is not None else None
+        # One kept ahead for another run (another directory): closed after this run's first
+        # answer (`close_unused`), since it is given time to finish its own start-up work first.
+        self._unused = kept if taken is None else None
         setup = taken.setup if taken is not None else run_setup(request, shell_path, workdir)
         try:
             self._check(command_text(request, kind), setup.command_file)
             started = taken or start_shell(request, kind, setup, start_terminal, observe_with, clock)
         except BaseException:
-            if self._kept is not None:
-                self._kept.close()
+            if kept is not None:
+                kept.close()
             raise
         self._setup, launch = setup, started.launch
         rows, cols = request.size
@@ -450,18 +453,25 @@ class Run:
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=settle, line_end_pid=line_end)
         self._reaper = reaper
-        if not reaper.shell_has_work:
+        if not reaper.shell_busy() and self._unused is None:
             self.hang_up()
         return self.killed[before:]
 
     @property
     def owes_hang_up(self) -> bool:
-        """Closed, with the shell still to be hung up (`hang_up`)."""
-        return self._reaper is not None
+        """Closed, with the shell still to be hung up (`hang_up`), or one kept ahead to close."""
+        return self._reaper is not None or self._unused is not None
+
+    def close_unused(self) -> None:
+        """Close the shell kept ahead that this run did not take, once an answer is out."""
+        unused, self._unused = self._unused, None
+        if unused is not None:
+            unused.close()
 
     def hang_up(self) -> None:
         """After `close`: hang the shell up as a closed terminal window does, once its own work is
         done (bounded), and end what of its own outlived that. Changes nothing in the result."""
+        self.close_unused()
         reaper, self._reaper = self._reaper, None
         if reaper is None:
             return

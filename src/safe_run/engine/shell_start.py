@@ -154,10 +154,9 @@ class KeptShell:
 
     def taken_for(self, key: StartKey) -> ShellStart | None:
         """The shell, for a run whose shell has `key`, when it is this one and still as started;
-        otherwise None, and it is closed."""
+        otherwise None, and the caller closes it (after its answer: see `close`)."""
         if key == self.key and not self._terminal.exited() and _stamps(self.start.kind, self.key.load_rc) == self._rc:
             return self.start
-        self.close()
         return None
 
     def descriptors(self) -> list[int]:
@@ -166,15 +165,18 @@ class KeptShell:
 
     def close(self, taken: bool = False) -> None:
         """Its directory removed, once its run is over (`taken`: the run ended the shell and what it
-        left); a shell no run took is hung up first, then whatever its rc files started that
-        outlived it is ended, as a run ends what it leaves."""
+        left). A shell no run took is hung up once its own work is done (bounded: a theme's first
+        jobs, cut short, leave their files), then whatever its rc files started that outlived it
+        is ended, as a run ends what it leaves. Hung up first, as a closed window: a prompt's
+        worker ended while its shell lives is started again, and the hang-up would then cut that
+        one's first job short."""
         ended = taken or self._directory.lock < 0
         self._directory.remove()  # first: whoever waits for this process may not wait long
         if not ended:
-            # Hung up first, as a closed window: a prompt's worker ended while its shell lives is
-            # started again, and the hang-up would then cut that one's first job short.
+            reaper = Reaper(self._terminal, self.start.kernel, typed=NEVER_TYPED)
+            reaper.let_idle_shell_work_end()
             self._terminal.close()
-            Reaper(self._terminal, self.start.kernel, typed=NEVER_TYPED).kill_session()
+            reaper.kill_session()
 
 
 def _stamps(kind: ShellKind, load_rc: bool) -> list[tuple[str, int, int, int] | None]:

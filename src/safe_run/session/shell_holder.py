@@ -89,6 +89,7 @@ class ShellHolder(Holder):
                 self.final = self._last_words(run, result, wakeup.pending)
                 return False
             self._command_ended(result)
+            run.close_unused()
             if not self._start_next_command(run, wakeup):
                 self.final = self._last_words(run, self._last or result, wakeup.pending)
                 return True
