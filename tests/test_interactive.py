@@ -87,6 +87,10 @@ def test_less_is_shown_and_quit_and_follows_the_size(safe_run: SafeRun, tmp_path
     text.write_text("".join(f"line {n}\n" for n in range(1, 200)))
     terminal = person(safe_run, f"less {text}", rows=24)
     terminal.expect("line 23")
+    # less reads its size before it catches SIGWINCH, and a SIGWINCH that comes after its last
+    # look for one but before it reads a key waits for the next key: the pane grows once the
+    # window title says less waits for the person, so it is reading.
+    terminal.expect("waiting for your input")
     terminal.setwinsize(40, 80)  # the pane grows: less redraws for its new size
     terminal.expect("line 39")
     terminal.send("q")
