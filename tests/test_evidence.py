@@ -123,7 +123,7 @@ def test_each_process_is_its_makers_by_the_command_start_and_the_line_end() -> N
         process(320, SHELL_PID, comm="a prompt hook"),
         process(330, 320, pgrp=320, comm="its child"),
     ]
-    whose = owners(processes, SHELL_PID, STARTED, ENDED, 32768)
+    whose = owners(processes, SHELL_PID, [(STARTED, ENDED)], 32768)
     assert whose == {150: Owner.SHELL, 160: Owner.SHELL, 210: Owner.COMMAND, 220: Owner.SHELL,
                      310: Owner.COMMAND, 320: Owner.PROMPT, 330: Owner.PROMPT}
 
@@ -138,19 +138,35 @@ def test_an_orphan_is_told_by_its_process_group() -> None:
         process(270, SUBREAPER, session=270, comm="a daemon of the command"),
         process(350, SUBREAPER, pgrp=210, comm="a job's child, after the end"),
     ]
-    whose = owners(processes, SHELL_PID, STARTED, ENDED, 32768)
+    whose = owners(processes, SHELL_PID, [(STARTED, ENDED)], 32768)
     assert whose == {340: Owner.PROMPT, 250: Owner.SHELL, 260: Owner.COMMAND, 270: Owner.COMMAND,
                      350: Owner.COMMAND}
 
 
 def test_without_the_lines_end_the_shells_children_after_the_start_are_the_commands() -> None:
     """A stopped command has no line end: what its shell made since the start is reported as before."""
-    whose = owners([process(320, SHELL_PID)], SHELL_PID, STARTED, None, 32768)
+    whose = owners([process(320, SHELL_PID)], SHELL_PID, [(STARTED, None)], 32768)
     assert whose == {320: Owner.COMMAND}
 
 
+def test_in_a_shell_of_many_commands_what_it_made_between_them_is_its_own() -> None:
+    """A named shell: pure restarts its worker at a prompt between two commands, and a server the
+    first command started runs on; at the shell's close the worker is the shell's own, as if its
+    start-up had made it, and only the server and the job are a command's."""
+    processes = [
+        process(215, SHELL_PID, comm="a server, the first command's"),
+        process(260, SHELL_PID, session=260, comm="zsh-async worker, restarted at a prompt"),
+        process(270, 260, pgrp=260, session=260, comm="its job"),
+        process(320, SHELL_PID, comm="the second command's job"),
+        process(420, SHELL_PID, comm="a hook of the last prompt"),
+    ]
+    whose = owners(processes, SHELL_PID, [(STARTED, 250), (300, 400)], 32768)
+    assert whose == {215: Owner.COMMAND, 260: Owner.SHELL, 270: Owner.SHELL, 320: Owner.COMMAND,
+                     420: Owner.PROMPT}
+
+
 def test_pids_that_came_round_pid_max_are_still_after() -> None:
-    whose = owners([process(5, SHELL_PID), process(32700, SHELL_PID)], SHELL_PID, 32600, 32760, 32768)
+    whose = owners([process(5, SHELL_PID), process(32700, SHELL_PID)], SHELL_PID, [(32600, 32760)], 32768)
     assert whose == {5: Owner.PROMPT, 32700: Owner.COMMAND}
 
 

@@ -253,6 +253,25 @@ def test_a_named_shell_keeps_its_directory(configured: SafeRun, setup: Setup, tm
     assert (second["exit_code"], second["output"], second["killed"]) == (1, f"{tree}\n{setup.false_says}", [])
 
 
+def test_a_named_shell_closes_with_its_commands_jobs_and_no_more(
+        configured: SafeRun, setup: Setup, tmp_path: Path) -> None:
+    """What the shell made at its prompts between commands (pure restarts its worker there) is
+    its own: closing the shell ends the first command's server, reports it alone, and lets the
+    prompt's work finish before the hang-up."""
+    _not_in_the_background(setup)
+    tree = _work_tree(tmp_path / "tree")
+    env = _env(setup)
+    before = set(configured.tmpdir.iterdir())
+    server = "sleep 30 &" if setup.shell != "fish" else "sleep 30 &; disown"
+    try:
+        assert configured("--format", "json", "--in", "prompts", "--", server, env=env).json["exit_code"] == 0
+        assert configured("--format", "json", "--in", "prompts", "--", f"cd {tree}", env=env).json["exit_code"] == 0
+    finally:
+        closed = configured("close", "prompts", "--format", "json", env=env).json
+    assert [killed["command"] for killed in closed["killed"]] == ["sleep"], closed
+    assert _new_files(configured.tmpdir, before) == []
+
+
 WORKER = """
 import os, signal, sys
 signal.signal(signal.SIGTERM, signal.SIG_IGN)  # as an interactive zsh, a theme's async worker, does

@@ -396,33 +396,45 @@ def pid_after(pid: int, mark: int, pid_max: int) -> bool:
 class Owner(str, Enum):
     """Whose a process of the run is, by when and from where it was made (see `owners`)."""
 
-    SHELL = "shell"  # made before the command started (start-up, a preexec hook, a worker of theirs)
+    SHELL = "shell"  # made before the command started (start-up, a preexec hook, an earlier prompt, their workers)
     COMMAND = "command"  # made by the command, or by what it started, at any time
     PROMPT = "prompt"  # made by the shell after the command's line ended (its prompt hooks)
 
 
-def owners(
-    processes: list[ProcessInfo], shell_pid: int, started_pid: int, ended_pid: int | None, pid_max: int,
-) -> dict[int, Owner]:
-    """Whose each of the run's processes is: the pids given out as the command started
-    (`started_pid`, its C) and as its line ended (`ended_pid`, the line's record; None: not yet)
-    split the shell's life in three, and a process is its maker's.
+# One command of a shell: the last pid given out as it started (its C), and as its line ended
+# (the line's record; None: not yet, or not known).
+Span = tuple[int, int | None]
 
-    What the shell itself makes is the command's between the two, and its prompt's after (a
-    theme's async workers, `(autojump --add &)`, a prompt's git). What another process makes is
-    that one's maker's: a worker the shell started before the command (zsh-async's, in a
-    session of its own) still runs jobs for the prompt while the command runs, and a job of the
-    command forks for the command after the end. One whose parent let it go (re-parented to a
-    subreaper or init) is told by its own birth and by its process group, whose leader's maker
-    made it too: a group made after the end, in the shell's session, is one the shell made for a
-    hook; one made before the command started (but the shell's own, where a command that turned
-    job control off leaves its jobs) is a worker's of the shell's, such as zsh-async's.
+
+def owners(processes: list[ProcessInfo], shell_pid: int, spans: Sequence[Span], pid_max: int) -> dict[int, Owner]:
+    """Whose each of the run's processes is: the pids given out as each command started and as
+    its line ended (`spans`, oldest first, at least one) split the shell's life, and a process is
+    its maker's.
+
+    What the shell itself makes is the command's within a command's span, its prompt's after the
+    last one ended (a theme's async workers, `(autojump --add &)`, a prompt's git), and its own
+    before the first and between two (a named shell's theme restarts its worker at any prompt):
+    for the last command, that was there before it started. What another process makes is that
+    one's maker's: a worker the shell started before the command (zsh-async's, in a session of
+    its own) still runs jobs for the prompt while the command runs, and a job of the command
+    forks for the command after the end. One whose parent let it go (re-parented to a subreaper
+    or init) is told by its own birth and by its process group, whose leader's maker made it
+    too: a group made outside every command, in the shell's session, is one the shell made for a
+    hook; one made before the first command started (but the shell's own, where a command that
+    turned job control off leaves its jobs) is a worker's of the shell's, such as zsh-async's.
     """
     by_pid = {p.pid: p for p in processes}
     found: dict[int, Owner] = {}
+    first, last_end = spans[0][0], spans[-1][1]
 
     def made_after(pid: int, mark: int | None) -> bool:
         return mark is not None and pid_after(pid, mark, pid_max)
+
+    def in_a_command(pid: int) -> bool:
+        return any(made_after(pid, start) and (end is None or not made_after(pid, end)) for start, end in spans)
+
+    def outside_commands(pid: int) -> bool:
+        return made_after(pid, first) and not in_a_command(pid)
 
     def owner(process: ProcessInfo) -> Owner:
         line: list[ProcessInfo] = []
@@ -431,16 +443,16 @@ def owners(
             line.append(process)
             if process.pid in found:
                 who = found[process.pid]
-            elif not made_after(process.pid, started_pid):
+            elif not made_after(process.pid, first):
                 who = Owner.SHELL
             elif process.ppid == shell_pid:
-                who = Owner.PROMPT if made_after(process.pid, ended_pid) else Owner.COMMAND
+                who = Owner.COMMAND if in_a_command(process.pid) else \
+                    Owner.PROMPT if made_after(process.pid, last_end) else Owner.SHELL
             elif process.ppid in by_pid:
                 process = by_pid[process.ppid]
-            elif made_after(process.pid, ended_pid) and process.session == shell_pid \
-                    and made_after(process.pgrp, ended_pid):
-                who = Owner.PROMPT
-            elif process.pgrp != shell_pid and not made_after(process.pgrp, started_pid):
+            elif process.session == shell_pid and outside_commands(process.pid) and outside_commands(process.pgrp):
+                who = Owner.PROMPT if made_after(process.pgrp, last_end) else Owner.SHELL
+            elif process.pgrp != shell_pid and not made_after(process.pgrp, first):
                 who = Owner.SHELL
             else:
                 who = Owner.COMMAND

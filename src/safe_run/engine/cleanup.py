@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from ..core.evidence import Owner, ProcessInfo, owners, shell_at_work
+from ..core.evidence import Owner, ProcessInfo, Span, owners, shell_at_work
 from .kernel import ObserverLike, last_pid, pid_max, read_stat
 from ..core.result import Killed
 from .terminal import TerminalLike
@@ -70,20 +70,22 @@ class Reaper:
 
     def __init__(
         self, terminal: TerminalLike, kernel: ObserverLike, shells_own: Collection[int] = (), typed: int | None = None,
-        started_pid: int | None = None,
+        spans: Sequence[Span] = (),
     ) -> None:
         self._terminal = terminal
         self._kernel = kernel
         self._shell_pgrp = terminal.pid
         self._not_reported = set(shells_own)
         self._typed = typed
-        # The last pid given out as the first command started (its C): what was made before it is
-        # the shell's own, a preexec hook's included (a start time in ticks of 10 ms cannot tell).
-        self._started_pid = started_pid
+        # Each command's span of pids (see `evidence.owners`), the last one open: what was made
+        # before the first is the shell's own, a preexec hook's included (a start time in ticks of
+        # 10 ms cannot tell), and what the shell made between two is its prompt's.
+        self._spans = list(spans)
         # The shell's own processes left for its hang-up to end (pid, start), swept after it; and
-        # what the wait for their work needs (pid_max, the line's end pid), once they are left.
+        # what the wait for their work needs (pid_max, the spans with the last line's end), once
+        # they are left.
         self._left_to_hang_up: set[tuple[int, int]] = set()
-        self._shell_work: tuple[int, int] | None = None
+        self._shell_work: tuple[int, list[Span]] | None = None
         self._shell_has_work = False  # processes of the shell's own or its prompt's were found
 
     def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> Stopped:
@@ -166,9 +168,9 @@ class Reaper:
         hooks get a moment to finish first, and whatever of theirs still holds the terminal is
         ended without being reported.
         """
-        wrap = pid_max() if self._started_pid is not None else None
-        ended_pid = line_end_pid if settle else None
-        to_hang_up = self._before_the_sweep(settle, wrap, ended_pid)
+        wrap = pid_max() if self._spans else None
+        spans = self._spans_ended(line_end_pid if settle else None)
+        to_hang_up = self._before_the_sweep(settle, wrap, spans)
         ended: list[ProcessInfo] = []
         known: dict[int, ProcessInfo] = {}
         seen: set[int] = {self._terminal.pid}
@@ -177,23 +179,30 @@ class Reaper:
             if not leftovers and round_ > 0:
                 break  # two scans in a row found nothing new: nothing slipped between them
             seen.update(p.pid for p in leftovers)
-            if wrap is not None and self._started_pid is not None:
+            if wrap is not None and spans:
                 known.update((p.pid, p) for p in leftovers)
-                whose = owners(list(known.values()), self._terminal.pid, self._started_pid, ended_pid, wrap)
+                whose = owners(list(known.values()), self._terminal.pid, spans, wrap)
                 leftovers = self._ended_now(leftovers, whose, to_hang_up)
             ended += leftovers
             self._end(leftovers)
         return self._report(ended)
 
-    def _before_the_sweep(self, settle: bool, wrap: int | None, ended_pid: int | None) -> bool:
+    def _spans_ended(self, line_end_pid: int | None) -> list[Span]:
+        """The spans, the last one ended where its line recorded its end (`line_end_pid`)."""
+        if not self._spans or line_end_pid is None:
+            return self._spans
+        start, end = self._spans[-1]
+        return [*self._spans[:-1], (start, line_end_pid if end is None else end)]
+
+    def _before_the_sweep(self, settle: bool, wrap: int | None, spans: list[Span]) -> bool:
         """What comes before the sweep of a command that ended by itself; True when the shell's
         own processes are left to its hang-up (see `kill_session`)."""
         if not settle:
             return False
-        if wrap is None or ended_pid is None or self._started_pid is None:
+        if wrap is None or not spans or spans[-1][1] is None:
             self._not_reported.update(self._prompt_hooks())
             return False
-        self._shell_work = (wrap, ended_pid)
+        self._shell_work = (wrap, spans)
         return True
 
     def _ended_now(self, leftovers: list[ProcessInfo], whose: dict[int, Owner], to_hang_up: bool) -> list[ProcessInfo]:
@@ -222,7 +231,7 @@ class Reaper:
         processes of its own or its prompt's were there at the sweep, or its prompt is not up
         yet (bash's PROMPT_COMMAND runs after the line's end mark; autojump's hook starts there).
         Such a shell is hung up by `let_shell_work_end` and a hang-up, after the answer."""
-        if self._shell_work is None or self._started_pid is None:
+        if self._shell_work is None:
             return False
         return self._shell_has_work or self._kernel.shell_at_prompt() is False
 
@@ -231,7 +240,7 @@ class Reaper:
         everything there is its own, and what it makes from here is its prompt's."""
         wrap, now = pid_max(), last_pid()
         if wrap is not None and now is not None:
-            self._started_pid, self._shell_work = now, (wrap, now)
+            self._shell_work = (wrap, [(now, now)])
             self.let_shell_work_end()
 
     def let_shell_work_end(self) -> None:
@@ -240,14 +249,14 @@ class Reaper:
         hang-up at once would (pure's worker leaves its temporary files). The shell itself is done
         once its prompt is up: until then a hook's group may hold the terminal, and the hang-up
         would reach it. Only after a command that ended by itself, whose line's end is known."""
-        if self._shell_work is None or self._started_pid is None:
+        if self._shell_work is None:
             return  # the command did not end by itself, or its line's end is not known
-        wrap, ended_pid = self._shell_work
+        wrap, spans = self._shell_work
         deadline = time.monotonic() + SHELL_WORK_S
         quiet = 0
         while True:
             processes = self._kernel.run_processes()
-            whose = owners(processes, self._terminal.pid, self._started_pid, ended_pid, wrap)
+            whose = owners(processes, self._terminal.pid, spans, wrap)
             at_prompt = self._kernel.shell_at_prompt() is not False
             if at_prompt and all(owner is Owner.COMMAND for owner in whose.values()):
                 return

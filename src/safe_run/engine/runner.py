@@ -24,7 +24,7 @@ from .. import shells
 from .cleanup import Reaper
 from .loop import Watcher, follow
 from .interrupts import Wakeup
-from ..core.evidence import Observation, pid_after
+from ..core.evidence import Observation, Span, pid_after
 from .kernel import KernelObserver, ObserverLike, boot_ticks, last_pid, pid_max, read_stat
 from ..core.output import HeadTail
 from ..core.queries import Questions, answer
@@ -108,7 +108,8 @@ class Run:
         # end everything else is reported.
         self._first_typed: int | None = None
         self._first_typed_pid: int | None = None  # the last pid given out then (None: /proc did not say)
-        self._first_started_pid: int | None = None  # the same as the first command started (its C)
+        # Each command's span of pids, as its C and its line's record said (see `evidence.owners`).
+        self._spans: list[Span] = []
         self._secrets_on_disk = True  # files holding the nonce wait to be read (see `_note_start`)
         # A stop had to end the shell itself (it ran the command in one of its own reads).
         self.shell_ended = False
@@ -195,7 +196,16 @@ class Run:
             self.finish = previous  # nothing was typed: the shell still waits for a command
             raise
         config, by = replaced if replaced is not None else (None, None)
+        self._end_span()
         self._act(self.tracker.start_next_cycle(self.started_at, request.timers, _capture(request), config, by))
+
+    def _end_span(self) -> None:
+        """The last command's span ends where its line recorded its end, once it has (else at the
+        next command's start): what the shell makes at its prompt meanwhile is its own."""
+        if self._spans and self._spans[-1][1] is None:
+            end = self._line_record()[1]
+            if end is not None:
+                self._spans[-1] = (self._spans[-1][0], end)
 
     def _replacement(self) -> tuple[Config, str] | None:
         """The shell's config anew when a command replaced the shell by another (`exec zsh`, or
@@ -430,26 +440,23 @@ class Run:
             secret=waiting is not None and waiting.secret,
         )
 
-    def close(self, idle: bool = False) -> list[Killed]:
+    def close(self) -> list[Killed]:
         """Stop what must be stopped, then make sure nothing the run started is left; what that
-        ended (also in `killed`).
-
-        `idle`: the shell waited for its next command (a persistent shell closing), so no prompt
-        hook of a command that just ended is running, and all that is left is reported. A shell
-        still at work of its own after its command (a prompt theme's worker, a hook) is hung up
-        only by `hang_up`, which the caller calls once the answer is out: the answer waits for the
-        command, not for the prompt.
+        ended (also in `killed`): the commands' leftovers, a named shell's servers included. A
+        shell still at work of its own after its command (a prompt theme's worker, a hook) is
+        hung up only by `hang_up`, which the caller calls once the answer is out: the answer waits
+        for the command, not for the prompt.
         """
         before = len(self.killed)
         self.end_command()
         reported = {process.pid for process in self.killed}
-        started = self._first_started_pid if self._first_started_pid is not None else self._first_typed_pid
-        reaper = Reaper(self.terminal, self.kernel, reported, typed=self._first_typed, started_pid=started)
+        spans = self._spans or ([(self._first_typed_pid, None)] if self._first_typed_pid is not None else [])
+        reaper = Reaper(self.terminal, self.kernel, reported, typed=self._first_typed, spans=spans)
         stop = self.finish is not None and self.finish.stop
         line_end = self._line_record()[1]
         # A stopped command whose line then ended (it recorded its end) has nothing left to start:
         # what the shell made after that is its prompt's (a theme's async workers), not the command's.
-        settle = not idle and (not stop or line_end is not None)
+        settle = not stop or line_end is not None
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=settle, line_end_pid=line_end)
         self._reaper = reaper
@@ -672,15 +679,18 @@ class Run:
 
     def _note_start(self, start_mark: Osc) -> None:
         """C began a command: the shell has read its integration, whose files are removed now (see
-        `shells.SECRET_FILES`). The last pid the first C carries (given out as the command
-        started) tells the shell's own processes (its start-up's, its preexec hooks') from the
-        command's."""
+        `shells.SECRET_FILES`). The last pid each C carries (given out as its command started)
+        begins that command's span: it tells the shell's own processes (its start-up's, its
+        preexec hooks', its prompts' between commands) from the commands'."""
         if self._secrets_on_disk:
             self._secrets_on_disk = False
             shells.forget_secrets(self._setup.workdir)
         fields = start_mark.body.split(b";")
-        if self._first_started_pid is None and len(fields) > 3 and fields[2].isdigit():
-            self._first_started_pid = int(fields[2])
+        if len(fields) > 3 and fields[2].isdigit():
+            started = int(fields[2])
+            if self._spans and self._spans[-1][1] is None:  # the last line's end went unrecorded
+                self._spans[-1] = (self._spans[-1][0], started)
+            self._spans.append((started, None))
 
     def _act(self, actions: list[Action]) -> None:
         for action in actions:

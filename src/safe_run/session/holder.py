@@ -56,9 +56,8 @@ def make_holder(
 class OneShotHolder(Holder):
     """Serves a one-shot session: its one command is the session's own, under the session's id."""
 
-    def _serve_commands(self, run: Run, wakeup: Wakeup) -> bool:
+    def _serve_commands(self, run: Run, wakeup: Wakeup) -> None:
         self.final = self._follow_command(run, wakeup)
-        return False
 
     def _dispatch(self, call: Call) -> None:
         HANDLERS[type(call.request)](self, call)

@@ -144,9 +144,8 @@ class Holder(ABC):
     # ---- what a kind decides ------------------------------------------------------------------
 
     @abstractmethod
-    def _serve_commands(self, run: Run, wakeup: Wakeup) -> bool:
-        """Follow the commands this holder runs and set `final`; True when the shell ended while it
-        waited for a command rather than with one."""
+    def _serve_commands(self, run: Run, wakeup: Wakeup) -> None:
+        """Follow the commands this holder runs and set `final`."""
 
     @abstractmethod
     def _dispatch(self, call: Call) -> None:
@@ -190,11 +189,10 @@ class Holder(ABC):
 
     def _serve_run(self, run: Run, wakeup: Wakeup) -> None:
         """The commands, then the shell's end: what ending it ended is the result's too."""
-        idle = False
         try:
-            idle = self._serve_commands(run, wakeup)
+            self._serve_commands(run, wakeup)
         finally:
-            swept = run.close(idle=idle)
+            swept = run.close()
         if self.final is not None and swept:
             self.final = replace(self.final, killed=(*self.final.killed, *swept))
 

@@ -81,18 +81,18 @@ class ShellHolder(Holder):
 
     # ---- its commands -------------------------------------------------------------------------
 
-    def _serve_commands(self, run: Run, wakeup: Wakeup) -> bool:
+    def _serve_commands(self, run: Run, wakeup: Wakeup) -> None:
         """Each command to its end, then the wait for the next one."""
         while True:
             result = self._follow_command(run, wakeup)
             if self._closing or wakeup.pending or not run.shell_alive():
                 self.final = self._last_words(run, result, wakeup.pending)
-                return False
+                return
             self._command_ended(result)
             run.close_unused()
             if not self._start_next_command(run, wakeup):
                 self.final = self._last_words(run, self._last or result, wakeup.pending)
-                return True
+                return
 
     def _start_next_command(self, run: Run, wakeup: Wakeup) -> bool:
         """Wait for the shell's next command and start it; False when the shell is to end instead.
