@@ -24,7 +24,8 @@ TTY = "/dev/pts/7"
 def test_parse_stat_takes_comm_up_to_the_last_parenthesis() -> None:
     text = "4242 (my ) (odd) prog) S 1 4240 4200 34823 4240 4194560 96 0 0 0 7 5 0 0 20 0 1 0 123456\n"
     assert parse_stat(text) == ProcessInfo(
-        pid=4242, comm="my ) (odd) prog", state="S", pgrp=4240, session=4200, ppid=1, cpu=12, start=123456
+        pid=4242, comm="my ) (odd) prog", state="S", pgrp=4240, session=4200, ppid=1, cpu=12, start=123456,
+        tty=34823,
     )
 
 
@@ -163,6 +164,27 @@ def test_in_a_shell_of_many_commands_what_it_made_between_them_is_its_own() -> N
     whose = owners(processes, SHELL_PID, [(STARTED, 250), (300, 400)], 32768)
     assert whose == {215: Owner.COMMAND, 260: Owner.SHELL, 270: Owner.SHELL, 320: Owner.COMMAND,
                      420: Owner.PROMPT}
+    # The worker was restarted since: its jobs, let go, are still in the session it made. A
+    # daemon that leads its own session, and one made after the last command, are a command's.
+    let_go = [process(270, SUBREAPER, pgrp=260, session=260), process(275, SUBREAPER, session=275),
+              process(430, SUBREAPER, pgrp=425, session=425)]
+    whose = owners(let_go, SHELL_PID, [(STARTED, 250), (300, 400)], 32768)
+    assert whose == {270: Owner.SHELL, 275: Owner.COMMAND, 430: Owner.COMMAND}
+
+
+def test_a_worker_the_shell_started_on_a_terminal_of_its_own_is_its_own() -> None:
+    """A theme's `chpwd` hook restarts its zsh-async worker (on a `zpty` terminal) as the command's
+    `cd` runs: it and the job of an earlier worker, let go, are the shell's; a command's
+    `setsid -c`, on the shell's own terminal, and its daemon, on none, are the command's."""
+    shell_tty, zpty = 34816, 34817
+    processes = [
+        ProcessInfo(pid=210, comm="zsh", state="S", pgrp=210, session=210, ppid=SHELL_PID, tty=zpty),
+        ProcessInfo(pid=220, comm="bash", state="S", pgrp=220, session=220, ppid=SHELL_PID, tty=shell_tty),
+        ProcessInfo(pid=230, comm="daemon", state="S", pgrp=230, session=230, ppid=SHELL_PID),
+        ProcessInfo(pid=240, comm="find", state="S", pgrp=205, session=205, ppid=SUBREAPER, tty=zpty),
+    ]
+    whose = owners(processes, SHELL_PID, [(STARTED, ENDED)], 32768, shell_tty)
+    assert whose == {210: Owner.SHELL, 220: Owner.COMMAND, 230: Owner.COMMAND, 240: Owner.SHELL}
 
 
 def test_pids_that_came_round_pid_max_are_still_after() -> None:

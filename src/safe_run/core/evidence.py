@@ -129,6 +129,7 @@ class ProcessInfo:
     ppid: int = 0
     cpu: int = 0  # utime + stime, in clock ticks
     start: int = 0  # start time, in clock ticks since boot
+    tty: int = 0  # the controlling terminal's device number (0: none)
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,7 @@ def parse_stat(text: str) -> ProcessInfo:
     return ProcessInfo(
         pid=int(pid_text), comm=comm, state=fields[0], pgrp=int(fields[2]), session=int(fields[3]),
         ppid=int(fields[1]), cpu=_field(fields, 11) + _field(fields, 12), start=_field(fields, 19),
+        tty=_field(fields, 4),
     )
 
 
@@ -406,7 +408,9 @@ class Owner(str, Enum):
 Span = tuple[int, int | None]
 
 
-def owners(processes: list[ProcessInfo], shell_pid: int, spans: Sequence[Span], pid_max: int) -> dict[int, Owner]:
+def owners(
+    processes: list[ProcessInfo], shell_pid: int, spans: Sequence[Span], pid_max: int, shell_tty: int = 0,
+) -> dict[int, Owner]:
     """Whose each of the run's processes is: the pids given out as each command started and as
     its line ended (`spans`, oldest first, at least one) split the shell's life, and a process is
     its maker's.
@@ -420,8 +424,16 @@ def owners(processes: list[ProcessInfo], shell_pid: int, spans: Sequence[Span], 
     forks for the command after the end. One whose parent let it go (re-parented to a subreaper
     or init) is told by its own birth and by its process group, whose leader's maker made it
     too: a group made outside every command, in the shell's session, is one the shell made for a
-    hook; one made before the first command started (but the shell's own, where a command that
-    turned job control off leaves its jobs) is a worker's of the shell's, such as zsh-async's.
+    hook; a session made between two commands whose leader is gone is a worker's of the shell's
+    (zsh-async's, whose jobs a theme that restarted its worker lets go), while a session made
+    after the last one may be a command's daemon, forked as its line ended (`setsid` as a job);
+    a group made before the first command started is a worker's too (but the shell's own, where
+    a command that turned job control off leaves its jobs).
+    One the shell made on a terminal of its own (zsh's `zpty`, which zsh-async's worker runs on,
+    restarted by a theme's `chpwd` hook as the command's `cd` runs), or let go on one (that
+    worker's job, once the worker was restarted), is the shell's own whenever it was made: a
+    command's program starts no terminal for its shell (`shell_tty`: the shell's own terminal's
+    device number, which `setsid -c` keeps; 0, not known, tells nothing).
     """
     by_pid = {p.pid: p for p in processes}
     found: dict[int, Owner] = {}
@@ -433,8 +445,14 @@ def owners(processes: list[ProcessInfo], shell_pid: int, spans: Sequence[Span], 
     def in_a_command(pid: int) -> bool:
         return any(made_after(pid, start) and (end is None or not made_after(pid, end)) for start, end in spans)
 
+    def on_a_terminal_of_its_own(process: ProcessInfo) -> bool:
+        return shell_tty != 0 and process.session != shell_pid and process.tty not in (0, shell_tty)
+
     def outside_commands(pid: int) -> bool:
         return made_after(pid, first) and not in_a_command(pid)
+
+    def between_commands(pid: int) -> bool:
+        return outside_commands(pid) and not made_after(pid, last_end)
 
     def owner(process: ProcessInfo) -> Owner:
         line: list[ProcessInfo] = []
@@ -445,13 +463,18 @@ def owners(processes: list[ProcessInfo], shell_pid: int, spans: Sequence[Span], 
                 who = found[process.pid]
             elif not made_after(process.pid, first):
                 who = Owner.SHELL
+            elif process.ppid in by_pid:
+                process = by_pid[process.ppid]
+            elif on_a_terminal_of_its_own(process):
+                who = Owner.SHELL
             elif process.ppid == shell_pid:
                 who = Owner.COMMAND if in_a_command(process.pid) else \
                     Owner.PROMPT if made_after(process.pid, last_end) else Owner.SHELL
-            elif process.ppid in by_pid:
-                process = by_pid[process.ppid]
             elif process.session == shell_pid and outside_commands(process.pid) and outside_commands(process.pgrp):
                 who = Owner.PROMPT if made_after(process.pgrp, last_end) else Owner.SHELL
+            elif process.session not in (shell_pid, process.pid) and process.session not in by_pid \
+                    and between_commands(process.session):
+                who = Owner.SHELL
             elif process.pgrp != shell_pid and not made_after(process.pgrp, first):
                 who = Owner.SHELL
             else:

@@ -87,6 +87,7 @@ class Reaper:
         self._left_to_hang_up: set[tuple[int, int]] = set()
         self._shell_work: tuple[int, list[Span]] | None = None
         self._shell_has_work = False  # processes of the shell's own or its prompt's were found
+        self._shell_tty: int | None = None  # its terminal's device number, once read
 
     def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> Stopped:
         """Stop the command: every program it puts in front, escalating, until the shell is back.
@@ -181,11 +182,18 @@ class Reaper:
             seen.update(p.pid for p in leftovers)
             if wrap is not None and spans:
                 known.update((p.pid, p) for p in leftovers)
-                whose = owners(list(known.values()), self._terminal.pid, spans, wrap)
+                whose = self._owners(list(known.values()), spans, wrap)
                 leftovers = self._ended_now(leftovers, whose, to_hang_up)
             ended += leftovers
             self._end(leftovers)
         return self._report(ended)
+
+    def _owners(self, processes: list[ProcessInfo], spans: list[Span], wrap: int) -> dict[int, Owner]:
+        """`evidence.owners`, with the shell's terminal as the shell's process says it."""
+        if self._shell_tty is None:
+            shell = read_stat(self._terminal.pid)
+            self._shell_tty = shell.tty if shell is not None else 0
+        return owners(processes, self._terminal.pid, spans, wrap, self._shell_tty)
 
     def _spans_ended(self, line_end_pid: int | None) -> list[Span]:
         """The spans, the last one ended where its line recorded its end (`line_end_pid`)."""
@@ -256,7 +264,7 @@ class Reaper:
         quiet = 0
         while True:
             processes = self._kernel.run_processes()
-            whose = owners(processes, self._terminal.pid, spans, wrap)
+            whose = self._owners(processes, spans, wrap)
             at_prompt = self._kernel.shell_at_prompt() is not False
             if at_prompt and all(owner is Owner.COMMAND for owner in whose.values()):
                 return
