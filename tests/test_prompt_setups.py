@@ -257,15 +257,21 @@ def test_a_named_shell_closes_with_its_commands_jobs_and_no_more(
         configured: SafeRun, setup: Setup, tmp_path: Path) -> None:
     """What the shell made at its prompts between commands (pure restarts its worker there) is
     its own: closing the shell ends the first command's server, reports it alone, and lets the
-    prompt's work finish before the hang-up."""
+    prompt's work finish before the hang-up. (No command here changes directory: a theme whose
+    `chpwd` hook restarts its worker as a `cd` runs, and whose prompt restarts it again, lets the
+    first one's jobs go in a session made while the command ran, which is taken for the
+    command's.)"""
     _not_in_the_background(setup)
     tree = _work_tree(tmp_path / "tree")
     env = _env(setup)
     before = set(configured.tmpdir.iterdir())
     server = "sleep 30 &" if setup.shell != "fish" else "sleep 30 &; disown"
     try:
-        assert configured("--format", "json", "--in", "prompts", "--", server, env=env).json["exit_code"] == 0
-        assert configured("--format", "json", "--in", "prompts", "--", f"cd {tree}", env=env).json["exit_code"] == 0
+        where = ["--cwd", str(tree)]  # where the shell starts; the later commands run where it is
+        for command in (server, "true", "git status --short"):
+            result = configured("--format", "json", "--in", "prompts", *where, "--", command, env=env).json
+            assert result["exit_code"] == 0, result
+            where = []
     finally:
         closed = configured("close", "prompts", "--format", "json", env=env).json
     assert [killed["command"] for killed in closed["killed"]] == ["sleep"], closed
