@@ -77,7 +77,8 @@ class Reaper:
         self._shell_pgrp = terminal.pid
         self._not_reported = set(shells_own)
         self._typed = typed
-        # Each command's span of pids (see `evidence.owners`), the last one open: what was made
+        # Each command's span of pids (see `evidence.owners`), the last one open until its line's
+        # record ends it: what was made
         # before the first is the shell's own, a preexec hook's included (a start time in ticks of
         # 10 ms cannot tell), and what the shell made between two is its prompt's.
         self._spans = list(spans)
@@ -153,14 +154,14 @@ class Reaper:
             time.sleep(POLL_S)
         return True
 
-    def kill_session(self, settle: bool = False, line_end_pid: int | None = None) -> list[Killed]:
+    def kill_session(self, settle: bool = False) -> list[Killed]:
         """End every process the run left: background jobs, their children, and what left the session.
 
         Each is ended as its maker's (see `evidence.owners`): the command's are ended and
         reported; the shell's own (its start-up's, a preexec hook's, their workers') are ended
         quietly. With `settle` (the command ended by itself), what the shell made after the
-        command's line ended (`line_end_pid`, as the line recorded it) is its prompt's: it is
-        left alone, to end with the shell as a closed terminal window ends it, or by itself
+        command's line ended (the end of the last span, as the line recorded it) is its
+        prompt's: it is left alone, to end with the shell as a closed terminal window ends it, or by itself
         (autojump recording the directory). The shell's own processes are then left to the
         shell's hang-up as well (`let_shell_work_end` first): ended while the shell lives, a
         zsh-async worker is started again by its prompt, and the hang-up cuts the new one's first
@@ -169,8 +170,8 @@ class Reaper:
         hooks get a moment to finish first, and whatever of theirs still holds the terminal is
         ended without being reported.
         """
-        wrap = pid_max() if self._spans else None
-        spans = self._spans_ended(line_end_pid if settle else None)
+        spans = self._spans
+        wrap = pid_max() if spans else None
         to_hang_up = self._before_the_sweep(settle, wrap, spans)
         ended: list[ProcessInfo] = []
         known: dict[int, ProcessInfo] = {}
@@ -194,13 +195,6 @@ class Reaper:
             shell = read_stat(self._terminal.pid)
             self._shell_tty = shell.tty if shell is not None else 0
         return owners(processes, self._terminal.pid, spans, wrap, self._shell_tty)
-
-    def _spans_ended(self, line_end_pid: int | None) -> list[Span]:
-        """The spans, the last one ended where its line recorded its end (`line_end_pid`)."""
-        if not self._spans or line_end_pid is None:
-            return self._spans
-        start, end = self._spans[-1]
-        return [*self._spans[:-1], (start, line_end_pid if end is None else end)]
 
     def _before_the_sweep(self, settle: bool, wrap: int | None, spans: list[Span]) -> bool:
         """What comes before the sweep of a command that ended by itself; True when the shell's

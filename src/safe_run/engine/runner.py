@@ -196,16 +196,14 @@ class Run:
             self.finish = previous  # nothing was typed: the shell still waits for a command
             raise
         config, by = replaced if replaced is not None else (None, None)
-        self._end_span()
+        self._end_span(self._line_record()[1])
         self._act(self.tracker.start_next_cycle(self.started_at, request.timers, _capture(request), config, by))
 
-    def _end_span(self) -> None:
-        """The last command's span ends where its line recorded its end, once it has (else at the
-        next command's start): what the shell makes at its prompt meanwhile is its own."""
-        if self._spans and self._spans[-1][1] is None:
-            end = self._line_record()[1]
-            if end is not None:
-                self._spans[-1] = (self._spans[-1][0], end)
+    def _end_span(self, end: int | None) -> None:
+        """The last command's span ends where its line recorded its end (`end`), once it has (else
+        at the next command's start): what the shell makes at its prompt meanwhile is its own."""
+        if end is not None and self._spans and self._spans[-1][1] is None:
+            self._spans[-1] = (self._spans[-1][0], end)
 
     def _replacement(self) -> tuple[Config, str] | None:
         """The shell's config anew when a command replaced the shell by another (`exec zsh`, or
@@ -450,15 +448,16 @@ class Run:
         before = len(self.killed)
         self.end_command()
         reported = {process.pid for process in self.killed}
-        spans = self._spans or ([(self._first_typed_pid, None)] if self._first_typed_pid is not None else [])
+        line_end = self._line_record()[1]
+        self._end_span(line_end)
+        spans = self._spans or ([(self._first_typed_pid, line_end)] if self._first_typed_pid is not None else [])
         reaper = Reaper(self.terminal, self.kernel, reported, typed=self._first_typed, spans=spans)
         stop = self.finish is not None and self.finish.stop
-        line_end = self._line_record()[1]
         # A stopped command whose line then ended (it recorded its end) has nothing left to start:
         # what the shell made after that is its prompt's (a theme's async workers), not the command's.
         settle = not stop or line_end is not None
         if not self.request.keep_background:
-            self.killed += reaper.kill_session(settle=settle, line_end_pid=line_end)
+            self.killed += reaper.kill_session(settle=settle)
         self._reaper = reaper
         if not reaper.shell_busy() and self._unused is None:
             self.hang_up()
