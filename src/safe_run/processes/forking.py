@@ -52,10 +52,11 @@ def let_go(child: tuple[int, socket.socket], within: float = ABANDON_S) -> None:
     end_child(pid, within)
 
 
-def die_with(parent: int) -> bool:
-    """Be killed when `parent` ends, as a child forked ahead is, until it has a life of its own;
-    False when `parent` was already gone (this process then has nobody to work for)."""
-    set_parent_death_signal(signal.SIGKILL)
+def die_with(parent: int, signum: int = signal.SIGKILL) -> bool:
+    """Be sent `signum` when `parent` ends (killed, by default), as a child forked ahead is, until
+    it has a life of its own; False when `parent` was already gone (this process then has nobody
+    to work for)."""
+    set_parent_death_signal(signum)
     return os.getppid() == parent
 
 

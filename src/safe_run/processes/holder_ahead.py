@@ -16,6 +16,7 @@ import socket
 import sys
 import traceback
 from collections.abc import Callable
+from types import FrameType
 
 from ..core.request import RunRequest
 from ..engine.shell_start import KeptShell
@@ -28,28 +29,49 @@ from .holder import Job, hold
 PASSED = 3
 
 
+class CallerGone(BaseException):
+    """The caller ended before it handed a session over (its death signal, SIGTERM, came)."""
+
+
+def _caller_gone(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the shell kept ahead is closed after this
+    raise CallerGone
+
+
 def wait_to_hold(channel: socket.socket, parent: int, ahead: Callable[[], KeptShell | None]) -> None:
     """Start the shell `ahead`, then wait for a session and be its holder; never returns into the
-    code of the process that forked it."""
+    code of the process that forked it.
+
+    A caller that ends first (most calls need no new session: a named shell's next command, a
+    poll) sends SIGTERM by its death, not SIGKILL: the shell kept ahead is then closed as a
+    window is, once its theme's first jobs are done, rather than cut off in the middle of them."""
     status = 0
     kept = None
     try:
-        if not die_with(parent):
+        signal.signal(signal.SIGTERM, _caller_gone)
+        if not die_with(parent, signal.SIGTERM):
             return  # the caller was gone before the signal was set
         for signum in (signal.SIGCHLD, signal.SIGINT):  # a fork server ignores both; a holder waits for its shell
             signal.signal(signum, signal.SIG_DFL)
+        # A shell half started cannot be closed: the caller's end waits until it is whole.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         kept = ahead()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         handed = _handed_over(channel)
         if handed is None:
             return  # the caller ended without handing anything over
         job, listener = handed
         set_parent_death_signal(0)  # from here on it outlives its caller, as a holder does
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         status = 1
         kept, given = None, kept
         status = hold(job, listener, given)
+    except CallerGone:
+        pass
     except BaseException:  # nothing may return into the caller's code
         traceback.print_exc()
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a bounded close, not one cut in two
         if kept is not None:
             kept.close()  # no session came for it
         sys.stderr.flush()
