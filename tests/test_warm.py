@@ -411,10 +411,11 @@ def test_a_spare_child_waits_for_the_next_call_and_one_that_dies_is_not_made_aga
     [spare] = children_of(warm)
     assert grandparent_of_the_shell(caller) == warm
     assert gone(lambda: alive(spare) and not zombie(spare))  # the call was the spare, and it ended
-    # The spare is the one child left, with a holder forked ahead: what the call leaves (its holder
-    # forked ahead and that holder's shell, let go) passes to the warm process, their subreaper,
-    # which collects it a moment later.
-    while not ((left := children_of(warm)) and len(left) == 1 and children_of(left[0])):
+    # The spare is the one child left, with a holder forked ahead and that holder's shell: what the
+    # call leaves (its holder forked ahead, which closes its shell, let go) passes to the warm
+    # process, their subreaper, which collects it a moment later. That holder has a child too (its
+    # shell) until it ends, so only a child with a grandchild is the spare.
+    while not ((left := children_of(warm)) and len(left) == 1 and grandchildren(left[0])):
         assert time.monotonic() < deadline, f"no spare child alone after the call: {left}"
         time.sleep(0.02)
     [spare] = left
@@ -438,6 +439,10 @@ def test_a_holder_forked_ahead_takes_the_callers_place_and_outlives_the_call(cal
     assert (answer["status"], answer["output"]) == ("running", f"{place}\nyes\n"), answer
     polled = json.loads(caller("poll", answer["session_id"], "--wait", "10", env=env).stdout)
     assert (polled["status"], polled["output"]) == ("completed", f"{place}\nyes\nlater\n"), polled  # all of it, at the end
+
+
+def grandchildren(pid: int) -> list[int]:
+    return [grandchild for child in children_of(pid) for grandchild in children_of(child)]
 
 
 def spare_and_ahead(warm: int) -> tuple[int, int]:
