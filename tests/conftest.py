@@ -48,6 +48,13 @@ def pytest_configure(config: pytest.Config) -> None:
     sys.dont_write_bytecode = False
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first: xdist deals the first tests out in turn, so each process starts
+    one of them at once, rather than one process taking a minute-long test near the end while
+    the others are done."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     fastcli.stop()
 

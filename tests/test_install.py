@@ -48,6 +48,7 @@ def pip(venv: Path, *args: str, cwd: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_readme_installs_in_order_leave_the_man_page_and_completions(tmp_path: Path) -> None:
     project = project_copy(tmp_path)
     venv = tmp_path / "venv"

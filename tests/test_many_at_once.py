@@ -99,6 +99,7 @@ def at_once(run: Callable[[int], tuple[str, str, str]]) -> list[tuple[str, str, 
         return list(pool.map(run, range(RUNS)))
 
 
+@pytest.mark.long
 def test_a_hundred_command_lines_at_once(safe_run: SafeRun) -> None:
     env = safe_run.environment({"SHELL": "/bin/bash"})
 
@@ -164,6 +165,7 @@ def test_a_hundred_fresh_mcp_runs_at_once(tmp_path: Path) -> None:
     assert [pid for pid in started if alive(pid)] == []
 
 
+@pytest.mark.long
 def test_fifty_connections_ended_at_once_leave_no_shell(tmp_path: Path) -> None:
     """Each connection's own shell is closed when its client ends it (DELETE), all at once, while
     the server goes on serving."""

@@ -116,6 +116,7 @@ def test_silent_five_seconds_is_not_ended_early(safe_run: SafeRun, name: str, st
     assert elapsed >= 5
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("name", "strategy"), [("bash", "rich"), ("dash", "auto")])
 def test_silent_fifteen_seconds_is_not_ended_early(safe_run: SafeRun, name: str, strategy: str) -> None:
     outcome = with_shell(safe_run, name)(*SHORT, "--strategy", strategy, "--", "sleep 15; echo woke")
@@ -369,6 +370,7 @@ def test_long_lines(safe_run: SafeRun) -> None:
     assert result["output"].startswith("x" * 1000)
 
 
+@pytest.mark.long
 def test_gigabyte_of_output_keeps_memory_bounded(safe_run: SafeRun) -> None:
     """1 GB through the terminal: head and tail survive, the middle is counted, memory stays small."""
     code = (

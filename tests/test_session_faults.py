@@ -105,6 +105,7 @@ def assert_nothing_left(safe_run: SafeRun, directory: Path, shell: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_stopped_holder_makes_every_call_answer_unresponsive_within_its_bound(sessions: SafeRun) -> None:
     session_id, directory = begin(sessions, "sleep 60")
     holder, shell = holder_pid(directory), shell_session(directory)
@@ -163,6 +164,7 @@ def test_a_killed_holder_says_its_holder_died_and_its_leftovers_are_ended(sessio
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_flooded_holder_still_answers_every_call(sessions: SafeRun) -> None:
     session_id, directory = begin(sessions, "sleep 1; seq 1 200000; sleep 60")
     shell = shell_session(directory)
