@@ -4,6 +4,7 @@ the input-wait judgement and run membership. No process is started."""
 from __future__ import annotations
 
 import re
+import signal
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from safe_run.core.evidence import (
     SYSCALL_TABLES, PidCounters, ProcessInfo, TaskWait, Verdict, Wait, classify_call, descendants, fd_kind,
-    has_marker, is_terminal, judge, Owner, made_since, owners, parse_epoll_targets, parse_stat,
+    ending, has_marker, is_terminal, judge, Owner, made_since, owners, parse_epoll_targets, parse_stat,
     parse_syscall, parse_tty_index, run_members, session_members, shell_at_work,
 )
 
@@ -25,13 +26,47 @@ def test_parse_stat_takes_comm_up_to_the_last_parenthesis() -> None:
     text = "4242 (my ) (odd) prog) S 1 4240 4200 34823 4240 4194560 96 0 0 0 7 5 0 0 20 0 1 0 123456\n"
     assert parse_stat(text) == ProcessInfo(
         pid=4242, comm="my ) (odd) prog", state="S", pgrp=4240, session=4200, ppid=1, cpu=12, start=123456,
-        tty=34823,
+        tty=34823, flags=4194560,
     )
 
 
 def test_parse_stat_reads_a_zombie() -> None:
     info = parse_stat("17 (sleep) Z 1 17 9 0 -1 4227148 0 0 0 0 0 0 0 0 20 0 1 0")
     assert (info.state, info.pgrp, info.session) == ("Z", 17, 9)
+
+
+def test_parse_stat_tells_a_task_on_its_way_out() -> None:
+    assert parse_stat("17 (sleep) R 1 17 9 0 -1 4194564 0 0 0 0 0 0 0 0 20 0 1 0").exiting
+    assert not parse_stat("17 (sleep) R 1 17 9 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0").exiting
+
+
+def status(pending: int = 0, shared: int = 0, blocked: int = 0, ignored: int = 0, caught: int = 0) -> str:
+    """/proc/PID/status's signal lines (the rest of the file does not matter here)."""
+    return (
+        f"Name:\tsleep\nState:\tR (running)\nSigQ:\t1/63432\nSigPnd:\t{pending:016x}\n"
+        f"ShdPnd:\t{shared:016x}\nSigBlk:\t{blocked:016x}\nSigIgn:\t{ignored:016x}\nSigCgt:\t{caught:016x}\n"
+    )
+
+
+def bit(signum: int) -> int:
+    return 1 << (signum - 1)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (status(), False),
+    (status(shared=bit(signal.SIGTERM)), True),  # `kill %1`: sent, not yet acted on
+    (status(pending=bit(signal.SIGKILL)), True),
+    (status(shared=bit(signal.SIGHUP) | bit(signal.SIGCHLD)), True),
+    (status(shared=bit(signal.SIGTERM), caught=bit(signal.SIGTERM)), False),  # its handler decides
+    (status(shared=bit(signal.SIGTERM), ignored=bit(signal.SIGTERM)), False),
+    (status(shared=bit(signal.SIGTERM), blocked=bit(signal.SIGTERM)), False),
+    (status(shared=bit(signal.SIGCHLD) | bit(signal.SIGWINCH) | bit(signal.SIGCONT)), False),
+    (status(shared=bit(signal.SIGTSTP)), False),  # stops it, does not end it
+    (status(shared=bit(signal.SIGRTMIN)), True),
+    ("Name:\tsleep\n", False),
+])
+def test_a_task_is_ending_when_a_signal_that_ends_it_is_on_its_way(text: str, expected: bool) -> None:
+    assert ending(text) is expected
 
 
 @pytest.mark.parametrize("text", ["", "running", "12 (cut", "12 (short) S 1"])

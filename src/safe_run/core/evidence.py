@@ -39,6 +39,7 @@ screen can then tell a prompt from work.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -79,6 +80,12 @@ TERMINAL_PREFIXES = ("/dev/pts/", "/dev/tty", "/dev/ptmx", "/dev/console")
 RELATIVE_INODES = ("anon_inode:[eventfd]", "anon_inode:[signalfd]", "anon_inode:[pidfd]", "anon_inode:[eventpoll]")
 # Zombies and the dead hold no terminal and run nothing.
 GONE_STATES = frozenset({"Z", "X", "x"})
+PF_EXITING = 0x4  # <linux/sched.h>: the task has begun to exit
+# The signals whose default is to be ignored or to stop the process: all others end it.
+NOT_ENDING_MASK = sum(1 << (signum - 1) for signum in (
+    signal.SIGCHLD, signal.SIGCONT, signal.SIGURG, signal.SIGWINCH,
+    signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU,
+))
 STOPPED_STATES = frozenset({"T", "t"})
 # Running, or in a wait the kernel finishes by itself (a disk): working, not waiting for anyone.
 BUSY_STATES = frozenset({"R", "D"})
@@ -130,6 +137,11 @@ class ProcessInfo:
     cpu: int = 0  # utime + stime, in clock ticks
     start: int = 0  # start time, in clock ticks since boot
     tty: int = 0  # the controlling terminal's device number (0: none)
+    flags: int = 0  # the kernel's flags for the task (PF_EXITING: on its way out)
+
+    @property
+    def exiting(self) -> bool:
+        return bool(self.flags & PF_EXITING)
 
 
 @dataclass(frozen=True)
@@ -162,8 +174,23 @@ def parse_stat(text: str) -> ProcessInfo:
     return ProcessInfo(
         pid=int(pid_text), comm=comm, state=fields[0], pgrp=int(fields[2]), session=int(fields[3]),
         ppid=int(fields[1]), cpu=_field(fields, 11) + _field(fields, 12), start=_field(fields, 19),
-        tty=_field(fields, 4),
+        tty=_field(fields, 4), flags=_field(fields, 6),
     )
+
+
+def ending(status: str) -> bool:
+    """Whether /proc/PID/status says a signal that ends the process is already on its way to it:
+    pending, neither blocked, caught nor ignored, and not one whose default is to be ignored or to
+    stop. `kill %1` as a command's last act leaves its job so, still listed until the kernel
+    runs it."""
+    masks = {}
+    for line in status.splitlines():
+        name, _, value = line.partition(":")
+        if name in ("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"):
+            masks[name] = int(value.strip() or "0", 16)
+    pending = masks.get("SigPnd", 0) | masks.get("ShdPnd", 0)
+    handled = masks.get("SigBlk", 0) | masks.get("SigIgn", 0) | masks.get("SigCgt", 0)
+    return bool(pending & ~handled & ~NOT_ENDING_MASK)  # SIGKILL is never blocked, caught nor ignored
 
 
 def _field(fields: list[str], index: int) -> int:

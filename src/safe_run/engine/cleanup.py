@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from ..core.evidence import Owner, ProcessInfo, Span, owners, shell_at_work
-from .kernel import ObserverLike, last_pid, pid_max, read_stat
+from .kernel import ObserverLike, already_ending, last_pid, pid_max, read_stat
 from ..core.result import Killed
 from .terminal import TerminalLike
 
@@ -185,6 +185,7 @@ class Reaper:
                 known.update((p.pid, p) for p in leftovers)
                 whose = self._owners(list(known.values()), spans, wrap)
                 leftovers = self._ended_now(leftovers, whose, to_hang_up)
+            leftovers = _not_gone_by_themselves(leftovers)
             ended += leftovers
             self._end(leftovers)
         return self._report(ended)
@@ -338,6 +339,18 @@ class Reaper:
         except OSError:
             return None
         return pgrp if pgrp > 0 else None
+
+
+def _not_gone_by_themselves(leftovers: list[ProcessInfo]) -> list[ProcessInfo]:
+    """`leftovers` but those already ending that go within GRACE_S: a job the command signalled as
+    its last act (`kill %1`, with no `wait`), still listed until the kernel runs it, was ended by
+    the command, not by the sweep, and is not reported."""
+    ending = [p.pid for p in leftovers if already_ending(p)]
+    if not ending:
+        return leftovers
+    deadline = time.monotonic() + GRACE_S
+    gone = {pid for pid in ending if _process_gone(pid, max(0.0, deadline - time.monotonic()))}
+    return [p for p in leftovers if p.pid not in gone]
 
 
 def _group_gone(pgrp: int, within: float) -> bool:

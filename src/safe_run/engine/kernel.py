@@ -24,7 +24,7 @@ from typing import Protocol
 
 from ..core.evidence import (
     GONE_STATES, MAX_POLL_FDS, POLL_CALLS, READ_CALLS, STOPPED_STATES, SYSCALL_TABLES, Observation,
-    PidCounters, ProcessInfo, Syscall, TaskWait, Verdict, Wait, classify_call, descendants, has_marker,
+    PidCounters, ProcessInfo, Syscall, TaskWait, Verdict, Wait, classify_call, descendants, ending, has_marker,
     is_terminal, judge, made_since, parse_epoll_targets, parse_stat, parse_syscall, parse_tty_index,
     run_members, session_members,
 )
@@ -588,6 +588,17 @@ def read_stat(pid: int) -> ProcessInfo | None:
     """What /proc says of process `pid`; None when it is gone or cannot be read. The one reader of
     a process's stat line outside this class (but the warm client's, which imports nothing)."""
     return _read_stat(f"/proc/{pid}/stat")
+
+
+def already_ending(process: ProcessInfo) -> bool:
+    """Whether `process` is on its way out: exiting, or sent a signal that will end it once it
+    runs (see `evidence.ending`); a stopped one goes nowhere until continued."""
+    if process.exiting:
+        return True
+    if process.state in STOPPED_STATES:
+        return False
+    status = _read(f"/proc/{process.pid}/status")
+    return status is not None and ending(status)
 
 
 def _read_stat(path: str) -> ProcessInfo | None:
