@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from safe_run.core.evidence import (
-    SYSCALL_TABLES, PidCounters, ProcessInfo, TaskWait, Verdict, Wait, classify_call, descendants, fd_kind,
+    PF_FORKNOEXEC, SYSCALL_TABLES, PidCounters, ProcessInfo, TaskWait, Verdict, Wait, classify_call, descendants, fd_kind,
     ending, has_marker, is_terminal, judge, Owner, made_since, owners, parse_epoll_targets, parse_stat,
     parse_syscall, parse_tty_index, run_members, session_members, shell_at_work,
 )
@@ -211,15 +211,46 @@ def test_a_worker_the_shell_started_on_a_terminal_of_its_own_is_its_own() -> Non
     """A theme's `chpwd` hook restarts its zsh-async worker (on a `zpty` terminal) as the command's
     `cd` runs: it and the job of an earlier worker, let go, are the shell's; a command's
     `setsid -c`, on the shell's own terminal, and its daemon, on none, are the command's."""
-    shell_tty, zpty = 34816, 34817
+    shell, zpty = ProcessInfo(pid=SHELL_PID, comm="zsh", state="S", pgrp=SHELL_PID, session=SHELL_PID, tty=34816), 34817
     processes = [
         ProcessInfo(pid=210, comm="zsh", state="S", pgrp=210, session=210, ppid=SHELL_PID, tty=zpty),
-        ProcessInfo(pid=220, comm="bash", state="S", pgrp=220, session=220, ppid=SHELL_PID, tty=shell_tty),
+        ProcessInfo(pid=220, comm="bash", state="S", pgrp=220, session=220, ppid=SHELL_PID, tty=shell.tty),
         ProcessInfo(pid=230, comm="daemon", state="S", pgrp=230, session=230, ppid=SHELL_PID),
         ProcessInfo(pid=240, comm="find", state="S", pgrp=205, session=205, ppid=SUBREAPER, tty=zpty),
     ]
-    whose = owners(processes, SHELL_PID, [(STARTED, ENDED)], 32768, shell_tty)
+    whose = owners(processes, SHELL_PID, [(STARTED, ENDED)], 32768, shell)
     assert whose == {210: Owner.SHELL, 220: Owner.COMMAND, 230: Owner.COMMAND, 240: Owner.SHELL}
+
+
+def test_a_worker_on_its_way_to_a_terminal_and_the_jobs_of_one_gone_are_the_shells() -> None:
+    """`zpty` forks the shell, which calls setsid() and then opens its terminal: in between, it is
+    a fork of the shell leading a session with no terminal, unlike a command's daemon, a program
+    of its own. A restarted worker's jobs, let go, lost their terminal when the worker ended:
+    one the worker forked is a fork of the shell still, and one whose worker was listed at an
+    earlier look is told by it. A command's daemon, let go, stays the command's."""
+    shell, zpty, fork = ProcessInfo(pid=SHELL_PID, comm="zsh", state="S", pgrp=SHELL_PID, session=SHELL_PID,
+                                    tty=34816), 34817, PF_FORKNOEXEC
+    processes = [
+        ProcessInfo(pid=210, comm="zsh", state="R", pgrp=210, session=210, ppid=SHELL_PID, flags=fork),
+        ProcessInfo(pid=230, comm="daemon", state="S", pgrp=230, session=230, ppid=SHELL_PID),
+        ProcessInfo(pid=235, comm="zsh", state="S", pgrp=235, session=235, ppid=SHELL_PID),  # `setsid zsh`
+        ProcessInfo(pid=250, comm="zsh", state="S", pgrp=250, session=250, ppid=SHELL_PID, tty=zpty, flags=fork),
+        ProcessInfo(pid=260, comm="cat", state="R", pgrp=250, session=250, ppid=SUBREAPER),
+        ProcessInfo(pid=270, comm="zsh", state="R", pgrp=265, session=265, ppid=SUBREAPER, flags=fork),
+        ProcessInfo(pid=280, comm="sleep", state="S", pgrp=230, session=230, ppid=SUBREAPER),
+    ]
+    whose = owners(processes, SHELL_PID, [(STARTED, ENDED)], 32768, shell)
+    assert whose == {210: Owner.SHELL, 230: Owner.COMMAND, 235: Owner.COMMAND, 250: Owner.SHELL, 260: Owner.SHELL,
+                     270: Owner.SHELL, 280: Owner.COMMAND}
+
+
+def test_a_group_that_leads_back_to_itself_ends_the_walk() -> None:
+    """A process whose group's leader is its own child (it joined that group): no endless walk."""
+    processes = [
+        ProcessInfo(pid=210, comm="a", state="S", pgrp=220, session=200, ppid=SUBREAPER),
+        ProcessInfo(pid=220, comm="b", state="S", pgrp=220, session=200, ppid=210),
+    ]
+    assert owners(processes, SHELL_PID, [(STARTED, ENDED)], 32768) == {210: Owner.COMMAND, 220: Owner.COMMAND}
 
 
 def test_pids_that_came_round_pid_max_are_still_after() -> None:

@@ -80,7 +80,8 @@ TERMINAL_PREFIXES = ("/dev/pts/", "/dev/tty", "/dev/ptmx", "/dev/console")
 RELATIVE_INODES = ("anon_inode:[eventfd]", "anon_inode:[signalfd]", "anon_inode:[pidfd]", "anon_inode:[eventpoll]")
 # Zombies and the dead hold no terminal and run nothing.
 GONE_STATES = frozenset({"Z", "X", "x"})
-PF_EXITING = 0x4  # <linux/sched.h>: the task has begun to exit
+# <linux/sched.h>: the task has begun to exit; it was forked and has not exec'd since.
+PF_EXITING, PF_FORKNOEXEC = 0x4, 0x40
 # The signals whose default is to be ignored or to stop the process: all others end it.
 NOT_ENDING_MASK = sum(1 << (signum - 1) for signum in (
     signal.SIGCHLD, signal.SIGCONT, signal.SIGURG, signal.SIGWINCH,
@@ -142,6 +143,11 @@ class ProcessInfo:
     @property
     def exiting(self) -> bool:
         return bool(self.flags & PF_EXITING)
+
+    @property
+    def forked_only(self) -> bool:
+        """It runs the program its parent ran: it was forked and has not exec'd since."""
+        return bool(self.flags & PF_FORKNOEXEC)
 
 
 @dataclass(frozen=True)
@@ -436,7 +442,7 @@ Span = tuple[int, int | None]
 
 
 def owners(
-    processes: list[ProcessInfo], shell_pid: int, spans: Sequence[Span], pid_max: int, shell_tty: int = 0,
+    processes: list[ProcessInfo], shell_pid: int, spans: Sequence[Span], pid_max: int, shell: ProcessInfo | None = None,
 ) -> dict[int, Owner]:
     """Whose each of the run's processes is: the pids given out as each command started and as
     its line ended (`spans`, oldest first, at least one) split the shell's life, and a process is
@@ -459,8 +465,13 @@ def owners(
     One the shell made on a terminal of its own (zsh's `zpty`, which zsh-async's worker runs on,
     restarted by a theme's `chpwd` hook as the command's `cd` runs), or let go on one (that
     worker's job, once the worker was restarted), is the shell's own whenever it was made: a
-    command's program starts no terminal for its shell (`shell_tty`: the shell's own terminal's
-    device number, which `setsid -c` keeps; 0, not known, tells nothing).
+    command's program starts no terminal for its shell (`shell`: the shell's own stat, whose
+    terminal `setsid -c` keeps; None tells nothing). So is a fork of the shell's own program
+    (one that ran no other) in a session not the shell's, that leads it or whose leader is gone:
+    `zpty`'s fork between its setsid() and the opening of its terminal, and a restarted worker's
+    job, whose session lost its terminal with the worker. A command puts a program in a session of
+    its own (`setsid`, a daemon), not a fork of the shell. One let go whose group's leader is
+    listed is that leader's maker's.
     """
     by_pid = {p.pid: p for p in processes}
     found: dict[int, Owner] = {}
@@ -473,7 +484,13 @@ def owners(
         return any(made_after(pid, start) and (end is None or not made_after(pid, end)) for start, end in spans)
 
     def on_a_terminal_of_its_own(process: ProcessInfo) -> bool:
-        return shell_tty != 0 and process.session != shell_pid and process.tty not in (0, shell_tty)
+        """Or about to be, or was until its session's leader ended (see above)."""
+        if shell is None or process.session == shell_pid:
+            return False
+        if process.tty == 0:
+            return process.forked_only and process.comm == shell.comm and (
+                process.session == process.pid or process.session not in by_pid)
+        return shell.tty != 0 and process.tty != shell.tty
 
     def outside_commands(pid: int) -> bool:
         return made_after(pid, first) and not in_a_command(pid)
@@ -494,6 +511,8 @@ def owners(
                 process = by_pid[process.ppid]
             elif on_a_terminal_of_its_own(process):
                 who = Owner.SHELL
+            elif process.ppid != shell_pid and process.pgrp in by_pid and by_pid[process.pgrp] not in line:
+                process = by_pid[process.pgrp]
             elif process.ppid == shell_pid:
                 who = Owner.COMMAND if in_a_command(process.pid) else \
                     Owner.PROMPT if made_after(process.pid, last_end) else Owner.SHELL

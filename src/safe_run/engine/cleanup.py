@@ -88,7 +88,7 @@ class Reaper:
         self._left_to_hang_up: set[tuple[int, int]] = set()
         self._shell_work: tuple[int, list[Span]] | None = None
         self._shell_has_work = False  # processes of the shell's own or its prompt's were found
-        self._shell_tty: int | None = None  # its terminal's device number, once read
+        self._shell: ProcessInfo | None = None  # its stat, once read
 
     def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> Stopped:
         """Stop the command: every program it puts in front, escalating, until the shell is back.
@@ -191,11 +191,10 @@ class Reaper:
         return self._report(ended)
 
     def _owners(self, processes: list[ProcessInfo], spans: list[Span], wrap: int) -> dict[int, Owner]:
-        """`evidence.owners`, with the shell's terminal as the shell's process says it."""
-        if self._shell_tty is None:
-            shell = read_stat(self._terminal.pid)
-            self._shell_tty = shell.tty if shell is not None else 0
-        return owners(processes, self._terminal.pid, spans, wrap, self._shell_tty)
+        """`evidence.owners`, with the shell's own stat (its terminal, its program's name) read once."""
+        if self._shell is None:
+            self._shell = read_stat(self._terminal.pid)
+        return owners(processes, self._terminal.pid, spans, wrap, self._shell)
 
     def _before_the_sweep(self, settle: bool, wrap: int | None, spans: list[Span]) -> bool:
         """What comes before the sweep of a command that ended by itself; True when the shell's
