@@ -105,7 +105,8 @@ def test_a_named_shell_is_found_again_by_the_next_exec(docker: Docker) -> None:
 def test_close_in_another_exec_leaves_nothing_running(docker: Docker, container: StandInContainer) -> None:
     started = docker.in_shell("a", "sleep 300 &")
     assert started["status"] == "completed"
-    before = container.processes()
+    # The line ends as the job is forked: it may be the shell's fork still, not yet sleep.
+    before = container.settled(lambda seen: any(p.args == "sleep 300" for p in seen))
     assert len(holders(before)) == 1
     assert any(p.args == "sleep 300" for p in before)
     closed = docker("close", "a", "--format", "json")
