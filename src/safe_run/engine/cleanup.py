@@ -78,9 +78,9 @@ class Reaper:
         self._not_reported = set(shells_own)
         self._typed = typed
         # Each command's span of pids (see `evidence.owners`), the last one open until its line's
-        # record ends it: what was made
-        # before the first is the shell's own, a preexec hook's included (a start time in ticks of
-        # 10 ms cannot tell), and what the shell made between two is its prompt's.
+        # record ends it: what was made before the first is the shell's own, a preexec hook's
+        # included (a start time in ticks of 10 ms cannot tell), and so is what the shell made
+        # between two; what it made after the last is its prompt's.
         self._spans = list(spans)
         # The shell's own processes left for its hang-up to end (pid, start), swept after it; and
         # what the wait for their work needs (pid_max, the spans with the last line's end), once
@@ -161,8 +161,8 @@ class Reaper:
         reported; the shell's own (its start-up's, a preexec hook's, their workers') are ended
         quietly. With `settle` (the command ended by itself), what the shell made after the
         command's line ended (the end of the last span, as the line recorded it) is its
-        prompt's: it is left alone, to end with the shell as a closed terminal window ends it, or by itself
-        (autojump recording the directory). The shell's own processes are then left to the
+        prompt's: it is left alone, to end with the shell as a closed terminal window ends it, or
+        by itself (autojump recording the directory). The shell's own processes are then left to the
         shell's hang-up as well (`let_shell_work_end` first): ended while the shell lives, a
         zsh-async worker is started again by its prompt, and the hang-up cuts the new one's first
         job short, leaving its temporary file; what outlives the hang-up is ended after it
@@ -294,10 +294,8 @@ class Reaper:
             _signal_pid(pid, signal.SIGTERM)
             _signal_pid(pid, signal.SIGCONT)
         # Each process found gets the grace time; a group's members found since then get none.
-        deadline = time.monotonic() + GRACE_S
-        for pid in singles:
-            if not _process_gone(pid, max(0.0, deadline - time.monotonic())):
-                _signal_pid(pid, signal.SIGKILL)
+        for pid in _still_there(singles, GRACE_S):
+            _signal_pid(pid, signal.SIGKILL)
         for pgrp in groups:
             if not _group_gone(pgrp, 0.0):
                 _signal_group(pgrp, signal.SIGKILL)
@@ -347,9 +345,15 @@ def _not_gone_by_themselves(leftovers: list[ProcessInfo]) -> list[ProcessInfo]:
     ending = [p.pid for p in leftovers if already_ending(p)]
     if not ending:
         return leftovers
-    deadline = time.monotonic() + GRACE_S
-    gone = {pid for pid in ending if _process_gone(pid, max(0.0, deadline - time.monotonic()))}
+    gone = set(ending) - set(_still_there(ending, GRACE_S))
     return [p for p in leftovers if p.pid not in gone]
+
+
+def _still_there(pids: list[int], within: float) -> list[int]:
+    """Those of `pids` not gone (see `_process_gone`) within `within` seconds, all waited for
+    together: the first takes what it needs of them, the rest what is left."""
+    deadline = time.monotonic() + within
+    return [pid for pid in pids if not _process_gone(pid, max(0.0, deadline - time.monotonic()))]
 
 
 def _group_gone(pgrp: int, within: float) -> bool:

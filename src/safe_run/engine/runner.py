@@ -687,8 +687,7 @@ class Run:
         fields = start_mark.body.split(b";")
         if len(fields) > 3 and fields[2].isdigit():
             started = int(fields[2])
-            if self._spans and self._spans[-1][1] is None:  # the last line's end went unrecorded
-                self._spans[-1] = (self._spans[-1][0], started)
+            self._end_span(started)  # where the last line's end went unrecorded
             self._spans.append((started, None))
 
     def _act(self, actions: list[Action]) -> None:
