@@ -16,6 +16,7 @@ import signal
 import socket
 import struct
 from collections.abc import Callable
+from pathlib import Path
 
 from ..session.adoption import end_child, set_parent_death_signal
 
@@ -121,6 +122,18 @@ def _whole(channel: socket.socket, data: bytes, length: Callable[[bytes], int | 
         data += chunk
         total = total if total is not None else length(data)
     return data[:total], data[total:]
+
+
+def standard_descriptors_to(log: Path) -> None:
+    """Standard input and output from and to nowhere, errors to `log`: a holder keeps nothing of
+    its caller's (a pipe its caller's caller reads to its end, a terminal)."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    errors = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for target, source in ((0, devnull), (1, devnull), (2, errors)):
+        os.dup2(source, target)
+    for fd in (devnull, errors):
+        if fd > 2:
+            os.close(fd)
 
 
 def close_all_but(kept: set[int]) -> None:

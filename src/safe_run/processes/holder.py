@@ -25,8 +25,8 @@ from ..engine.interrupts import STOP_SIGNALS, StopSignals
 from ..engine.shell_start import KeptShell
 from ..session.adoption import adopt_orphans, collect_adopted
 from ..session.holder import ShellPlan, make_holder
-from ..session.store import Session
-from .forking import close_all_but
+from ..session.store import HOLDER_LOG, Session
+from .forking import close_all_but, standard_descriptors_to
 from ..process_title import name_holder
 
 from .. import TYPE_CHECKING
@@ -126,10 +126,7 @@ def serve_here(
 
 def detach_descriptors(session: Session, listener_fd: int, request: RunRequest, kept: list[int] | None = None) -> None:
     """Only the holder's own descriptors stay open (`kept` too): nothing of its caller's (pipes, terminal)."""
-    devnull = os.open(os.devnull, os.O_RDWR)
-    log = os.open(session.path / "holder.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    for target, source in ((0, devnull), (1, devnull), (2, log)):
-        os.dup2(source, target)
+    standard_descriptors_to(session.path / HOLDER_LOG)
     keep = {0, 1, 2, listener_fd, *(kept or [])}
     if request.log is not None:
         keep.add(request.log.fileno())

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from ..engine import polling
 from ..engine.interrupts import STOP_SIGNALS
-from ..session.adoption import adopt_orphans
+from ..session.adoption import adopt_orphans, ended_children
 from ..session.launch import Fork
 from ..warm.client import within_reach
 from ..warm.context import start_time
@@ -295,13 +295,7 @@ class Server:
             self._calls.pop(pid).close()
 
     def _reap(self) -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        for pid, status in ended_children():
             if self._spare is not None and pid == self._spare[0]:  # it ended unasked
                 self._spare[1].close()
                 self._spare, self._spares_work = None, False

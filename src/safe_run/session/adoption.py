@@ -60,10 +60,23 @@ def adopting() -> Iterator[None]:
 
 
 def _subreaper(on: int) -> bool:
+    return _prctl(PR_SET_CHILD_SUBREAPER, on)
+
+
+def _prctl(option: int, value: int) -> bool:
+    """prctl(2) with one argument; whether the kernel agreed. One libc handle for the process
+    and every process it forks: each new one makes a class of its own, pages that a forked
+    process would otherwise write anew each time."""
+    global _LIBC
     try:
-        return bool(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, on, 0, 0, 0) == 0)
+        if _LIBC is None:
+            _LIBC = ctypes.CDLL(None, use_errno=True)
+        return bool(_LIBC.prctl(option, value, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
+
+
+_LIBC: ctypes.CDLL | None = None
 
 
 def _wake(signum: int, frame: FrameType | None) -> None:
@@ -90,6 +103,18 @@ def collect_adopted(shell: int | None) -> list[int]:
         except ChildProcessError:
             return collected
         collected.append(seen.si_pid)
+
+
+def ended_children() -> Iterator[tuple[int, int]]:
+    """Collect each child of this process that has ended, never waiting: its pid and wait status."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        yield pid, status
 
 
 def collect_at_exit(pid: int, timeout: float) -> None:
@@ -129,7 +154,7 @@ def end_child(pid: int, grace: float) -> None:
 def set_parent_death_signal(signum: int) -> None:
     """The signal this process gets when its parent ends (0: none): what a child forked to serve
     its parent alone must not outlive, and what it clears once it is to outlive it."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+    _prctl(PR_SET_PDEATHSIG, signum)
 
 
 def collect_child(pid: int, timeout: float) -> bool:

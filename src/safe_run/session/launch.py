@@ -25,7 +25,7 @@ from ..core.request import RunRequest
 from ..processes.holder import Job, hold_forked, write_job
 from .adoption import end_child
 from .holder import ShellPlan
-from .store import Session
+from .store import HOLDER_LOG, Session
 
 from .. import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class Spawn:
         write_job(Job(session, request, plan))
         log_fd = -1 if request.log is None else request.log.fileno()
         passed = [listener.fileno()] + ([log_fd] if log_fd >= 0 else [])
-        with open(session.path / "holder.log", "ab") as errors:
+        with open(session.path / HOLDER_LOG, "ab") as errors:
             os.chmod(errors.fileno(), 0o600)
             holder = subprocess.Popen(
                 [sys.executable, "-m", "safe_run.processes.holder", str(session.path), str(listener.fileno()), str(log_fd)],

@@ -45,8 +45,10 @@ SWEEP_EVERY_S = 1.0
 SWEEP_LOCK = ".sweep"
 # Left in a session directory whose record was reported as malformed, so that it is said once.
 SKIPPED_MARK = ".skipped"
+# Where a holder's own errors go, in its session's directory.
+HOLDER_LOG = "holder.log"
 # What a dead holder's session keeps: its record, its result, and the holder's own error log.
-KEPT_FILES = frozenset({"meta.json", "result.json", "holder.log", "recording.cast"})
+KEPT_FILES = frozenset({"meta.json", "result.json", HOLDER_LOG, "recording.cast"})
 
 
 def sessions_root(env: Mapping[str, str]) -> Path:
@@ -219,7 +221,7 @@ class Session:
         message = f"session {self.id} ended without a result: its holder died ({process}killed or crashed) while the command ran"
         if killed:
             message += "; ended what the command left running: " + ", ".join(f"{k.command} ({k.pid})" for k in killed)
-        log = self.path / "holder.log"
+        log = self.path / HOLDER_LOG
         if log.exists() and log.stat().st_size > 0:
             message += f"; the holder's own errors are in {log}"
         result = replace(error_result(str(meta.get("command", "")), message), killed=tuple(killed))
