@@ -203,6 +203,27 @@ def children_of(pid: int) -> list[int]:
     return [int(child) for child in children if not zombie(int(child))]
 
 
+def shells_of_holder_ahead(ahead: int) -> list[int]:
+    """The shell a holder forked ahead started: its keeper's worker's, where the holder keeps its
+    shell in a keeper (`processes.keeper`), a worker being a safe-run process."""
+    found = []
+    for child in children_of(ahead):
+        found.extend(children_of(child) if _is_safe_run(child) else [child])
+    return found
+
+
+def workers_of(holder: int) -> list[int]:
+    """The worker that serves for a holder that keeps its shell (`processes.keeper`), if one does now."""
+    return [pid for pid in children_of(holder) if _is_safe_run(pid, b"safe-run worker")]
+
+
+def _is_safe_run(pid: int, title: bytes = b"safe-run") -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(title)
+    except OSError:
+        return False
+
+
 def shell_path(name: str) -> str:
     path = shutil.which(name)
     if path is None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SafeRun, alive
+from conftest import SafeRun, alive, shells_of_holder_ahead
 from safe_run import calls
 from safe_run.session.forkserver import ForkServer
 
@@ -132,7 +132,7 @@ def kept_shell_ready(server: ForkServer, rc_marker: Path | None = None, besides:
 
 def kept_shell_of(server: ForkServer) -> list[int]:
     """The shell of the holder the fork server forked ahead."""
-    return [shell for ahead in children(fork_server_pid(server)) for shell in children(ahead)]
+    return [shell for ahead in children(fork_server_pid(server)) for shell in shells_of_holder_ahead(ahead)]
 
 
 def children(pid: int) -> list[int]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SafeRun, alive, children_of, shell_path
+from conftest import SafeRun, alive, children_of, shell_path, shells_of_holder_ahead
 from test_warm import Caller, _caller, gone
 
 pytestmark = pytest.mark.slow
@@ -130,7 +130,7 @@ def shell_kept(caller: Caller) -> None:
 def waiting_shells(caller: Caller) -> list[int]:
     warm = caller.warm_pids()
     return [shell for spare in waiting(children_of(warm[0])) for ahead in waiting(children_of(spare))
-            for shell in children_of(ahead)] if warm else []
+            for shell in shells_of_holder_ahead(ahead)] if warm else []
 
 
 @pytest.mark.parametrize("name", ["bash", "zsh", "fish"])

@@ -33,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 import fastcli  # noqa: E402
+from conftest import workers_of  # noqa: E402
 from safe_run.mcp.http_bounds import Bounds, admits, body_to_come, last_words  # noqa: E402
 from test_mcp import BOUND_S, Server, call, cli, drive  # noqa: E402
 
@@ -373,8 +374,9 @@ def test_a_stop_that_runs_out_of_time_still_ends_the_server_and_says_where(serve
             metas = [json.loads(meta.read_text()) for meta in served.server.runtime.glob("safe-run/*/meta.json")]
             [holder] = {meta.get("holder_pid") for meta in metas} - {None}
             names.extend({meta.get("shell_name") for meta in metas} - {None})
-            os.kill(holder, signal.SIGSTOP)
-            stopped.append(holder)
+            for pid in [holder, *workers_of(holder)]:  # and the worker that serves for it, if any
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
             assert served.proc is not None
             served.proc.send_signal(signal.SIGTERM)
             await anyio.to_thread.run_sync(served.proc.wait, BOUND_S)

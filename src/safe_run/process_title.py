@@ -35,6 +35,11 @@ def name_holder(session_id: str) -> None:
     _setter()(f"{NAME} holder {session_id}")
 
 
+def name_worker(session_id: str) -> None:
+    """A named shell's holder keeps its shell, and its worker serves it (`processes.keeper`)."""
+    _setter()(f"{NAME} worker {session_id}")
+
+
 def name_fork_server() -> None:
     """The process the MCP server forks its holders from."""
     _setter()(f"{NAME} fork server")

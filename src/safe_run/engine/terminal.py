@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import polling
+from .exits import collected_status
 from .spawn import SpawnError, spawn
 
 READ_SIZE = 65536
@@ -32,6 +33,10 @@ BATCH_BYTES = 65536
 HANGUP_GRACE_S = 1.0
 # How long a write waits for a terminal whose input is full (a command that does not read).
 WRITE_TIMEOUT_S = 1.0
+# How long a shell another process collects (its keeper, see `exits`) may take to be collected
+# once it has ended; its status is UNKNOWN_STATUS if it never is (nobody collects it).
+COLLECTED_WAIT_S = 5.0
+UNKNOWN_STATUS = 255 << 8
 # Linux's ioctl (4.13 and later) that opens a terminal's other side from its master.
 TIOCGPTPEER = 0x5441
 
@@ -88,6 +93,11 @@ class Terminal:
         self._status: int | None = None
         self._signalled = False
         self._closed = False
+
+    @property
+    def pidfd(self) -> int | None:
+        """The shell's pidfd, where the kernel gives one."""
+        return self._pidfd
 
     def descriptors(self) -> list[int]:
         """What this terminal holds open, for a process that closes all but what it names."""
@@ -186,7 +196,10 @@ class Terminal:
     def exit_status(self) -> int:
         """The shell's status the way a shell reports it: 128+N when killed by signal N."""
         if self._status is None:
-            _, status = os.waitpid(self.pid, 0)
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except ChildProcessError:  # its keeper's child (see `exits`)
+                status = self._collected_elsewhere()
             self._record(status)
         assert self._status is not None
         return self._status
@@ -244,10 +257,22 @@ class Terminal:
     def _reaped(self) -> bool:
         """Whether the shell has exited, collecting its status if it just did."""
         if self._status is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # its keeper's child (see `exits`)
+                collected = collected_status(self._pidfd)
+                pid, status = (0, 0) if collected is None else (self.pid, collected)
             if pid != 0:
                 self._record(status)
         return self._status is not None
+
+    def _collected_elsewhere(self) -> int:
+        """The status of a shell that is not this process's child, once its parent collected it."""
+        deadline = time.monotonic() + COLLECTED_WAIT_S
+        self._wait_exit(COLLECTED_WAIT_S)
+        while (status := collected_status(self._pidfd)) is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return UNKNOWN_STATUS if status is None else status
 
     def _record(self, status: int) -> None:
         code = os.waitstatus_to_exitcode(status)

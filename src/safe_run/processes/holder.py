@@ -17,17 +17,20 @@ import socket
 import sys
 import traceback
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import NoReturn
 
 from ..core.request import RunRequest, request_from_dict, request_to_dict
-from ..engine.interrupts import STOP_SIGNALS, StopSignals
+from ..engine.interrupts import STOP_SIGNALS, StopSignals, Wakeup
 from ..engine.shell_start import KeptShell
 from ..session.adoption import adopt_orphans, collect_adopted
+from ..session.hibernation import Link, thawed
 from ..session.holder import ShellPlan, make_holder
 from ..session.store import HOLDER_LOG, Session
+from . import keeper
 from .forking import close_all_but, standard_descriptors_to
-from ..process_title import name_holder
+from ..process_title import name_holder, name_worker
 
 from .. import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -96,32 +99,68 @@ def hold_forked(job: Job, listener: socket.socket) -> NoReturn:
         os._exit(status)
 
 
-def hold(job: Job, listener: socket.socket, kept: KeptShell | None = None) -> int:
+def hold(job: Job, listener: socket.socket, kept: KeptShell | None = None, link: Link | None = None) -> int:
     """In a forked child: the holder, in a session of its own with only its own descriptors (and
-    those of the shell it started ahead, `kept`); its exit status."""
+    those of the shell it started ahead, `kept`, and of its keeper, `link`); its exit status."""
     for signum in STOP_SIGNALS:  # the caller's handlers came along with the fork
         signal.signal(signum, signal.SIG_DFL)
     os.setsid()
-    detach_descriptors(job.session, listener.fileno(), job.request, [] if kept is None else kept.descriptors())
-    return serve_here(job.session, listener, job.request, job.plan, kept)
+    ours = [*([] if kept is None else kept.descriptors()), *([] if link is None else link.descriptors())]
+    detach_descriptors(job.session, listener.fileno(), job.request, ours)
+    if link is not None:
+        link.serving(job.session.path)
+    return serve_here(job.session, listener, job.request, job.plan, kept, link)
 
 
 def serve_here(
     session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None, kept: KeptShell | None = None,
+    link: Link | None = None,
 ) -> int:
-    """The holder's life, in the process that is now its own; its exit status."""
+    """The holder's life, in the process that is now its own; its exit status. A named shell's
+    holder keeps its shell, and a worker it forks serves it (`keeper`), where the kernel allows;
+    `link`: this is such a worker already, forked ahead with its keeper."""
     try:
-        name_holder(session.id)
-        # The holder owns its process: its stop signals end the command (or the shell) with a result.
-        signals = StopSignals()
-        signals.install(deferring=True)
-        adopt_orphans()  # what its commands detach comes back to it, to be collected
-        make_holder(session, listener, request, plan=plan, kept=kept).serve(signals.wakeup)
-        collect_adopted(None)  # the shell is collected by now
-        return 0
+        if link is None and plan is not None and keeper.possible():
+            name_holder(session.id)
+            return keeper.keep(partial(_serve, session, listener, request, plan, kept), serve_on)
+        return _serve(session, listener, request, plan, kept, link)
     except BaseException:  # a holder must never return into its caller's code
         traceback.print_exc()
         return 1
+
+
+def _serve(
+    session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None, kept: KeptShell | None,
+    link: Link | None = None,
+) -> int:
+    """Serve the session from its start (`link`: to the keeper, in a keeper's worker)."""
+    (name_holder if link is None else name_worker)(session.id)
+    wakeup = _own_signals([])
+    make_holder(session, listener, request, plan=plan, kept=kept, keeper=link).serve(wakeup)
+    collect_adopted(None)  # the shell is collected by now
+    return 0
+
+
+def serve_on(state: bytes, link: Link, signals: list[int]) -> int:
+    """Serve a named shell on from where the last worker handed it over (`signals`: the stop
+    signals its keeper got meanwhile)."""
+    holder, run = thawed(state)
+    name_worker(holder.session.id)
+    holder.resume(run, _own_signals(signals), link)
+    collect_adopted(None)
+    return 0
+
+
+def _own_signals(pending: list[int]) -> Wakeup:
+    """The holder owns its process: its stop signals end the command (or the shell) with a
+    result; what its commands detach comes back to it, to be collected."""
+    signals = StopSignals()
+    signals.install(deferring=True)
+    for signum in pending:
+        signals.wakeup.trigger(signum)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # a keeper's worker starts with them held
+    adopt_orphans()
+    return signals.wakeup
 
 
 def detach_descriptors(session: Session, listener_fd: int, request: RunRequest, kept: list[int] | None = None) -> None:

@@ -16,6 +16,7 @@ import socket
 import sys
 import traceback
 from collections.abc import Callable
+from functools import partial
 from types import FrameType
 
 from ..core.request import RunRequest
@@ -23,7 +24,9 @@ from ..engine.shell_start import KeptShell
 from ..session.adoption import set_parent_death_signal
 from .caller import Caller, anticipate
 from .forking import die_with, frame_length, receive_with_descriptors, unframed
-from .holder import Job, hold
+from ..session.hibernation import Link
+from . import keeper
+from .holder import Job, hold, serve_on
 
 # What comes beside a job: the caller's directory, the listening socket, and the request's log.
 PASSED = 3
@@ -42,9 +45,35 @@ def wait_to_hold(channel: socket.socket, parent: int, ahead: Callable[[], KeptSh
     """Start the shell `ahead`, then wait for a session and be its holder; never returns into the
     code of the process that forked it.
 
+    Where a named shell's holder keeps its shell in a keeper (`keeper`), this process is that
+    keeper from the start, whatever session comes: forked before anything ran in it, its pages
+    stay those it shares with the process that forked it. Its worker starts the shell and waits.
     A caller that ends first (most calls need no new session: a named shell's next command, a
     poll) sends SIGTERM by its death, not SIGKILL: the shell kept ahead is then closed as a
     window is, once its theme's first jobs are done, rather than cut off in the middle of them."""
+    if not keeper.possible():
+        _wait_to_hold(channel, parent, ahead)  # never returns
+    status = 0
+    try:
+        if die_with(parent, signal.SIGTERM):
+            status = keeper.keep(partial(_held_by_worker, channel, ahead), serve_on)
+    except BaseException:  # nothing may return into the caller's code
+        traceback.print_exc()
+    finally:
+        os._exit(status)
+
+
+def _held_by_worker(channel: socket.socket, ahead: Callable[[], KeptShell | None], link: Link) -> int:
+    """A keeper's worker waits and holds (its parent is its keeper)."""
+    _wait_to_hold(channel, os.getppid(), ahead, link)
+    return 1  # never comes here: it ends as it holds
+
+
+def _wait_to_hold(
+    channel: socket.socket, parent: int, ahead: Callable[[], KeptShell | None], link: Link | None = None,
+) -> None:
+    """`wait_to_hold`'s waiting and holding, in the process forked ahead or its keeper's worker
+    (`link`), whose `parent` is then that keeper."""
     status = 0
     kept = None
     try:
@@ -61,11 +90,12 @@ def wait_to_hold(channel: socket.socket, parent: int, ahead: Callable[[], KeptSh
         if handed is None:
             return  # the caller ended without handing anything over
         job, listener = handed
-        set_parent_death_signal(0)  # from here on it outlives its caller, as a holder does
+        # From here on a holder outlives its caller, and a keeper's worker lives as long as its keeper.
+        set_parent_death_signal(0 if link is None else signal.SIGKILL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         status = 1
         kept, given = None, kept
-        status = hold(job, listener, given)
+        status = hold(job, listener, given, link)
     except CallerGone:
         pass
     except BaseException:  # nothing may return into the caller's code

@@ -28,6 +28,7 @@ from ..engine.interrupts import Wakeup
 from ..engine.runner import Run
 from ..engine.shell_start import KeptShell
 from . import wire
+from .hibernation import Link
 from .holder_base import COMMAND_HANDLERS, Call, Holder
 from .shell_holder import ShellHolder
 from .store import Session
@@ -43,14 +44,15 @@ class ShellPlan:
 
 def make_holder(
     session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None = None,
-    kept: KeptShell | None = None, clock: Callable[[], float] = time.monotonic,
+    kept: KeptShell | None = None, clock: Callable[[], float] = time.monotonic, keeper: Link | None = None,
 ) -> Holder:
     """The holder of a one-shot session, or with a `plan` of a named shell; `kept`: a shell
-    started ahead of this session (`shell_start.KeptShell`), for its run to take."""
+    started ahead of this session (`shell_start.KeptShell`), for its run to take; `keeper`: a
+    named shell's keeper (`processes.keeper`), if it has one."""
     if plan is None:
         return OneShotHolder(session, listener, request, first=session, kept=kept, clock=clock)
     named = NamedShell(session.id, plan.name, plan.fresh_note)
-    return ShellHolder(session, listener, request, named, kept=kept, clock=clock)
+    return ShellHolder(session, listener, request, named, kept=kept, clock=clock, keeper=keeper)
 
 
 class OneShotHolder(Holder):

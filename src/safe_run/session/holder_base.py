@@ -45,7 +45,7 @@ from ..engine.recording import FILE_NAME as RECORDING_FILE, Recording
 from ..engine.runner import CommandRefused, Run
 from ..engine.shell_start import KeptShell, RunFailed
 from ..engine.terminal import TerminalError
-from ..engine.workdir import private_workdir
+from ..engine.workdir import HeldDirectory
 from ..shells import ShellNotFound
 from . import wire
 from .adoption import collect_adopted
@@ -175,22 +175,31 @@ class Holder(ABC):
         of the session's own directory (removing its files first cost a millisecond before them).
         A shell still at work of its own after its command is hung up once everyone waiting is
         answered (`Run.hang_up`)."""
-        with private_workdir(self.session.path) as workdir:
-            run = self._start(workdir)
-            try:
-                if run is not None:
-                    self._record_shell(run)
-                    self._serve_run(run, wakeup)
-                self.recording.close()
-                self._finish(run)
-            finally:
-                if run is not None:
-                    run.hang_up()
+        self._workdir = HeldDirectory.make(self.session.path)
+        try:
+            self._serve_started(self._start(self._workdir.path), wakeup, self._first_commands)
+        finally:
+            self._workdir.remove()
 
-    def _serve_run(self, run: Run, wakeup: Wakeup) -> None:
+    def _serve_started(self, run: Run | None, wakeup: Wakeup, commands: Callable[[Run, Wakeup], None]) -> None:
+        """The `commands`, then the end; a named shell's later worker starts here too."""
+        try:
+            if run is not None:
+                self._serve_run(run, wakeup, commands)
+            self.recording.close()
+            self._finish(run)
+        finally:
+            if run is not None:
+                run.hang_up()
+
+    def _first_commands(self, run: Run, wakeup: Wakeup) -> None:
+        self._record_shell(run)
+        self._serve_commands(run, wakeup)
+
+    def _serve_run(self, run: Run, wakeup: Wakeup, commands: Callable[[Run, Wakeup], None]) -> None:
         """The commands, then the shell's end: what ending it ended is the result's too."""
         try:
-            self._serve_commands(run, wakeup)
+            commands(run, wakeup)
         finally:
             swept = run.close()
         if self.final is not None and swept:

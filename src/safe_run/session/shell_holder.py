@@ -31,9 +31,11 @@ from ..engine import polling
 from ..engine.interrupts import Wakeup
 from ..engine.runner import CommandRefused, Run
 from ..engine.shell_start import KeptShell, RunFailed
+from ..engine.terminal import Terminal
 from ..shells.registry import kind_of
 from . import wire
 from .adoption import collect_adopted
+from .hibernation import HIBERNATE_AFTER_S, Link, Watch, frozen
 from .holder_base import COMMAND_HANDLERS, Call, Command, Holder, idle_expired, saved
 from .store import SESSION_ID, Session, SessionStore
 
@@ -46,10 +48,12 @@ class ShellHolder(Holder):
 
     def __init__(
         self, session: Session, listener: socket.socket, request: RunRequest, named: NamedShell,
-        kept: KeptShell | None = None, clock: Callable[[], float] = time.monotonic,
+        kept: KeptShell | None = None, clock: Callable[[], float] = time.monotonic, keeper: Link | None = None,
     ) -> None:
-        """`named`: what its answers call it; `kept`: a shell started ahead (`shell_start.KeptShell`)."""
+        """`named`: what its answers call it; `kept`: a shell started ahead (`shell_start.KeptShell`);
+        `keeper`: the holder process that keeps the shell while it waits (`processes.keeper`), if any."""
         self._named = named
+        self._keeper = keeper
         self._unkept = Unkept()  # its records, written when nothing is asked (the first command's too)
         super().__init__(session, listener, request, self._new_command(session, request.command), kept, clock)
         self._commands = 0
@@ -59,15 +63,34 @@ class ShellHolder(Holder):
         self._listed: tuple[str | None, str | None] | None = None  # the shell's cwd and program, as last written
         self._idle_since = clock()  # when its last command ended
         self._answered_at = clock()
+        self._woke = clock()  # when this process began to serve
+
+    def __getstate__(self) -> dict[str, object]:
+        """What goes over to the next worker: all but the way to the keeper, which is its own."""
+        return {**self.__dict__, "_keeper": None}
+
+    def resume(self, run: Run, wakeup: Wakeup, keeper: Link) -> None:
+        """Serve on, in a worker its keeper woke, from the wait for the next command where the
+        last worker handed the shell over."""
+        self._keeper = keeper
+        self._woke = self._clock()
+        try:
+            self._serve_started(run, wakeup, self._wait_and_serve)
+        finally:
+            self._workdir.remove()
 
     def _new_command(self, shell: Session, command: str) -> Session:
         """The next command's own session: named now, made in the store when the holder is idle."""
         store = SessionStore(shell.path.parent, sweep=False)
         session = store.reserve()
         self._unkept.later(partial(
-            store.make, session, command, of_shell=shell, shell_name=self._named.name, holder_pid=os.getpid(),
+            store.make, session, command, of_shell=shell, shell_name=self._named.name, holder_pid=self._holder_pid(),
         ))
         return session
+
+    def _holder_pid(self) -> int:
+        """The holder's pid as callers know it: its keeper's, where it has one."""
+        return os.getpid() if self._keeper is None else self._keeper.keeper_pid
 
     @property
     def _closing(self) -> bool:
@@ -90,9 +113,23 @@ class ShellHolder(Holder):
                 return
             self._command_ended(result)
             run.close_unused()
-            if not self._start_next_command(run, wakeup):
-                self.final = self._last_words(run, self._last or result, wakeup.pending)
+            self._idle_since = self._clock()
+            if not self._next_command(run, wakeup):
                 return
+
+    def _wait_and_serve(self, run: Run, wakeup: Wakeup) -> None:
+        """A woken worker's commands: the wait its keeper woke it in, then on as ever."""
+        if self._next_command(run, wakeup):
+            self._serve_commands(run, wakeup)
+
+    def _next_command(self, run: Run, wakeup: Wakeup) -> bool:
+        """Wait for the next command and start it; False, with the shell's last words, when it is
+        to end instead."""
+        if self._start_next_command(run, wakeup):
+            return True
+        assert self._last is not None  # a command has ended before every wait
+        self.final = self._last_words(run, self._last, wakeup.pending)
+        return False
 
     def _start_next_command(self, run: Run, wakeup: Wakeup) -> bool:
         """Wait for the shell's next command and start it; False when the shell is to end instead.
@@ -100,7 +137,6 @@ class ShellHolder(Holder):
         A command the shell would not parse, or a shell replaced by a program that is no shell, is
         answered at once and the wait goes on.
         """
-        self._idle_since = self._clock()
         while True:
             self._next = None
             while self._next is None:
@@ -167,7 +203,38 @@ class ShellHolder(Holder):
             return True
         if self._unkept and self._clock() - self._quiet_since() >= KEEP_AFTER_S:
             self._unkept.keep(until=lambda: bool(polling.readable(self.callers.fds(), 0)))
+        if self._may_hand_over() and self._clock() >= self._hand_over_at():
+            self._hand_over(run, wakeup)
         return self.callers.busy or not idle_expired(self._idle_since, self._clock(), self._idle_limit)
+
+    # ---- its keeper ---------------------------------------------------------------------------
+
+    def _may_hand_over(self) -> bool:
+        """Nobody is asking, attached or owed anything: the keeper could keep the shell."""
+        return (
+            self._keeper is not None and self._keeper.open and not self._unkept and self._next is None
+            and not self.callers.busy and not self.callers.waiters and self.onlookers.count == 0
+        )
+
+    def _hand_over_at(self) -> float:
+        """When the shell, left alone, goes to its keeper: a while after the last thing done here."""
+        return max(self._idle_since, self._quiet_since(), self._woke) + HIBERNATE_AFTER_S
+
+    def _hand_over(self, run: Run, wakeup: Wakeup) -> None:
+        """Give the shell to the keeper and end (see `processes.keeper`); if it cannot take it now,
+        serve on, and try again once the shell has been left alone as long again."""
+        terminal, keeper = run.terminal, self._keeper
+        assert keeper is not None
+        self._woke = self._clock()
+        if not isinstance(terminal, Terminal) or terminal.pidfd is None or self._identity is None:
+            return
+        limit = self._idle_limit
+        watch = Watch(
+            master=terminal.fd, listener=self.callers.listener.fileno(), shell=terminal.pidfd,
+            session=str(self.session.path), identity=self._identity,
+            wake_at=None if limit is None else self._idle_since + limit,
+        )
+        keeper.hand_over(frozen((self, run)), watch, {wakeup.fd, wakeup.write_fd}, lambda: bool(wakeup.pending))
 
     def _wait_between(self) -> float:
         """How long the wait between commands may sleep: until the next thing due, the idle limit,
@@ -176,6 +243,8 @@ class ShellHolder(Holder):
         wait = self.wait_time()
         if limit is not None:
             wait = min(wait, max(0.0, self._idle_since + limit - self._clock()))
+        if self._may_hand_over():
+            wait = min(wait, max(0.0, self._hand_over_at() - self._clock()))
         if self._unkept:
             wait = min(wait, max(0.0, self._quiet_since() + KEEP_AFTER_S - self._clock()))
         return wait
