@@ -12,6 +12,8 @@ Prints, for the machine it runs on:
                 wait nobody answers (--sessions of them), and a named shell's between commands
   memory        what an idle named shell's holder holds (proportional set size, and its private
                 dirty pages), next to a bare interpreter asleep (`python -I -S`) started alongside
+  wake          a call on a named shell left alone (its holder keeps it, and forks a worker for
+                the call), next to the same call on the shell once served
 No figure here is asserted; these machines are shared, so compare ratios, not absolutes.
 """
 
@@ -105,6 +107,33 @@ def cpu_seconds(pid: int) -> float:
     return total / 1e9
 
 
+def holder_cpu_seconds(pid: int) -> float:
+    """A holder's CPU time: its own, its worker's where it keeps its shell in a keeper, and (in
+    ticks) that of the workers it has collected, which handed their shell over and ended."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        collected = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")  # cutime, cstime
+    except (OSError, IndexError, ValueError):
+        collected = 0.0
+    return sum(map(cpu_seconds, holder_processes(pid))) + collected
+
+
+def holder_processes(pid: int) -> list[int]:
+    """The holder and the worker it forked to serve, if one serves now (`processes.keeper`)."""
+    try:
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        children = []
+    return [pid, *(child for child in children if _title(child).startswith(b"safe-run worker"))]
+
+
+def _title(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def holder_pid(home: str, session: str) -> int:
     root = Path(home) / ".local" / "state" / "safe-run" / "sessions" / session
     return int(json.loads((root / "meta.json").read_text())["holder_pid"])
@@ -132,14 +161,15 @@ def bench_idle(env: dict[str, str], shell: str, sessions: int) -> None:
     holders["sleeping"].append(holder_pid(env["HOME"], session))
     started.append(("stop", session))
     time.sleep(2)  # past the first, frequent looks
-    before = {label: sum(map(cpu_seconds, pids)) for label, pids in holders.items()}
+    before = {label: sum(map(holder_cpu_seconds, pids)) for label, pids in holders.items()}
     time.sleep(IDLE_WINDOW_S)
     for label, pids in holders.items():
-        each = (sum(map(cpu_seconds, pids)) - before[label]) / len(pids)
+        each = (sum(map(holder_cpu_seconds, pids)) - before[label]) / len(pids)
         target = f"   target at most {HELD_WAIT_TARGET:.2f} %" if label == "input wait" else ""
         print(f"idle CPU     holder, {label:10s} x{len(pids):<3d} {each * 1000:7.1f} ms CPU each in "
               f"{IDLE_WINDOW_S:g} s ({each / IDLE_WINDOW_S * 100:.3f} % of one core){target}")
     bench_memory(holders["idle shell"])
+    bench_wake(env, shell, [name for verb, name in started if verb == "close"][:5])
     for verb, name in started:
         call([verb, name], env)
 
@@ -159,7 +189,8 @@ def rollup(pid: int) -> dict[str, int]:
 
 
 def bench_memory(holders: list[int]) -> None:
-    """Idle named shells' holders, after the idle window: the median of each figure, in MB."""
+    """Idle named shells' holders, after the idle window: the median of each figure, in MB (a
+    holder with its worker, where one still serves)."""
     bare = subprocess.Popen([sys.executable, "-I", "-S", "-c", "import time; time.sleep(60)"])
     try:
         time.sleep(1.0)
@@ -167,12 +198,26 @@ def bench_memory(holders: list[int]) -> None:
     finally:
         bare.kill()
         bare.wait()
-    pss = statistics.median(rollup(pid)["Pss"] for pid in holders) / 1024
-    private = statistics.median(rollup(pid)["Private_Dirty"] for pid in holders) / 1024
-    print(f"memory       idle named shell's holder x{len(holders)}: {pss:5.1f} MB proportional, {private:5.1f} MB "
+    pss = statistics.median(sum(rollup(p)["Pss"] for p in holder_processes(pid)) for pid in holders) / 1024
+    private = statistics.median(sum(rollup(p)["Private_Dirty"] for p in holder_processes(pid)) for pid in holders) / 1024
+    print(f"memory       idle named shell's holder x{len(holders)}: {pss:5.2f} MB proportional, {private:5.2f} MB "
           f"private dirty (target at most {IDLE_SHELL_TARGET_MB:g} MB proportional)")
-    print(f"             a bare interpreter asleep: {reference['Pss'] / 1024:5.1f} MB proportional, "
-          f"{reference['Private_Dirty'] / 1024:5.1f} MB private dirty; ratio {pss / (reference['Pss'] / 1024):.2f}")
+    print(f"             a bare interpreter asleep: {reference['Pss'] / 1024:5.2f} MB proportional, "
+          f"{reference['Private_Dirty'] / 1024:5.2f} MB private dirty; ratio {pss / (reference['Pss'] / 1024):.2f}")
+
+
+def bench_wake(env: dict[str, str], shell: str, names: list[str]) -> None:
+    """A call on a named shell its holder keeps alone (its worker handed it over, left alone past
+    HIBERNATE_AFTER_S: a worker is forked for the call), next to the same call once it is served."""
+    woken, served = [], []
+    for name in names:
+        for times in (woken, served):
+            began = time.perf_counter()
+            assert call(["--in", name, "--shell", shell, "--format", "json", "--", "true"], env)["status"] == "completed"
+            times.append(time.perf_counter() - began)
+    ours, reference = statistics.median(woken) * 1000, statistics.median(served) * 1000
+    print(f"wake         a call on a shell left alone x{len(names)}: {ours:6.1f} ms; the next call {reference:6.1f} ms; "
+          f"ratio {ours / reference:.2f}")
 
 
 def shell_holder_pid(home: str, name: str) -> int:
@@ -187,7 +232,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--shell", default="/bin/bash")
-    parser.add_argument("--sessions", type=int, default=18, help="input waits held at once for the idle figure")
+    parser.add_argument("--sessions", type=int, default=30, help="input waits and named shells held at once for the idle figures")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-sessions-") as home:
         env = environment(home, args.shell)
