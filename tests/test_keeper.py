@@ -1,24 +1,25 @@
 """A named shell left alone is kept by its holder process alone, and a worker it forks serves the
 next call from where the last one left off (`processes.keeper`): real shells, through the CLI.
 
-Each of these waits for a hand-over, which comes once the shell has been left alone for
-HIBERNATE_AFTER_S: they are slow, and start first.
+The test of shells waits for a hand-over, which comes once a shell has been left alone for
+HIBERNATE_AFTER_S: it is slow, and starts first.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import SafeRun, alive, children_of, workers_of
+from conftest import SHELLS, SafeRun, alive, children_of, workers_of
 from safe_run.engine.exits import collected_status, kept_by_kernel
 from safe_run.processes import keeper
 from safe_run.session.hibernation import HIBERNATE_AFTER_S, frozen, thawed
-from test_persistent import Shells, _session_metas, each_shell, gone_within, shells  # noqa: F401 - fixtures
+from test_persistent import Shells, _session_metas, gone_within, shells  # noqa: F401 - a fixture
 
 needs_keeper = pytest.mark.skipif(not keeper.possible(), reason="the kernel does not tell a pidfd's status (Linux < 6.15)")
 # How long past HIBERNATE_AFTER_S a hand-over may take on a loaded machine.
@@ -46,40 +47,41 @@ def kept_alone(holder: int) -> None:
 @needs_keeper
 @pytest.mark.slow
 @pytest.mark.long
-def test_a_shell_left_alone_goes_on_where_it_was_and_closes_with_its_job(each_shell: Shells, tmp_path: Path) -> None:
+def test_shells_left_alone_go_on_where_they_were_and_end_as_ever(shells: Shells, tmp_path: Path) -> None:
+    """One wait for the hand-over, for every shell at once: each goes on with its directory,
+    variables and job, and closes with its job listed; a stop signal to a holder that keeps its
+    shell ends it, and the name's next call starts a new one."""
     (tmp_path / "sub").mkdir()
-    keep = "set -g v kept" if each_shell.shell == "fish" else "v=kept"
-    started = each_shell.result("k", f"cd {tmp_path / 'sub'}; {keep}; sleep 300 &")
-    assert started["status"] == "completed", started
-    holder = holder_of(each_shell.safe_run, "k")
-    kept_alone(holder)
-    shell = [pid for pid in children_of(holder) if pid not in workers_of(holder)]
-    assert len(shell) == 1  # the shell is the holder's own child now
+    names = [name for name in SHELLS if shutil.which(name)]
+    for name in names:
+        keep = "set -g v kept" if name == "fish" else "v=kept"
+        started = shells.result(name, f"cd {tmp_path / 'sub'}; {keep}; sleep 300 &", shell=name)
+        assert started["status"] == "completed", started
+    assert shells.result("stopped", "true")["status"] == "completed"
+    holders = {name: holder_of(shells.safe_run, name) for name in [*names, "stopped"]}
+    for holder in holders.values():
+        kept_alone(holder)
 
-    later = each_shell.result("k", "echo $v; pwd")
-    assert later["status"] == "completed", later
-    assert later["output"].split() == ["kept", str(tmp_path / "sub")]
-    assert holder_of(each_shell.safe_run, "k") == holder
+    for name in names:
+        holder = holders[name]
+        shell = [pid for pid in children_of(holder) if pid not in workers_of(holder)]
+        assert len(shell) == 1  # the shell is the holder's own child now
+        later = shells.result(name, "echo $v; pwd", shell=name)
+        assert later["status"] == "completed", later
+        assert later["output"].split() == ["kept", str(tmp_path / "sub")]
+        assert holder_of(shells.safe_run, name) == holder
+        closed = shells.close(name)
+        assert closed.returncode == 0, closed.stderr
+        assert [k["command"] for k in closed.json["killed"]] == ["sleep"]
+        assert gone_within(holder, 10) and gone_within(shell[0], 10)
 
-    closed = each_shell.close("k")
-    assert closed.returncode == 0, closed.stderr
-    assert [k["command"] for k in closed.json["killed"]] == ["sleep"]
-    assert gone_within(holder, 10) and gone_within(shell[0], 10)
-
-
-@needs_keeper
-@pytest.mark.slow
-@pytest.mark.long
-def test_a_stop_signal_to_a_kept_shell_ends_it_with_a_result(shells: Shells) -> None:
-    assert shells.result("s", "true")["status"] == "completed"
-    holder = holder_of(shells.safe_run, "s")
-    kept_alone(holder)
+    holder = holders["stopped"]
     shell = children_of(holder)
     os.kill(holder, signal.SIGTERM)
     assert gone_within(holder, 10) and all(gone_within(pid, 10) for pid in shell)
-    again = shells.result("s", "echo again")
+    again = shells.result("stopped", "echo again")
     assert again["status"] == "completed" and again["output"] == "again\n"
-    assert holder_of(shells.safe_run, "s") != holder
+    assert holder_of(shells.safe_run, "stopped") != holder
 
 
 def test_a_kernel_tells_a_pidfds_status_from_6_15_on() -> None:
