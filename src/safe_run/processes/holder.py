@@ -25,10 +25,11 @@ from ..core.request import RunRequest, request_from_dict, request_to_dict
 from ..engine.interrupts import STOP_SIGNALS, StopSignals, Wakeup
 from ..engine.shell_start import KeptShell
 from ..session.adoption import adopt_orphans, collect_adopted
-from ..session.hibernation import Link, thawed
+from ..session.hibernation import thawed
 from ..session.holder import ShellPlan, make_holder
 from ..session.store import HOLDER_LOG, Session
 from . import keeper
+from .keeper import Link
 from .forking import close_all_but, standard_descriptors_to
 from ..process_title import name_holder, name_worker
 

@@ -24,8 +24,8 @@ from ..engine.shell_start import KeptShell
 from ..session.adoption import set_parent_death_signal
 from .caller import Caller, anticipate
 from .forking import die_with, frame_length, receive_with_descriptors, unframed
-from ..session.hibernation import Link
 from . import keeper
+from .keeper import Link
 from .holder import Job, hold, serve_on
 
 # What comes beside a job: the caller's directory, the listening socket, and the request's log.

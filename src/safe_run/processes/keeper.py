@@ -39,22 +39,80 @@ from ..engine.exits import kept_by_kernel
 from ..engine.interrupts import STOP_SIGNALS
 from ..process_title import name_holder
 from ..session.adoption import adopt_orphans, ended_children, set_parent_death_signal
-from ..session.hibernation import ACCEPTED, HAND_OVER_WAIT_S, SERVING, Link, Watch
+from ..session.hibernation import Watch
 from ..session.holder_base import REACH_CHECK_S
 from ..session.store import HOLDER_LOG, Session
-from .forking import close_all_but, frame_length, receive_with_descriptors, standard_descriptors_to, unframed
+from .forking import (
+    close_all_but, frame_length, framed, receive_with_descriptors, send_with_descriptors, standard_descriptors_to, unframed,
+)
 
 # What a hand-over may pass: a holder holds a dozen descriptors.
 MOST_DESCRIPTORS = 250
-
-# What a worker runs: the first serves from the start, each later one picks up a state.
-FirstWorker = Callable[[Link], int]
-LaterWorker = Callable[[bytes, Link, list[int]], int]
+# How long each side of a hand-over waits for the other's next word.
+HAND_OVER_WAIT_S = 10.0
+ACCEPTED = b"k"
+SERVING = b"S"
 
 
 def possible() -> bool:
     """Whether a holder can keep its shell in a keeper: its worker must learn the shell's status."""
     return sys.platform.startswith("linux") and kept_by_kernel()
+
+
+class Link:
+    """A worker's end of its keeper's channel, and the keeper's own descriptors, which the worker
+    keeps open (never reuses) so that what it hands over can take the same numbers there."""
+
+    def __init__(self, channel: socket.socket, keepers: set[int], keeper_pid: int) -> None:
+        self.channel = channel
+        self._keepers = keepers
+        self.keeper_pid = keeper_pid  # the holder's pid, as callers know it
+        self.open = True  # until a hand-over fails: the keeper will take nothing more then
+
+    def descriptors(self) -> list[int]:
+        """What this worker keeps open for its keeper, whatever else it closes."""
+        return [self.channel.fileno(), *self._keepers]
+
+    def serving(self, session: Path) -> None:
+        """Tell the keeper, forked ahead with this worker, which session they now hold (its
+        directory; see `processes.keeper`)."""
+        self.channel.sendall(b"%s%s\n" % (SERVING, os.fsencode(session)))
+
+    def hand_over(self, state: bytes, watch: Watch, own: set[int], waiting: Callable[[], bool]) -> bool:
+        """Give the keeper `state` and every descriptor but `own` (this worker's alone: its signal
+        pipe), and end once it has them; False, with nothing given, when a stop signal waits to be
+        acted on (`waiting`) or the keeper did not take them.
+
+        Stop signals are held from the check on: one the keeper passed on before it took the
+        state over is told back to it, for the worker it wakes."""
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        if waiting() or set(signal.sigpending()) & set(STOP_SIGNALS) or not self._handed(state, watch, own):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            return False
+        try:
+            waiting_signals = sorted(set(signal.sigpending()) & set(STOP_SIGNALS))
+            self.channel.sendall(b"%s\n" % ",".join(str(s) for s in waiting_signals).encode())
+        finally:
+            os._exit(0)
+
+    def _handed(self, state: bytes, watch: Watch, own: set[int]) -> bool:
+        found = _open_descriptors()
+        numbers = sorted(set(found) - own - self._keepers - {0, 1, 2, self.channel.fileno()})
+        header = json.dumps({"fds": numbers, "inheritable": [found[fd] for fd in numbers]}).encode()
+        self.channel.settimeout(HAND_OVER_WAIT_S)
+        try:
+            send_with_descriptors(self.channel, framed(framed(header) + framed(watch.encoded()) + state), numbers)
+            if self.channel.recv(1) == ACCEPTED:
+                return True
+        except OSError:
+            pass
+        self.open = False
+        return False
+
+
+# What a worker runs: the first serves from the start, each later one picks up a state.
+FirstWorker = Callable[[Link], int]
+LaterWorker = Callable[[bytes, Link, list[int]], int]
 
 
 @dataclass
@@ -296,3 +354,15 @@ def _line(channel: socket.socket) -> bytes:
             break
         data += piece
     return data.strip()
+
+
+def _open_descriptors() -> dict[int, bool]:
+    """This process's descriptors, each with whether an exec'd program would inherit it (the one
+    the listing itself opened is gone by then)."""
+    found = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            found[int(name)] = os.get_inheritable(int(name))
+        except OSError:
+            pass
+    return found

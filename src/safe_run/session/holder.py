@@ -28,7 +28,7 @@ from ..engine.interrupts import Wakeup
 from ..engine.runner import Run
 from ..engine.shell_start import KeptShell
 from . import wire
-from .hibernation import Link
+from .hibernation import KeeperLink
 from .holder_base import COMMAND_HANDLERS, Call, Holder
 from .shell_holder import ShellHolder
 from .store import Session
@@ -44,7 +44,7 @@ class ShellPlan:
 
 def make_holder(
     session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None = None,
-    kept: KeptShell | None = None, clock: Callable[[], float] = time.monotonic, keeper: Link | None = None,
+    kept: KeptShell | None = None, clock: Callable[[], float] = time.monotonic, keeper: KeeperLink | None = None,
 ) -> Holder:
     """The holder of a one-shot session, or with a `plan` of a named shell; `kept`: a shell
     started ahead of this session (`shell_start.KeptShell`), for its run to take; `keeper`: a

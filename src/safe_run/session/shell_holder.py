@@ -35,7 +35,7 @@ from ..engine.terminal import Terminal
 from ..shells.registry import kind_of
 from . import wire
 from .adoption import collect_adopted
-from .hibernation import HIBERNATE_AFTER_S, Link, Watch, frozen
+from .hibernation import HIBERNATE_AFTER_S, KeeperLink, Watch, frozen
 from .holder_base import COMMAND_HANDLERS, Call, Command, Holder, idle_expired, saved
 from .store import SESSION_ID, Session, SessionStore
 
@@ -48,7 +48,7 @@ class ShellHolder(Holder):
 
     def __init__(
         self, session: Session, listener: socket.socket, request: RunRequest, named: NamedShell,
-        kept: KeptShell | None = None, clock: Callable[[], float] = time.monotonic, keeper: Link | None = None,
+        kept: KeptShell | None = None, clock: Callable[[], float] = time.monotonic, keeper: KeeperLink | None = None,
     ) -> None:
         """`named`: what its answers call it; `kept`: a shell started ahead (`shell_start.KeptShell`);
         `keeper`: the holder process that keeps the shell while it waits (`processes.keeper`), if any."""
@@ -69,7 +69,7 @@ class ShellHolder(Holder):
         """What goes over to the next worker: all but the way to the keeper, which is its own."""
         return {**self.__dict__, "_keeper": None}
 
-    def resume(self, run: Run, wakeup: Wakeup, keeper: Link) -> None:
+    def resume(self, run: Run, wakeup: Wakeup, keeper: KeeperLink) -> None:
         """Serve on, in a worker its keeper woke, from the wait for the next command where the
         last worker handed the shell over."""
         self._keeper = keeper
