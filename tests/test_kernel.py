@@ -81,7 +81,19 @@ class Session:
                 os.kill(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
+        self._end_shell(timeout=10.0)
         self.child.close(force=True)
+
+    def _end_shell(self, timeout: float) -> None:
+        """Kill the shell and wait for it to be collected: on a loaded machine its end can take
+        longer than the fraction of a second pexpect's `close` allows before it gives up."""
+        try:
+            os.kill(self.child.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        deadline = time.monotonic() + timeout
+        while self.child.isalive() and time.monotonic() < deadline:
+            time.sleep(0.02)
 
 
 def _spawn(argv: list[str], home: Path) -> Iterator[Session]:
