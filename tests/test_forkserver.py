@@ -13,7 +13,7 @@ import pytest
 
 from conftest import SafeRun, alive, shells_of_holder_ahead
 from safe_run import calls
-from safe_run.session.forkserver import ForkServer
+from safe_run.session.forkserver import JOB_BYTES, ForkServer
 
 
 @pytest.fixture
@@ -65,6 +65,24 @@ def test_without_it_a_new_interpreter_starts_the_holder(forks: ForkServer) -> No
         time.sleep(0.01)
     result = calls.run_in_session(calls.request("echo still"), 30.0, forks)
     assert (result.status.value, result.output) == ("completed", "still\n")
+
+
+def test_a_caller_whose_variables_do_not_fit_in_one_message_is_served_all_the_same(
+    forks: ForkServer, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job goes to the fork server in one message; one too large for it goes to a new
+    interpreter in a file, with every variable, and the fork server serves the next one."""
+    size = JOB_BYTES // 3 + 1  # in three variables: exec takes none of 128 KB or more
+    for name in ("BIG1", "BIG2", "BIG3"):
+        monkeypatch.setenv(name, "b" * size)
+    result = calls.run_in_session(calls.request("echo ${#BIG1} ${#BIG3}"), 30.0, forks)
+    assert (result.status.value, result.output) == ("completed", f"{size} {size}\n")
+    for name in ("BIG1", "BIG2", "BIG3"):
+        monkeypatch.delenv(name)
+    pid = fork_server_pid(forks)
+    result = calls.run_in_session(calls.request("echo ${BIG1-gone}"), 30.0, forks)
+    assert (result.status.value, result.output) == ("completed", "gone\n")
+    assert fork_server_pid(forks) == pid and alive(pid)
 
 
 def test_it_ends_when_its_caller_lets_it_go(api_env: SafeRun) -> None:

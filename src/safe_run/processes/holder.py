@@ -4,8 +4,9 @@
 
 Each way ends in `serve_here`: a process of its own session, with only its own descriptors, that
 runs the holder of its kind (`session.holder.make_holder`) until the command (or the named shell)
-ends. What it is to serve is a `Job`, in one form whether it comes in a file (`write_job`, for a process that starts without its
-caller's memory) or over a channel (the hand-over to a holder forked ahead).
+ends. What it is to serve is a `Job`, in one form whether it comes in a file (`write_job`, for a
+process that starts without its caller's memory) or over a channel (a fork server's request, the
+hand-over to a holder forked ahead).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ import threading
 
 from ..core.request import RunRequest
 from ..processes.caller import Caller
-from ..processes.holder import Job, write_job
+from ..processes.holder import Job
 from .holder import ShellPlan
 from .launch import Launcher, Spawn
 from .store import Session
@@ -35,6 +35,9 @@ ANSWER_S = 10.0
 # How long the fork server gets to exit once its caller closes its end.
 EXIT_S = 2.0
 MESSAGE_BYTES = 4096
+# The largest job sent over the socket: its caller's variables are most of it, a few kilobytes.
+# A larger one goes in a file to a new interpreter (`Spawn`), as a caller without a fork server's.
+JOB_BYTES = 1 << 18
 
 
 class ForkServer:
@@ -53,6 +56,7 @@ class ForkServer:
     def open(self) -> ForkServer:
         """Start the process; it imports safe-run while the caller goes on."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, JOB_BYTES + MESSAGE_BYTES)  # one job fits in one message
         with theirs:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "safe_run.processes.fork_server", str(theirs.fileno())],
@@ -65,13 +69,13 @@ class ForkServer:
 
     def start(self, session: Session, listener: socket.socket, request: RunRequest, plan: ShellPlan | None) -> None:
         with self._lock:
-            if self._channel is None:
+            job = Job(session, request, plan, Caller.here()).encoded()
+            if self._channel is None or len(job) > JOB_BYTES:
                 self._fallback.start(session, listener, request, plan)
                 return
-            write_job(Job(session, request, plan, Caller.here()))
             passed = [listener.fileno()] + ([request.log.fileno()] if request.log is not None else [])
             try:
-                socket.send_fds(self._channel, [str(session.path).encode()], passed)
+                socket.send_fds(self._channel, [job], passed)
             except OSError:
                 # Gone before it read the request (nothing was forked for it): a new interpreter.
                 self._lost()
