@@ -3,7 +3,7 @@ forked ahead), made by whoever forked it: the caller's variables, directory and 
 
 A process forked from a warm process or a fork server carries that process's variables and
 directory, not its caller's; it takes the caller's with `Caller.take`, whichever way they came (a
-fork server's request file and the hand-over to a holder forked ahead carry them as `encoded`;
+fork server's request and the hand-over to a holder forked ahead carry them as `encoded`;
 a warm process builds them from its client's call). What else a caller hands on is one more field
 here, read in `here` and applied in `take`.
 """
