@@ -373,8 +373,8 @@ def test_long_lines(safe_run: SafeRun) -> None:
 @pytest.mark.long
 def test_a_flood_of_output_keeps_memory_flat(safe_run: SafeRun) -> None:
     """256 MB through the terminal: head and tail survive, the middle is counted, and the peak
-    memory stays at a quarter of what went through (about 32 MB here, as for 64 MB or 1 GB): any
-    share of the flood kept would show above the bound."""
+    memory stays under a quarter of what went through (it is about 32 MB here, for 64 MB as for
+    1 GB): keeping any sizable share of the flood would cross the bound."""
     code = (
         "import resource, subprocess, sys;"
         "p = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, capture_output=True);"
