@@ -122,13 +122,7 @@ while True:
             os.close(fd)
         conn.sendall((json.dumps({"pid": pid}) + "\n").encode())
         waiting[pid] = conn
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            break
+    for pid, status in safe_run.session.adoption.ended_children():
         conn = waiting.pop(pid, None)
         if conn is not None:
             try:
