@@ -169,13 +169,7 @@ class Keeper:
         if channel is not None and channel.fileno() in ready:
             self._heard(channel)
         if self._wake_read in ready:
-            for signum in self._signalled():
-                if signum == signal.SIGCHLD:
-                    self._collect()
-                elif self._held is not None:
-                    self._signals.append(signum)  # for the worker woken next
-                elif self._worker is not None:
-                    _send(self._worker, signum)
+            self._route_signals()
 
     def _heard(self, channel: socket.socket) -> None:
         """The worker says which session it serves (see `wait_to_hold`), or hands its state
@@ -245,11 +239,7 @@ class Keeper:
             wait = REACH_CHECK_S if watch.wake_at is None else max(0.0, min(REACH_CHECK_S, watch.wake_at - now))
             ready = polling.readable([watch.master, watch.listener, watch.shell, self._wake_read], wait)
             if self._wake_read in ready:
-                for signum in self._signalled():
-                    if signum == signal.SIGCHLD:
-                        self._collect()
-                    else:
-                        self._signals.append(signum)
+                self._route_signals()
             if not (ready - {self._wake_read}) and not self._signals and not self._due(watch):
                 return
         self._wake(held)
@@ -303,6 +293,17 @@ class Keeper:
         finally:
             sys.stderr.flush()
             os._exit(status)
+
+    def _route_signals(self) -> None:
+        """Collect what ended; pass a stop signal on to the worker that serves, or keep it for the
+        worker woken next while the shell is held here."""
+        for signum in self._signalled():
+            if signum == signal.SIGCHLD:
+                self._collect()
+            elif self._held is None and self._worker is not None:
+                _send(self._worker, signum)
+            else:
+                self._signals.append(signum)
 
     def _signalled(self) -> list[int]:
         try:
