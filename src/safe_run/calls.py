@@ -284,6 +284,14 @@ def warm_shell_run(
     return None if session is None else (session, run_message(run_request, bound, command_scope))
 
 
+def ask_warm(warm: WarmRun) -> Result | None:
+    """The answer of the shell `warm_shell_run` found; None when its holder took no command after
+    all: ask through `run_in_shell` then."""
+    from .session.client import ask_warm as ask
+
+    return ask(*warm)
+
+
 def close_shell(name: str) -> Result:
     """End the named shell and everything it started: its last result, with what was ended."""
     from .session.client import close_shell as close

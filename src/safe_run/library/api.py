@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING
 from .. import calls
 
 from ..calls import DEFAULT_MAX_OUTPUT
-from ..core.request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S
+from ..core.request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, RunRequest, Scope
 from ..core.result import Result
 from ..session import SessionError
 
 if TYPE_CHECKING:
     from ..session.forkserver import ForkServer
+    from ..session import store
 
 __all__ = [
     "AsyncShell", "Result", "Session", "SessionError", "Shell", "arun", "run",
@@ -155,6 +156,7 @@ class Shell:
         self._load_rc = bool(load_rc)
         self._idle_expire = calls.seconds(idle_expire, "idle_expire")
         self._used = False
+        self._warm: store.Session | None = None  # the shell's session, as the last call found it
         self._holders = HOLDERS()  # now: it forks ahead while the caller goes on to its first command
 
     def __repr__(self) -> str:
@@ -178,10 +180,22 @@ class Shell:
             load_rc=self._load_rc, idle_expire=self._idle_expire,
         )
         bound = calls.seconds(yield_after, "yield_after")
-        result = calls.run_in_shell(
-            self.name, request, bound, calls.scope(cwd, env), started=self._used, launcher=self._holders,
-        )
+        scope = calls.scope(cwd, env)
+        result = self._in_warm_shell(request, bound, scope) if self._used else None
+        if result is None:
+            result = calls.run_in_shell(self.name, request, bound, scope, started=self._used, launcher=self._holders)
         self._used = True
+        return result
+
+    def _in_warm_shell(self, request: RunRequest, bound: float | None, scope: Scope) -> Result | None:
+        """The command run in the shell the last call found, without looking its name up in the
+        store again (about 0.4 ms of a 2.5 ms call here); None when that shell cannot take it at
+        once (it ended, or is busy ending), and `run` then goes the careful way."""
+        warm = calls.warm_shell_run(self.name, request, bound, scope, self._warm)
+        self._warm = None
+        result = None if warm is None else calls.ask_warm(warm)
+        if result is not None and warm is not None:
+            self._warm = warm[0]
         return result
 
     def close(self) -> Result:

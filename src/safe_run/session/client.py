@@ -77,10 +77,9 @@ def run_in_shell(
     check_name(name)
     ask_run = run_message(request, bound, scope)
     warm = warm_shell(name, report)
-    if warm is not None:
-        held = _ask_held(warm, ask_run, wakeup)
-        if held is not None and not gone_first(held):
-            return held
+    held = None if warm is None else ask_warm(warm, ask_run, wakeup)
+    if held is not None:
+        return held
     store = SessionStore.open(report=report, sweep=False)
     for _ in range(2):  # a second time only after the shell went just before the command's turn
         # The names are held only while one is looked up and its holder started (which listens
@@ -124,6 +123,13 @@ def warm_shell(name: str, report: Report | None = None, last: Session | None = N
     warm = last if last is not None and not last.result_path.exists() else None
     warm = warm or SessionStore.open(report=report, sweep=False).named(name)
     return warm if warm is not None and not warm.result_path.exists() else None
+
+
+def ask_warm(session: Session, request: wire.Run, wakeup: Wakeup | None = None) -> Result | None:
+    """The answer of the warm shell `warm_shell` found; None when its holder took no command after
+    all (it is ending, or its shell went first): the careful way then looks the name up again."""
+    held = _ask_held(session, request, wakeup)
+    return held if held is not None and not gone_first(held) else None
 
 
 def gone_first(answer: Result) -> bool:
