@@ -104,7 +104,9 @@ class Callers:
         for fd in sorted(readable):
             sock = by_fd[fd]
             if sock is self.listener:
-                self._accept()
+                conn = self._accept()
+                if conn is not None:  # a caller sends its request as it connects: mostly it is there
+                    self._read(conn, handle)
             elif sock in self._inboxes:
                 self._read(sock, handle)
         now = self._clock()
@@ -163,16 +165,17 @@ class Callers:
     def _room(self) -> bool:
         return len(self._inboxes) + len(self._outboxes) < MAX_CALLERS
 
-    def _accept(self) -> None:
+    def _accept(self) -> socket.socket | None:
         try:
             conn, _ = self.listener.accept()
         except OSError:
-            return
+            return None
         if _peer_uid(conn) != os.geteuid():
             conn.close()
-            return
+            return None
         conn.setblocking(False)
         self._inboxes[conn] = _Inbox(bytearray(), self._clock() + CALLER_TIMEOUT_S)
+        return conn
 
     def _read(self, conn: socket.socket, handle: Handle) -> None:
         try:
