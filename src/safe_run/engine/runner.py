@@ -171,7 +171,7 @@ class Run:
     def _check(self, command: str, command_file: Path) -> None:
         """Write the command where the typed line reads it, once the shell's own parser accepts it."""
         _overwrite(command_file, command.encode("utf-8"))
-        problem = check_syntax(self.shell.name, self.shell.path, command_file)
+        problem = check_syntax(self.shell.name, self.shell.path, command_file, written=command)
         if problem is not None:
             raise CommandRefused(Result(
                 status=Status.SYNTAX_ERROR, exit_code=None, strategy=None, completion_reason=Reason.SYNTAX_CHECK,
@@ -563,11 +563,15 @@ class Run:
         system had given out then (None where /proc did not say): what the shell started after
         it is its prompt's (see `close`)."""
         try:
-            with open(self._status_file, "rb") as written:
-                written.seek(self._status_from)
-                text = written.read(64).decode("ascii", "replace")
+            fd = os.open(self._status_file, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return None, None
+        try:  # read twice a command: a file object would add four calls to the system each time
+            text = os.pread(fd, 64, self._status_from).decode("ascii", "replace")
+        except OSError:
+            return None, None
+        finally:
+            os.close(fd)
         fields = text.partition("\n")[0].split()
         if not fields or not fields[0].isdigit():
             return None, None

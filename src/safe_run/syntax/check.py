@@ -163,19 +163,22 @@ def _accepted_but_unfinished(
     return None
 
 
-def check_syntax(shell_name: str, shell_path: str, command_file: Path, timeout: float = 3.0) -> SyntaxProblem | None:
+def check_syntax(
+    shell_name: str, shell_path: str, command_file: Path, timeout: float = 3.0, written: str | None = None,
+) -> SyntaxProblem | None:
     """A `SyntaxProblem` when the shell would reject the command; None when it parses, and also
     when no verdict could be had in time (the command then runs as it would without a check).
 
     The shell is run in the file's directory and given the file's bare name, so that what it
-    prints about the file is predictable and can be taken out of the message.
+    prints about the file is predictable and can be taken out of the message. `written`: the
+    file's text, from the caller that has just written it (not read back before every command).
     """
     facts = syntax_facts(shell_name)
     if facts is None:
         return None
     command_file = Path(command_file)
     try:
-        command = command_file.read_text(encoding="utf-8", errors="replace")
+        command = written if written is not None else command_file.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     if plainly_parses(facts, command):
