@@ -134,6 +134,22 @@ def test_a_first_scoped_command_leaves_the_shell_as_it_started(tmp_path: Path) -
         assert sh.run("pwd; echo $ONLY").output == f"{tmp_path}\n\n"
 
 
+def test_a_shell_gone_since_the_last_call_is_started_again_by_the_next() -> None:
+    """A Shell asks the shell its last call found without looking its name up: once that shell has
+    gone, by its own `exit` or closed through another Shell of the name, the next run starts a
+    new one, fresh, as the first run did."""
+    with Shell() as sh:
+        first = sh.run("echo $$; X=kept")
+        sh.run("exit")
+        second = sh.run("echo $$ ${X-unset}")
+        assert (second.status.value, second.fresh) == ("completed", True), second
+        assert second.output.split()[1:] == ["unset"] and second.output.split()[0] != first.output.split()[0]
+        assert Shell(sh.name).close().status.value == "closed"
+        third = sh.run("echo $$")
+        assert (third.status.value, third.fresh) == ("completed", True), third
+        assert third.output.split() != second.output.split()[:1]
+
+
 def test_closing_a_shell_ends_its_jobs() -> None:
     sh = Shell()
     # The job is named by what it runs once it has exec'd sleep (before, it is a fork of bash).
