@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import alive, children_of, shell_path, zombie
+from safe_run.engine.kernel import read_stat
 from safe_run.warm import wire
 from safe_run.processes.warm import keeps_listening
 
@@ -405,18 +406,18 @@ def test_a_spare_child_waits_for_the_next_call_and_one_that_dies_is_not_made_aga
     call becomes; a spare that dies unasked is not replaced, and calls are forked as they come."""
     warm = caller.warmed()
     deadline = time.monotonic() + WAIT_S
-    while not children_of(warm):
+    while len(spares := spares_of(warm)) != 1:
         assert time.monotonic() < deadline, "no spare child was made between calls"
         time.sleep(0.02)
-    [spare] = children_of(warm)
+    [spare] = spares
     assert grandparent_of_the_shell(caller) == warm
     assert gone(lambda: alive(spare) and not zombie(spare))  # the call was the spare, and it ended
-    # The spare is the one child left, with a holder forked ahead and that holder's shell: what the
-    # call leaves (its holder forked ahead, which closes its shell, let go) passes to the warm
-    # process, their subreaper, which collects it a moment later. That holder has a child too (its
-    # shell) until it ends, so only a child with a grandchild is the spare.
-    while not ((left := children_of(warm)) and len(left) == 1 and grandchildren(left[0])):
-        assert time.monotonic() < deadline, f"no spare child alone after the call: {left}"
+    # The spare is the one child in the warm process's own session, with a holder forked ahead. The
+    # call's holder passes to the warm process, their subreaper, until it has hung its shell up:
+    # a keeper, with its worker and their shell below it as the spare has, but in the session of
+    # its own that every holder makes once it serves.
+    while not ((left := spares_of(warm)) and len(left) == 1 and grandchildren(left[0])):
+        assert time.monotonic() < deadline, f"no spare child alone after the call: {children_of(warm)}"
         time.sleep(0.02)
     [spare] = left
     os.kill(spare, signal.SIGKILL)
@@ -441,6 +442,12 @@ def test_a_holder_forked_ahead_takes_the_callers_place_and_outlives_the_call(cal
     assert (polled["status"], polled["output"]) == ("completed", f"{place}\nyes\nlater\n"), polled  # all of it, at the end
 
 
+def spares_of(warm: int) -> list[int]:
+    """The warm process's children in its own session: its spare, not a holder it collects."""
+    own = read_stat(warm)
+    return [pid for pid in children_of(warm) if own is not None and (info := read_stat(pid)) and info.session == own.session]
+
+
 def grandchildren(pid: int) -> list[int]:
     return [grandchild for child in children_of(pid) for grandchild in children_of(child)]
 
@@ -448,10 +455,10 @@ def grandchildren(pid: int) -> list[int]:
 def spare_and_ahead(warm: int) -> tuple[int, int]:
     """Once the warm process has them: its spare child and the holder that spare forked ahead."""
     deadline = time.monotonic() + WAIT_S
-    while not (children_of(warm) and children_of(children_of(warm)[0])):
+    while not ((spares := spares_of(warm)) and len(spares) == 1 and children_of(spares[0])):
         assert time.monotonic() < deadline, "no spare with a holder forked ahead was made"
         time.sleep(0.02)
-    [spare] = children_of(warm)
+    [spare] = spares
     [ahead] = children_of(spare)
     return spare, ahead
 
