@@ -120,8 +120,9 @@ def warm_shell(name: str, report: Report | None = None, last: Session | None = N
 
     `last`, the session the name had at the caller's last call, is taken without looking the name
     up while it has no result: a name passes to another shell only once its shell has ended."""
-    warm = last if last is not None and not last.result_path.exists() else None
-    warm = warm or SessionStore.open(report=report, sweep=False).named(name)
+    if last is not None and not last.result_path.exists():
+        return last
+    warm = SessionStore.open(report=report, sweep=False).named(name)
     return warm if warm is not None and not warm.result_path.exists() else None
 
 
