@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import threading
+import time
 from dataclasses import replace
 
 import pytest
@@ -18,6 +21,7 @@ from safe_run.display import make_display
 from safe_run.display.jsonl import JsonlDisplay
 from safe_run.display.lines import LineDisplay
 from safe_run.display.pieces import OUTPUT_INTERVAL, PARTIAL_LIMIT, Pieces
+from safe_run.display.streams import Out
 from safe_run.display.terminal import TerminalDisplay
 from safe_run.display.terminal_filter import TerminalFilter
 from safe_run.environment import Environment, Presentation, choose_presentation
@@ -560,3 +564,33 @@ def test_pieces_do_not_come_due_again_for_an_unfinished_sequence_alone() -> None
     assert pieces.due() is None, "nothing to let through until the sequence is complete"
     pieces.write(b"1mred\x1b[0m\r\n", now=2.0)
     assert pieces.take(2.0) == ("red\n", 0)
+
+
+def test_the_summary_for_a_persons_terminal_comes_once_a_pipes_reader_has_taken_the_output() -> None:
+    """`safe-run -- CMD | cat`: the output's end reaches the terminal (through cat) first."""
+    read_fd, write_fd = os.pipe()
+    taken = threading.Event()
+
+    def reader() -> None:
+        time.sleep(0.02)
+        os.read(read_fd, 4096)
+        taken.set()
+
+    with os.fdopen(write_fd, "w") as stream:
+        stream.write("the output's last line\n")
+        stream.flush()
+        thread = threading.Thread(target=reader)
+        thread.start()
+        Out(stream).wait_until_read(within=10.0)
+        assert taken.is_set()
+        thread.join()
+    os.close(read_fd)
+
+
+def test_a_pipe_nobody_reads_keeps_the_summary_waiting_only_a_moment() -> None:
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(write_fd, "w") as stream:
+        stream.write("nobody reads this\n")
+        stream.flush()
+        Out(stream).wait_until_read(within=0.01)  # returns, the byte still there
+    os.close(read_fd)

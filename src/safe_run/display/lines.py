@@ -75,11 +75,14 @@ class LineDisplay(Display):
         return self._omitted
 
     def finish_output(self, result: Result) -> None:
-        """The last of the output, ending its line, before a summary."""
+        """The last of the output, ending its line, before a summary; one for a person's terminal
+        waits for a pipe's reader to show it first (`Out.wait_until_read`)."""
         self._write_output(self._clock(), self._encoded(self._pieces.take_rest(result.output)))
         if not self._line_start:
             self._out.write_bytes(b"\n")
             self._line_start = True
+        if self._env.stderr_isatty:
+            self._out.wait_until_read()
 
     def _encoded(self, piece: tuple[str, int] | None) -> bytes:
         if piece is None:

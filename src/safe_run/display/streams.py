@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import stat
+import struct
+import termios
+import time
 from typing import TextIO
+
+# How long a summary for a person's terminal waits for the reader of a pipe on stdout to take the
+# last of the output: `safe-run -- CMD | cat` shows the output's end before the summary, as the
+# end of a pipeline comes before the next prompt.
+READ_BY_S = 0.05
+READ_POLL_S = 0.0005
 
 
 class Out:
@@ -36,6 +47,22 @@ class Out:
         except (OSError, UnicodeEncodeError):
             pass
 
+    def wait_until_read(self, within: float = READ_BY_S) -> None:
+        """Return once a pipe's reader has taken all that was written to it, or after `within`
+        seconds: what it shows (`| cat`) then comes before what safe-run writes on its terminal
+        next. Nothing to wait for when stdout is not a pipe, or its reader went away."""
+        if self.broken:
+            return
+        try:
+            fd = self.stream.fileno()
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                return
+            deadline = time.monotonic() + within
+            while _unread(fd) and time.monotonic() < deadline:
+                time.sleep(READ_POLL_S)
+        except (OSError, ValueError):
+            pass
+
     def _gone(self) -> None:
         """Nobody reads any more: send whatever else comes to /dev/null, so exiting is quiet too."""
         self.broken = True
@@ -54,3 +81,8 @@ def write_err(text: str, stream: TextIO) -> None:
         stream.flush()
     except (OSError, ValueError, UnicodeEncodeError):
         pass
+
+
+def _unread(fd: int) -> int:
+    """How many bytes written to the pipe `fd` its reader has not taken yet."""
+    return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
