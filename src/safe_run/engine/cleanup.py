@@ -87,7 +87,6 @@ class Reaper:
         # they are left.
         self._left_to_hang_up: set[tuple[int, int]] = set()
         self._shell_work: tuple[int, list[Span]] | None = None
-        self._shell_has_work = False  # processes of the shell's own or its prompt's were found
         self._shell: ProcessInfo | None = None  # its stat, once read
 
     def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> Stopped:
@@ -213,7 +212,6 @@ class Reaper:
         shells = [p for p in leftovers if whose[p.pid] is Owner.SHELL]
         self._not_reported.update(p.pid for p in shells)
         if to_hang_up:
-            self._shell_has_work = self._shell_has_work or any(whose[p.pid] is not Owner.COMMAND for p in leftovers)
             self._left_to_hang_up.update((p.pid, p.start) for p in shells)
             return [p for p in leftovers if whose[p.pid] is Owner.COMMAND]
         return [p for p in leftovers if whose[p.pid] is not Owner.PROMPT]
@@ -227,15 +225,6 @@ class Reaper:
         alive = [info for info, start in left if info is not None and info.start == start]
         if alive:
             self._end(alive)
-
-    def shell_busy(self) -> bool:
-        """Whether the shell, after a command that ended by itself, is still at work of its own:
-        processes of its own or its prompt's were there at the sweep, or its prompt is not up
-        yet (bash's PROMPT_COMMAND runs after the line's end mark; autojump's hook starts there).
-        Such a shell is hung up by `let_shell_work_end` and a hang-up, after the answer."""
-        if self._shell_work is None:
-            return False
-        return self._shell_has_work or self._kernel.shell_at_prompt() is False
 
     def let_idle_shell_work_end(self) -> None:
         """The same wait for a shell that ran no command (one kept ahead that no call took):

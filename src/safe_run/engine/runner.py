@@ -440,10 +440,10 @@ class Run:
 
     def close(self) -> list[Killed]:
         """Stop what must be stopped, then make sure nothing the run started is left; what that
-        ended (also in `killed`): the commands' leftovers, a named shell's servers included. A
-        shell still at work of its own after its command (a prompt theme's worker, a hook) is
-        hung up only by `hang_up`, which the caller calls once the answer is out: the answer waits
-        for the command, not for the prompt.
+        ended (also in `killed`): the commands' leftovers, a named shell's servers included. The
+        shell is hung up by `hang_up`, which the caller calls once the answer is out: the answer
+        waits for the command, not for the prompt's work (a theme's worker, a hook) nor for the
+        shell's own end, which take a few milliseconds even when there is none.
         """
         before = len(self.killed)
         self.end_command()
@@ -459,8 +459,6 @@ class Run:
         if not self.request.keep_background:
             self.killed += reaper.kill_session(settle=settle)
         self._reaper = reaper
-        if not reaper.shell_busy() and self._unused is None:
-            self.hang_up()
         return self.killed[before:]
 
     @property
