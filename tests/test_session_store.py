@@ -112,6 +112,21 @@ def test_callers_close_together_share_one_sweep(tmp_path: Path) -> None:
     assert SessionStore(root, clock=at).all() == [], "due again"
 
 
+def test_a_session_put_away_is_out_of_sight_at_once_and_swept_if_its_holder_left_it(tmp_path: Path) -> None:
+    """A holder puts its ended session away before it answers, and removes it after; one killed
+    in between leaves it to the next sweep."""
+    root = tmp_path / "s"
+    session = store(root).create("true")
+    away = session.put_away()
+    assert away.id == session.id and not session.path.exists() and away.path.is_dir()
+    assert away.put_away() == away, "put away once"
+    assert store(root).all() == []
+    with pytest.raises(SessionError, match="no session"):
+        store(root).get(session.id)
+    SessionStore(root, sweep=False).sweep()
+    assert os.listdir(root) == [".sweep"]
+
+
 def test_a_session_whose_holder_died_says_so_until_it_expires(tmp_path: Path) -> None:
     root = tmp_path / "s"
     session = store(root).create("sleep 100")

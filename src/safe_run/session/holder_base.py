@@ -360,11 +360,11 @@ class Holder(ABC):
             callers.serve(self._handler(None), max(0.0, min(deadlines) - self._clock()), accept=expecting)
 
     def _answer_all(self, final: Result) -> None:
-        """Answer everyone waiting. A session nobody else can name is gone before the caller that
-        started it hears how it ended, so that whatever that caller does next (`sessions`) finds
-        nothing of it."""
+        """Answer everyone waiting. A session nobody else can name is out of sight before the
+        caller that started it hears how it ended, so that whatever that caller does next
+        (`sessions`) finds nothing of it; its files go after (`_finish`)."""
         if not self.handed_out and any(waiter.first for waiter in self.callers.waiters):
-            self.session.remove()
+            self.session = self.session.put_away()
         for waiter in list(self.callers.waiters):
             self.callers.answer(waiter, with_note(final, waiter.note))
 

@@ -28,6 +28,9 @@ from ..core.result import ExitStatus, Killed, Result, error_result
 from . import SessionError
 
 SESSION_ID = re.compile(r"[0-9a-f]{24}\Z")
+# A session put out of sight by its holder (`Session.put_away`), which removes it next.
+PUT_AWAY = ".gone"
+PUT_AWAY_NAME = re.compile(r"[0-9a-f]{24}\.gone\Z")
 # A persistent shell's name: a file name anywhere, and a word in a shell.
 SHELL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 NAMES_DIR = "names"
@@ -268,6 +271,21 @@ class Session:
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
 
+    def put_away(self) -> Session:
+        """The session out of every caller's sight at once, under a name that no lookup takes, for
+        its holder to `remove` once its answer is out: the rename is one system call where removing
+        the files took a millisecond before the answer. A store's sweep removes what a holder
+        killed meanwhile left there."""
+        if self.path.name.endswith(PUT_AWAY):
+            return self
+        away = self.path.with_name(self.id + PUT_AWAY)
+        try:
+            os.rename(self.path, away)
+        except OSError:
+            self.remove()
+            return self
+        return Session(self.id, away)
+
 
 class SessionStore:
     """All of one user's sessions; every use first clears what has expired or crashed."""
@@ -401,10 +419,13 @@ class SessionStore:
         reading each record cost 0.13 ms apiece here, on the path of a call."""
         try:
             with os.scandir(self.root) as entries:
-                names = [entry.name for entry in entries if SESSION_ID.match(entry.name)]
+                names = [entry.name for entry in entries if SESSION_ID.match(entry.name) or PUT_AWAY_NAME.match(entry.name)]
         except OSError:
             return
         for name in names:
+            if name.endswith(PUT_AWAY):
+                shutil.rmtree(self.root / name, ignore_errors=True)
+                continue
             session = Session(name, self.root / name)
             kept = _mtime(session.result_path)
             if kept is not None:
