@@ -21,7 +21,6 @@ rich draws only the session list, which a table needs, and is imported only for 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TextIO
 
 from .events import decided_by_fallback
@@ -41,11 +40,13 @@ _SGR = {SUCCESS_STYLE: "32", FALLBACK_STYLE: "33", FAILURE_STYLE: "31", RUNNING_
 _UNSHOWN = str.maketrans("", "", "\a\b\v\f\r")
 
 
-@dataclass(frozen=True)
 class Summary:
-    """The summary's lines, each with its style: a colour, "bold" and a colour, or None."""
+    """The summary's lines, each with its style: a colour, "bold" and a colour, or None. (A plain
+    class: a pretty run loads this module once its command has ended, and making a dataclass
+    took a millisecond of that.)"""
 
-    lines: tuple[tuple[str, str | None], ...]
+    def __init__(self, lines: tuple[tuple[str, str | None], ...]) -> None:
+        self.lines = lines
 
     @property
     def plain(self) -> str:

@@ -31,6 +31,7 @@ from ..core import escapes
 from ..engine import polling
 from ..environment import Environment
 from ..core.request import sized
+from ..core.render import print_summary
 from ..core.result import Result, ShellInfo, Strategy
 from .interface import Display
 from .lines import LineDisplay
@@ -181,8 +182,6 @@ class InteractiveDisplay(Display):
 
     def finished(self, result: Result) -> None:
         self.stop()
-        from ..core.render import print_summary
-
         if not self._line_start:
             self._write(b"\r\n")
         print_summary(result, self._env, omitted=0, notes=self.notes())
@@ -319,7 +318,5 @@ class PipedInteractiveDisplay(InteractiveDisplay):
 
     def finished(self, result: Result) -> None:
         self.stop()
-        from ..core.render import print_summary
-
         self._lines.finish_output(result)
         print_summary(result, self._env, omitted=self._lines.omitted, notes=self.notes())

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from ..environment import Environment
 from ..core.result import Result
+from ..core.render import print_summary
 from .interface import Display
 from .pieces import OUTPUT_INTERVAL, Pieces
 from .streams import Out
@@ -66,8 +67,6 @@ class LineDisplay(Display):
     def finished(self, result: Result) -> None:
         self.stop()
         self.finish_output(result)
-        from ..core.render import print_summary
-
         print_summary(result, self._env, omitted=self._omitted)
 
     @property

@@ -7,6 +7,7 @@ import signal
 from collections.abc import Callable
 
 from ..environment import Environment
+from ..core.render import print_summary
 from ..core.result import Downgrade, Result, ShellInfo, Strategy
 from .interface import Display
 from .status_line import STATUS_INTERVAL, QuietKeys, StatusLine, elapsed
@@ -151,8 +152,6 @@ class TerminalDisplay(Display):
         if not self._line_start:
             self._out.write_bytes(b"\n")
             self._line_start = True
-        from ..core.render import print_summary
-
         notes = []
         if self._filter.hid_alternate:
             notes.append("the full screen the command drew (alternate screen) is not shown; --format json keeps its text")
