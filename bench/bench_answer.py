@@ -24,10 +24,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 from bench_startup import stop_warm
+from private import scratch
 
 SAFE_RUN = [os.path.join(os.path.dirname(sys.executable), "safe-run")]
 COMMANDS = ("true", "sleep 1")
@@ -83,8 +83,8 @@ def main() -> int:
     parser.add_argument("--shell", default="/bin/bash")
     args = parser.parse_args()
     os.environ.pop("CI", None)  # in CI no warm process is started: each series says whether it is one
-    with tempfile.TemporaryDirectory(prefix="bench-answer-") as agent, \
-            tempfile.TemporaryDirectory(prefix="bench-answer-ci-") as ci:
+    with scratch("bench-answer-") as agent, \
+            scratch("bench-answer-ci-") as ci:
         json_env = environment(agent, args.shell)
         pretty_env = environment(ci, args.shell, CI="true")
         reference: dict[str, list[float]] = {command: [] for command in COMMANDS}

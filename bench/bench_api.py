@@ -27,8 +27,9 @@ import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
+
+from private import scratch
 
 
 def private_environment(root: str, shell: str) -> dict[str, str]:
@@ -165,7 +166,7 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=0.5)
     args = parser.parse_args()
     shell = shutil.which(args.shell) or args.shell
-    with tempfile.TemporaryDirectory(prefix="bench-api-") as root:
+    with scratch("bench-api-") as root:
         env = private_environment(root, shell)
         print(f"shell {shell}; {args.runs} runs; {os.cpu_count()} CPUs")
         print(f"warm run      Shell().run('true') median {warm_run(args.runs) * 1000:.2f} ms (target <= 5 ms)")

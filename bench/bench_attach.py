@@ -20,12 +20,11 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import pexpect
 
-from private import private_environment
+from private import private_environment, scratch
 
 from safe_run.session import wire
 from safe_run.session.onlookers import SCREEN, frames
@@ -87,7 +86,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-attach-") as root:
+    with scratch("bench-attach-") as root:
         env = private_environment(root)
         session_id = start(env, "echo type here; cat")
         try:

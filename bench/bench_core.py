@@ -21,8 +21,9 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+
+from private import scratch
 
 SAFE_RUN = [sys.executable, "-m", "safe_run", "--format", "json"]
 PRETTY = [sys.executable, "-m", "safe_run", "--format", "pretty"]
@@ -146,7 +147,7 @@ def main() -> None:
     parser.add_argument("--shell", default="/bin/bash")
     parser.add_argument("--skip-memory", action="store_true", help="skip the 1 GB run")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as home:
+    with scratch() as home:
         env = environment(home, args.shell)
         print(f"shell {args.shell}, {os.cpu_count()} cores, python {sys.version.split()[0]}")
         bench_startup(env, args.runs)

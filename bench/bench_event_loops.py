@@ -23,12 +23,11 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import pexpect
 
-from private import private_environment
+from private import private_environment, scratch
 
 BOUND_S = 30.0
 ROUND_TRIPS = 50
@@ -134,7 +133,7 @@ def main() -> None:
     for name, command, prompt in programs():
         alone, inside, said = [], [], ""
         for _ in range(args.runs):
-            with tempfile.TemporaryDirectory(prefix="bench-loops-") as root:
+            with scratch("bench-loops-") as root:
                 env = private_environment(root)
                 alone.append(drawn_alone(command, prompt, env))
                 took, said = answered(command, env)
@@ -142,7 +141,7 @@ def main() -> None:
         drawn, answer = statistics.median(alone), statistics.median(inside)
         print(f"prompt -> answer  {name:15} prompt drawn at {drawn:5.2f} s alone; safe-run answered {said} at "
               f"{answer:5.2f} s: prompt -> answer {answer - drawn:5.2f} s (target <= 2 s)")
-    with tempfile.TemporaryDirectory(prefix="bench-loops-") as root:
+    with scratch("bench-loops-") as root:
         env = private_environment(root)
         ours, reference = trips_inside(env, root), trips_pexpect(env, root)
     print(f"query -> answer   cursor position, {ROUND_TRIPS} round trips: safe-run median {statistics.median(ours):.2f} ms, "

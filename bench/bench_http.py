@@ -27,7 +27,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -39,6 +38,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from private import scratch
 
 TOKEN = secrets.token_hex(16)
 BOUND_S = 60.0
@@ -190,7 +191,7 @@ def main() -> None:
     parser.add_argument("--shell", default="bash")
     args = parser.parse_args()
     shell = shutil.which(args.shell) or args.shell
-    with tempfile.TemporaryDirectory(prefix="bench-http-") as root:
+    with scratch("bench-http-") as root:
         env = private_environment(root, shell)
         proc, url = start_server(root, env)
         try:

@@ -21,12 +21,11 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 import pexpect
 
-from private import private_environment
+from private import private_environment, scratch
 
 BOUND_S = 120.0
 
@@ -101,7 +100,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--pairs", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-interactive-") as root:
+    with scratch("bench-interactive-") as root:
         env = private_environment(root)
         ours = echo_times(safe_run("cat"), env, args.keys)
         theirs = echo_times(script("cat"), env, args.keys)

@@ -24,11 +24,11 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from bench_sessions import cpu_seconds
+from private import scratch
 
 SAFE_RUN = [sys.executable, "-m", "safe_run"]
 NAME = "bench"
@@ -145,7 +145,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--shell", default="/bin/bash")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as runtime:
+    with scratch() as home, scratch() as runtime:
         os.chmod(runtime, 0o700)
         env = environment(home, runtime, args.shell)
         shell_id = bench_warm(env, args.runs)

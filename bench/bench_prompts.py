@@ -27,13 +27,13 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_prompt_setups import SETUPS, Setup, _missing  # noqa: E402
+from private import scratch
 
 TARGET = 1.5
 
@@ -108,7 +108,7 @@ def main() -> None:
     chosen = [s for s in SETUPS if not args.only or s.name in args.only.split(",")]
     print(f"{'setup':<18} {'shell':<5} {'rc ms':>7} {'--no-rc':>8} {'empty':>7} {'/no-rc':>7} {'/empty':>7}"
           f"  target <= {TARGET}x")
-    with tempfile.TemporaryDirectory(prefix="bench-prompts-") as root:
+    with scratch("bench-prompts-") as root:
         for setup in chosen:
             missing = _missing(setup) if shutil.which(setup.shell) else [setup.shell]
             if missing:

@@ -25,9 +25,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from private import scratch
 
 SAFE_RUN = [sys.executable, "-m", "safe_run"]
 ENDS_AT = "sleep 2; date +%s.%N"
@@ -234,7 +235,7 @@ def main() -> int:
     parser.add_argument("--shell", default="/bin/bash")
     parser.add_argument("--sessions", type=int, default=30, help="input waits and named shells held at once for the idle figures")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-sessions-") as home:
+    with scratch("bench-sessions-") as home:
         env = environment(home, args.shell)
         bench_poll(env, args.shell, args.runs)
         bench_send(env, args.shell, args.runs * 2)

@@ -41,11 +41,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 
-from private import private_environment
+from private import private_environment, scratch
 
 SEQ = "seq 1 3000000"
 # The reference for the floods: script(1) running SEQ on a terminal of its own, its output dropped.
@@ -314,7 +313,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
     wanted = set(args.only or ("startup", "rc", "warm", "100", "json", "pretty", "mcp"))
-    with tempfile.TemporaryDirectory(prefix="bench-speed-") as root:
+    with scratch("bench-speed-") as root:
         env = private_environment(root)
         env.pop("SAFE_RUN_WARM")  # the warm process is part of what is measured
         env["TERM"] = "dumb"  # as agents call it
@@ -328,7 +327,7 @@ def main() -> None:
                 if shutil.which(shell) is None:
                     print(f"rc {shell:7} skipped: {shell} is not installed")
                     continue
-                with tempfile.TemporaryDirectory(prefix=f"bench-rc-{shell}-") as home:
+                with scratch(f"bench-rc-{shell}-") as home:
                     rc_env = private_environment(home)
                     rc_env.pop("SAFE_RUN_WARM")
                     rc_env["TERM"] = "dumb"

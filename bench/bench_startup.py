@@ -24,8 +24,9 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+
+from private import scratch
 
 
 def safe_run_argv() -> list[str]:
@@ -76,7 +77,7 @@ def main() -> None:
     args = parser.parse_args()
     measured = cases()
     samples: dict[str, list[float]] = {name: [] for name, _, _ in measured}
-    with tempfile.TemporaryDirectory() as home:
+    with scratch() as home:
         env = environment(home)
         try:
             # Two unmeasured rounds: the page cache, not the code, on the first; the second call of
