@@ -151,3 +151,44 @@ def test_a_shell_slow_to_end_its_line_after_its_program_was_stopped_is_not_ended
         os.close(master)
         os.close(slave)
         shutil.rmtree(line_over.parent)
+
+
+class Listings(SeenBefore):
+    """Scans of /proc in turn, each answered from a script, with what each asked for kept: the
+    whole of /proc, or only what was made since the last scan (`new_only`)."""
+
+    def __init__(self, scans: list[list[ProcessInfo]]) -> None:
+        super().__init__([])
+        self._scans = scans
+        self.asked: list[str] = []
+
+    def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
+        self.asked.append("made since" if new_only else "all")
+        return self._scans.pop(0) if self._scans else []
+
+    def shell_at_prompt(self) -> bool | None:
+        return True
+
+
+def _hung_up_after(scans: list[list[ProcessInfo]], shell: int, first_typed: int) -> list[str]:
+    """What the sweep of a command that ended by itself, then the wait for its shell's own work,
+    asked of /proc: the command's line ran from pid `first_typed` to 10 past it."""
+    kernel = Listings(scans)
+    reaper = Reaper(ShellTerminal(shell), kernel, spans=[(first_typed, first_typed + 10)])  # type: ignore[arg-type]
+    assert reaper.kill_session(settle=True) == []
+    reaper.let_shell_work_end()
+    return kernel.asked
+
+
+def test_after_a_sweep_that_left_nothing_the_wait_for_the_shells_work_reads_only_what_is_new() -> None:
+    """Nothing of the run was alive at the sweep: a hook's process can only be one made since."""
+    assert _hung_up_after([], unused_pid(), 1000) == ["all", "made since", "made since"]
+
+
+def test_after_a_sweep_that_left_the_shells_own_work_the_wait_looks_at_every_process() -> None:
+    """A worker the shell started before the command (a prompt theme's) is left to the hang-up by
+    the sweep, and the wait must see whether it is still at work: every process is read again."""
+    shell = unused_pid()
+    worker = ProcessInfo(pid=900, comm="zsh", state="S", pgrp=shell, session=shell)
+    asked = _hung_up_after([[worker], [], [worker]], shell, 1000)
+    assert asked[:3] == ["all", "made since", "all"], asked

@@ -87,6 +87,9 @@ class Reaper:
         # they are left.
         self._left_to_hang_up: set[tuple[int, int]] = set()
         self._shell_work: tuple[int, list[Span]] | None = None
+        # Whether the sweep left nothing of the run alive (what it found was the command's, and is
+        # ended): the wait for the shell's work then looks only at what was made after it.
+        self._swept_clean = False
         self._shell: ProcessInfo | None = None  # its stat, once read
 
     def stop_foreground(self, interrupt_shell: bool, line_over: Callable[[], bool]) -> Stopped:
@@ -175,6 +178,7 @@ class Reaper:
         ended: list[ProcessInfo] = []
         known: dict[int, ProcessInfo] = {}
         seen: set[int] = {self._terminal.pid}
+        left_alive = False
         for round_ in range(SWEEP_ROUNDS):
             leftovers = [p for p in self._kernel.run_processes(new_only=round_ > 0) if p.pid not in seen]
             if not leftovers and round_ > 0:
@@ -183,10 +187,12 @@ class Reaper:
             if wrap is not None and spans:
                 known.update((p.pid, p) for p in leftovers)
                 whose = self._owners(list(known.values()), spans, wrap)
+                left_alive = left_alive or any(whose[p.pid] is not Owner.COMMAND for p in leftovers)
                 leftovers = self._ended_now(leftovers, whose, to_hang_up)
             leftovers = _not_gone_by_themselves(leftovers)
             ended += leftovers
             self._end(leftovers)
+        self._swept_clean = to_hang_up and not left_alive
         return self._report(ended)
 
     def _owners(self, processes: list[ProcessInfo], spans: list[Span], wrap: int) -> dict[int, Owner]:
@@ -245,8 +251,12 @@ class Reaper:
         wrap, spans = self._shell_work
         deadline = time.monotonic() + SHELL_WORK_S
         quiet = 0
+        # After a clean sweep, its listing holds nothing of the run's: only what was made since is
+        # read (a look at every process costs a millisecond where pids came round).
+        new_only, self._swept_clean = self._swept_clean, False
         while True:
-            processes = self._kernel.run_processes()
+            processes = self._kernel.run_processes(new_only=new_only)
+            new_only = False
             whose = self._owners(processes, spans, wrap)
             at_prompt = self._kernel.shell_at_prompt() is not False
             if at_prompt and all(owner is Owner.COMMAND for owner in whose.values()):
