@@ -223,10 +223,10 @@ def scope(cwd: object = None, env: object = None) -> Scope:
 
 
 def run(run_request: RunRequest, wakeup: Wakeup | None = None) -> Result:
-    """A one-shot run, to its end in this thread. A shell still at work of its own after the
-    command (a prompt theme's worker) is hung up in another thread once that work is done, so
-    the result does not wait for it; the interpreter waits for that thread at its exit (at most
-    `cleanup.SHELL_WORK_S` and a hang-up)."""
+    """A one-shot run, to its end in this thread. The shell is hung up in another thread, once
+    its own work after the command (a prompt theme's worker) is done, so the result waits for
+    neither; the interpreter waits for that thread at its exit (at most `cleanup.SHELL_WORK_S`
+    and a hang-up)."""
     from .engine.runner import execute
 
     return execute(run_request, wakeup=wakeup, later=_in_a_thread)

@@ -749,8 +749,8 @@ def execute(
     output. The engine knows displays only by these two: what shows a run is the front end's.
     `answer` takes the result as soon as it is known, before the shell is hung up once its own
     work after the command is done (`Run.hang_up`): the caller's answer does not wait for that.
-    A shell that still owes that is hung up, and its private directory removed, by `later` where
-    one is given (a library's thread: its caller has the result at once), else before returning.
+    The shell is hung up, and its private directory removed, by `later` where one is given (a
+    library's thread: its caller has the result at once), else before returning.
     """
     with ExitStack() as stack:
         result, run = _to_the_end(request, clock, wakeup, on_output, follower, stack)
