@@ -521,6 +521,8 @@ SIMPLE_PIECES = [
     "echo", "ls", "a", "x=1", "'q q'", "'a\"b'", '"d $x"', '"${v}/p"', "$HOME", "${v}", "$?", "$1", "|", "&&", "||",
     ";", "&", ">", ">>", "<", "2>", "2>&1", ">&2", "f.txt", "*.py", "[", "]", "-n", "--opt=v,w", "~/x", "%1", "@:+",
     "if", "then", "fi", "done", "[[", "]]", "{", "(", "$(", "`", "#", "\\", "!", "<<", "\"", "'",
+    "${v:-}", "${v##*/}", "${#v}", "${v%.py}", "${v%%.*}", "${v:=d}", "${v+x}", "${v:?}", '"${v:-a}"', "${v:1}",
+    "${v/a/b}", "${v:-$x}", "}",
 ]
 
 
@@ -539,7 +541,8 @@ def test_a_simple_list_is_passed_only_where_every_posix_shell_parses_it(tmp_path
 
     shells = [path for name in ("bash", "zsh", "dash", "ksh") if (path := shutil.which(name))]
     for everyday in ('cd src && grep -rn "TODO" . | head -20', "python3 -c 'print(1)' 2>&1; echo \"$?\"",
-                     "ls -la ~/x > out.txt 2>&1 &", "[ -f x ] || touch x", "export A=1; echo ${A}"):
+                     "ls -la ~/x > out.txt 2>&1 &", "[ -f x ] || touch x", "export A=1; echo ${A}",
+                     'echo "${VIRTUAL_ENV:-none}" ${PWD##*/} ${#PATH}'):
         assert simple_list(everyday, POSIX_RESERVED), everyday
         assert _parses_everywhere(everyday, tmp_path, shells), everyday
     rng = random.Random(28)

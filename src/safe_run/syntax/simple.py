@@ -8,6 +8,9 @@ only of the pieces below cannot be a syntax error in bash, zsh, dash or ksh, so 
   words       letters, digits and `_./=:,+@%~*?-`, single-quoted text, double-quoted text
               holding no backslash, backquote or `!`, and `$NAME`, `${NAME}`, `$1`, `$?` and
               the like, none of them a reserved word; `[` and `]` as words of their own
+  expansions  also POSIX's `${#NAME}` and `${NAME` with `-`, `=`, `+`, `?` (each with or
+              without `:`), `#`, `##`, `%` or `%%`, then a word of the characters above but `%`,
+              and `}`: `${VAR:-}`, `${PWD##*/}`, `${f%.py}`
   redirects   `>`, `>>`, `<`, each with a word after it, and `N>&M`, an optional fd number before
   operators   `|`, `&&`, `||` between two commands; `;` and `&` after one
 
@@ -20,7 +23,9 @@ from __future__ import annotations
 import re
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-EXPANSION = rf"\$(?:{NAME}|[0-9?$!#@*-]|\{{{NAME}\}})"
+# `${NAME}`, `${#NAME}`, and POSIX's operators on a NAME with a plain word: `${VAR:-}`, `${PWD##*/}`.
+BRACED = rf"\{{(?:#?{NAME}|{NAME}(?:##?|%%?|:?[-=+?])[A-Za-z0-9_./=:,+@~*?-]*)\}}"
+EXPANSION = rf"\$(?:{NAME}|[0-9?$!#@*-]|{BRACED})"
 WORD = re.compile(rf"(?:[A-Za-z0-9_./=:,+@%~*?-]|'[^'\n]*'|\"(?:[^\"\\\\$`!\n]|{EXPANSION})*\"|{EXPANSION})+")
 # `[` and `]` only as words of their own (the test command): next to a name, bash may read an
 # array subscript, and zsh does after a parameter (`$x[`).
