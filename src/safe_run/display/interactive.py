@@ -17,10 +17,8 @@ shell; `fg` takes it up again. The terminal is given back as it was however the 
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
-import struct
 import termios
 import tty
 from collections.abc import Callable, Sequence
@@ -136,7 +134,7 @@ class InteractiveDisplay(Display):
     def drop_typed(self, kept: int = 0) -> None:
         self.dropped += kept
         try:
-            pending = struct.unpack("i", fcntl.ioctl(self._in, termios.FIONREAD, b"\0\0\0\0"))[0]
+            pending = polling.unread(self._in)
             termios.tcflush(self._in, termios.TCIFLUSH)
         except (OSError, termios.error):
             return

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import stat
-import struct
-import termios
 import time
 from typing import TextIO
+
+from ..engine import polling
 
 # How long a summary for a person's terminal waits for the reader of a pipe on stdout to take the
 # last of the output: `safe-run -- CMD | cat` shows the output's end before the summary, as the
@@ -58,7 +57,7 @@ class Out:
             if not stat.S_ISFIFO(os.fstat(fd).st_mode):
                 return
             deadline = time.monotonic() + within
-            while _unread(fd) and time.monotonic() < deadline:
+            while polling.unread(fd) and time.monotonic() < deadline:
                 time.sleep(READ_POLL_S)
         except (OSError, ValueError):
             pass
@@ -81,8 +80,3 @@ def write_err(text: str, stream: TextIO) -> None:
         stream.flush()
     except (OSError, ValueError, UnicodeEncodeError):
         pass
-
-
-def _unread(fd: int) -> int:
-    """How many bytes written to the pipe `fd` its reader has not taken yet."""
-    return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])

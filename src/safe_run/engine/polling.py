@@ -7,8 +7,11 @@ failed with "filedescriptor out of range in select()". Every wait of safe-run go
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
+import struct
+import termios
 from collections.abc import Collection
 
 _IN = select.POLLIN | select.POLLPRI
@@ -40,6 +43,12 @@ def wait(
 def readable(fds: Collection[int], timeout: float | None) -> set[int]:
     """Those of `fds` that can be read, once one can or `timeout` seconds have passed."""
     return wait(fds, timeout)[0]
+
+
+def unread(fd: int) -> int:
+    """How many bytes wait on `fd` (a pipe, a terminal) for its reader; OSError when the kernel
+    cannot say."""
+    return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, bytes(4)))[0])
 
 
 def drain(fd: int) -> None:

@@ -12,8 +12,6 @@ import errno
 import fcntl
 import os
 import signal
-import struct
-import termios
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -305,7 +303,7 @@ def unread_input(master: int) -> int | None:
     except OSError:
         return None
     try:
-        return int(struct.unpack("i", fcntl.ioctl(peer, termios.FIONREAD, bytes(4)))[0])
+        return polling.unread(peer)
     except OSError:
         return None
     finally:
