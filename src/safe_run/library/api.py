@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING
 from .. import calls
 
 from ..calls import DEFAULT_MAX_OUTPUT
-from ..core.request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, RunRequest, Scope
+from ..core.request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S
 from ..core.result import Result
 from ..session import SessionError
 
 if TYPE_CHECKING:
+    from ..core.request import RunRequest, Scope
     from ..session.forkserver import ForkServer
     from ..session import store
 
