@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -250,8 +251,15 @@ def test_nothing_is_left_in_the_store_after_shells_close(private_store: Path) ->
             if row["status"] not in ("closed", "completed")]
     assert rows == []
     # At most the private directory of the shell this process's fork server keeps ready for the
-    # next call (it ends with the process), and that one held by its living owner.
-    left = [private_store / "tmp" / name for name in os.listdir(private_store / "tmp")]
+    # next call (it ends with the process), and that one held by its living owner. That holder,
+    # forked ahead as the test looks, may be asking Python's tempfile where TMPDIR is, which
+    # writes a file of 8 random letters there and removes it at once: looked at again.
+    deadline = time.monotonic() + 1.0
+    while True:
+        left = [private_store / "tmp" / name for name in os.listdir(private_store / "tmp")]
+        if all(path.is_dir() for path in left) or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
     assert len(left) <= 1 and all(held(path) for path in left), left
 
 
