@@ -24,7 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 import fastcli  # noqa: E402
-from conftest import shell_path, writer_once_read  # noqa: E402
+from conftest import alive as there, shell_path, writer_once_read, zombie  # noqa: E402
 
 BOUND_S = 30.0
 
@@ -81,12 +81,9 @@ async def wait_for(check: Callable[[], bool], what: str) -> None:
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}/stat").exists() else "X"
-    return state not in ("Z", "X")
+    """Running: there, and not ended waiting to be collected. (A process that ends between the two
+    looks reads as there, and the next look says it is gone.)"""
+    return there(pid) and not zombie(pid)
 
 
 def pid_in(path: Path) -> int | None:
