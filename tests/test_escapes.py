@@ -1,3 +1,4 @@
+import random
 import re
 
 import pytest
@@ -26,6 +27,24 @@ def test_unfinished_start(data: bytes, start: int | None) -> None:
 def test_overrun_counts_the_rest_of_a_sequence_begun_before() -> None:
     assert escapes.overrun(b"ab\x1b[3", b"1mred") == 2
     assert escapes.overrun(b"ab", b"\x1b[31mred") == 0
+
+
+PIECES = (b"\x1b", b"\x1b[", b"31", b";", b"m", b"\x1b]0;", b"\x07", b"\xc2", b"\xc2\x9b", b"\xc2\x9d", b"(", b"B",
+          b"x", "\u00e9".encode(), b"\n")
+
+
+def test_overrun_is_where_the_first_sequence_begun_before_ends_in_a_scan_of_the_whole() -> None:
+    """Against the plain definition: every sequence found scanning `before + after` from the start,
+    the last one begun in `before`."""
+    rng = random.Random(7)
+    for _ in range(3000):
+        before = b"".join(rng.choices(PIECES, k=rng.randrange(6)))
+        after = b"".join(rng.choices(PIECES, k=rng.randrange(6)))
+        expected = 0
+        for found in escapes._SEQUENCE.finditer(before + after):
+            if found.start() < len(before):
+                expected = found.end() - len(before)
+        assert escapes.overrun(before, after) == max(0, expected), (before, after)
 
 
 def test_one_grammar_for_text_and_bytes() -> None:

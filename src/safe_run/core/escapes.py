@@ -44,6 +44,7 @@ _SEQUENCE = re.compile(
     rb"|\x1b[ -/]*[0-~]?"
 )
 _C1_UTF8 = re.compile(rb"\xc2([\x80-\x9f])")
+_INTRODUCER = re.compile(rb"[\x1b\xc2]")
 
 # Byte sequences after which a byte in 0x80-0x9f continues well-formed UTF-8, grouped by length
 # because a look-behind must have a fixed width.
@@ -124,13 +125,21 @@ def partial_char(data: bytes) -> tuple[int, int]:
 
 
 def overrun(before: bytes, after: bytes) -> int:
-    """How many bytes at the start of `after` belong to a sequence that began in `before`."""
+    """How many bytes at the start of `after` belong to a sequence that began in `before`.
+
+    Sequences are matched only where one can begin in `before` (every one begins with ESC or
+    0xC2): a search for the next one would scan all of `after`, a megabyte of a flood's kept tail
+    without one, at the pace of the regex engine (50 ms)."""
+    if _INTRODUCER.search(before) is None:
+        return 0
     joined = before + after
-    length = 0
-    for sequence in _SEQUENCE.finditer(joined):
-        if sequence.start() >= len(before):
-            break
-        length = sequence.end() - len(before)
+    length, at = 0, 0
+    while (introducer := _INTRODUCER.search(before, at)) is not None:
+        sequence = _SEQUENCE.match(joined, introducer.start())
+        if sequence is None:
+            at = introducer.start() + 1
+            continue
+        length, at = sequence.end() - len(before), sequence.end()
     return max(0, length)
 
 
