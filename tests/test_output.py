@@ -472,6 +472,33 @@ def test_the_budget_is_bytes_of_the_result_not_of_the_terminal() -> None:
     assert kept + capture.dropped == 2 * lines, "every byte of text is kept or counted"
 
 
+def test_a_long_output_keeps_the_same_head_tail_and_count_however_it_arrives() -> None:
+    """The tail is kept as the pieces it came in, trimmed a block at a time: any split of the
+    stream (pieces far smaller and far larger than a trim) gives what one write gives."""
+    lines = [b"\x1b[32m%06d\x1b[0m \xc3\xa9t\xc3\xa9\r\n" % n if n % 7 else b"  0%%\r%d%%\r\n" % n for n in range(12_000)]
+    data = b"".join(lines)
+    whole = HeadTail(2000, 3000)
+    whole.write(data)
+    rng = random.Random(3)
+    for _ in range(5):
+        pieces = HeadTail(2000, 3000)
+        start = 0
+        while start < len(data):
+            size = rng.choice((1, 17, 4096, 70_000, 300_000))
+            pieces.write(data[start : start + size])
+            start += size
+        assert (pieces.total, pieces.dropped, pieces.text()) == (whole.total, whole.dropped, whole.text())
+
+
+def test_retract_across_the_tails_pieces() -> None:
+    capture = raw_cut(4, 20)
+    capture.write(b"0123456789ex")
+    capture.write(b"it\r\n")
+    assert capture.retract(b"exit\r\n", capture.total)
+    capture.write(b"more")
+    assert capture.text() == "0123456789more"
+
+
 def test_output_that_fits_the_budget_as_text_is_kept_whole() -> None:
     capture = HeadTail(32768, 32768)
     capture.write(b"y\r\n" * 30_000)  # 90,000 bytes of terminal, 60,000 of text

@@ -30,6 +30,7 @@ UTF-8), never in raw terminal bytes, so a reader can compare it with the text.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
@@ -238,9 +239,8 @@ def _erase(cells: list[str], column: int, mode: str) -> None:
 # How much of the stream just before the kept tail is retained, so that a
 # character or escape sequence cut by the tail's start can be recognised.
 _SEAM = 256
-# The tail is trimmed once it holds this much more than it keeps: small steps, so that no
-# temporary copy is large enough for the allocator to map fresh pages for it (a flood of output
-# cost tens of thousands of page faults with a trim at twice the tail).
+# The tail is trimmed once it holds this much more than it keeps, so that what is dropped is
+# counted a block at a time.
 _TRIM_STEP = 64 * 1024
 
 
@@ -304,7 +304,11 @@ class HeadTail:
         self._head_limit = head_bytes * raw_per_text
         self._tail_limit = tail_bytes * raw_per_text
         self._head = bytearray()
-        self._tail = bytearray()
+        # The tail as the pieces it came in: appending to one buffer trimmed at its front made
+        # CPython copy all of it to a fresh allocation every few writes (a megabyte per 64 KB of
+        # a flood); pieces are dropped whole, and joined only when the tail is read.
+        self._tail: deque[bytes | bytearray] = deque()
+        self._tail_size = 0
         self._total = 0
         self._omitted = _OmittedSize()
         self._split: tuple[int, str, str, int] | None = None  # (total, head, tail, dropped) as last worked out
@@ -320,31 +324,52 @@ class HeadTail:
             if len(self._head) == self._head_limit:  # a character or sequence it cuts is not shown
                 cut = len(self._head) - escapes.unfinished_length(bytes(self._head), _SEAM)
                 self._omitted.write(bytes(self._head[cut:]))
+        if view:
+            self._tail.append(bytes(data) if len(view) == len(data) else bytes(view))
+            self._tail_size += len(view)
         keep = self._tail_limit + _SEAM
-        if len(view) >= keep:
-            self._omitted.write(bytes(self._tail) + view[:-keep])
-            self._tail[:] = view[-keep:]
-            return
-        self._tail += view
-        if len(self._tail) > keep + _TRIM_STEP:
-            self._omitted.write(bytes(self._tail[:-keep]))
-            del self._tail[:-keep]  # from the front: CPython only moves the start
+        if self._tail_size > keep + _TRIM_STEP:
+            self._trim_tail(self._tail_size - keep)
+
+    def _trim_tail(self, excess: int) -> None:
+        """Drop `excess` bytes from the front of the tail, counting what they would have shown."""
+        self._tail_size -= excess
+        while excess:
+            front = self._tail[0]
+            if len(front) <= excess:
+                self._tail.popleft()
+                self._omitted.write(bytes(front))
+                excess -= len(front)
+            else:
+                self._omitted.write(bytes(front[:excess]))
+                self._tail[0] = front[excess:]
+                excess = 0
+
+    def _tail_bytes(self) -> bytearray:
+        """The tail as one buffer, which it stays until the next write."""
+        if len(self._tail) != 1 or not isinstance(self._tail[0], bytearray):
+            self._tail = deque([bytearray().join(self._tail)])
+        whole = self._tail[0]
+        assert isinstance(whole, bytearray)
+        return whole
 
     def retract(self, text: bytes, end: int) -> bool:
         """Take back `text` that ended at stream offset `end`, if it is still kept there whole.
 
         For bytes found afterwards not to be the command's output (a shell's own word on exit).
         """
-        tail_start = self._total - len(self._tail)
-        if self._tail and end - len(text) >= tail_start:
-            kept, stop = self._tail, end - tail_start
-        elif not self._tail:
+        tail_start = self._total - self._tail_size
+        if self._tail_size and end - len(text) >= tail_start:
+            kept, stop = self._tail_bytes(), end - tail_start
+        elif not self._tail_size:
             kept, stop = self._head, end
         else:
             return False
         if not text or stop > len(kept) or kept[stop - len(text) : stop] != text:
             return False
         del kept[stop - len(text) : stop]
+        if kept is not self._head:
+            self._tail_size -= len(text)
         self._total -= len(text)
         self._split = None
         return True
@@ -377,13 +402,14 @@ class HeadTail:
 
     def _cut(self) -> tuple[str, str, int]:
         if self._total <= self._head_limit + self._tail_limit:
-            return shown(bytes(self._head + self._tail), self._screen), "", 0
-        cut = len(self._tail) - self._tail_limit
-        window = bytes(self._tail[cut:])
-        before = (bytes(self._head[-_SEAM:]) + bytes(self._tail[max(0, cut - _SEAM) : cut]))[-_SEAM:]
+            return shown(bytes(self._head + self._tail_bytes()), self._screen), "", 0
+        kept_tail = self._tail_bytes()
+        cut = len(kept_tail) - self._tail_limit
+        window = bytes(kept_tail[cut:])
+        before = (bytes(self._head[-_SEAM:]) + bytes(kept_tail[max(0, cut - _SEAM) : cut]))[-_SEAM:]
         start = _cut_fragment_length(before, window)
         head = shown(_without_partial_char(bytes(self._head)), self._screen)
-        omitted = bytes(self._tail[:cut]) + window[:start]
+        omitted = bytes(kept_tail[:cut]) + window[:start]
         dropped = self._omitted.total(omitted)
         tail = shown(window[start:], self._screen)
         if tail.startswith("\n") and not (omitted or bytes(self._head)).endswith(b"\n"):
