@@ -85,7 +85,7 @@ _MARGIN = 4096
 
 def clean(raw: bytes) -> str:
     """Text as the terminal would show it, always valid for JSON whatever the bytes were."""
-    raw = raw.replace(b"\r\n", b"\n")
+    raw = _lines_ended_by_newlines(raw)
     if b"\xc2" in raw:
         raw = c1_as_esc(_C1_STRING.sub(_c1_string, raw))
     text = raw.decode("utf-8", errors="replace")
@@ -98,6 +98,16 @@ def clean(raw: bytes) -> str:
     if "\r" in text or "\x08" in text or "\x1b" in text:
         text = _render_overprinted(text)
     return text
+
+
+def _lines_ended_by_newlines(raw: bytes) -> bytes:
+    """`raw` with each CRLF a newline. When every CR is one of a CRLF (a terminal's output
+    without overprinting), deleting every CR does it three times as fast as a replace, which
+    costs 4 ms a megabyte when lines are short."""
+    without_returns = raw.translate(None, b"\r")
+    if len(raw) - len(without_returns) == raw.count(b"\r\n"):
+        return without_returns
+    return raw.replace(b"\r\n", b"\n")
 
 
 def shown(raw: bytes, screen: tuple[int, int] | None) -> str:

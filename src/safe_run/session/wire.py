@@ -229,7 +229,8 @@ def receive(conn: socket.socket, deadline: float | None = None) -> dict[str, obj
     With a `deadline` (time.monotonic()), raises TimeoutError once it passes without a message.
     """
     buffer = bytearray()
-    while b"\n" not in buffer and len(buffer) < MAX_MESSAGE:
+    complete = False  # each piece is looked at once: a megabyte answer comes in many
+    while not complete and len(buffer) < MAX_MESSAGE:
         if deadline is not None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -244,5 +245,6 @@ def receive(conn: socket.socket, deadline: float | None = None) -> dict[str, obj
         if not data:
             return None
         buffer += data
+        complete = b"\n" in data
     line, _, _ = bytes(buffer).partition(b"\n")
     return decode(line)
