@@ -116,7 +116,7 @@ class SequenceParser:
     def feed(self, data: bytes) -> list[bytes | Osc]:
         """Consume the next read; return what it completes, holding back only a trailing ESC or 0xc2."""
         if self._plain(data):  # most of a flood of output: no sequence can begin or end in it
-            self._context = (self._context + data)[-_LOOKBEHIND:]
+            self._context = (self._context + data[-_LOOKBEHIND:])[-_LOOKBEHIND:]  # not a copy of all of it
             return [data] if data else []
         buf = self._context + self._pending + data
         pos = len(self._context)
