@@ -97,3 +97,9 @@ def test_alternate_switch_among_other_modes() -> None:
 ])
 def test_ends_line_looks_at_what_the_terminal_shows_last(data: bytes, before: bool, expected: bool) -> None:
     assert escapes.ends_line(data, before) is expected
+
+
+def test_alternate_switches_are_found_in_order_and_none_where_there_is_no_escape() -> None:
+    data = b"a\x1b[?1049hdrawn\x1b[31m\x1b[?1049lb"
+    assert [m[1] for m in escapes.alternate_switches(data)] == [b"h", b"l"]
+    assert list(escapes.alternate_switches(b"plain text\r\n" * 100)) == []

@@ -17,6 +17,7 @@ the parser and the capture (`binary`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 STRING = r"\x1b[\]PX^_][^\x07\x1b]*"
 """A control string up to, not including, its end; also one cut short or aborted."""
@@ -35,6 +36,12 @@ SILENT_CONTROL = r"[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"
 
 ALTERNATE_SWITCH = re.compile(rb"\x1b\[\?(?:\d*;)*(?:1049|1047|47)(?:;\d*)*([hl])")
 """A switch to the alternate screen (group 1 `h`) or back to the main one (`l`), among other modes."""
+
+
+def alternate_switches(data: bytes) -> Iterator[re.Match[bytes]]:
+    """The ALTERNATE_SWITCHes in `data`, in order. Most output has no escape at all, and CPython
+    finds that one byte is absent some forty times as fast as the regex engine can."""
+    return ALTERNATE_SWITCH.finditer(data) if b"\x1b" in data else iter(())
 
 # The same grammar on undecoded bytes, with the C1 forms in UTF-8 (U+009B is CSI; U+0090, U+0098
 # and U+009D-U+009F begin strings; a string's body stops at any C1 character).

@@ -114,12 +114,12 @@ def shown(raw: bytes, screen: tuple[int, int] | None) -> str:
     """`clean(raw)`, except that what a full-screen program drew on the alternate screen is its
     last screen there, as lines, on a terminal of `screen` (columns, rows): run together, its
     drawing would be one long line of what each redraw left (vim: thousands of characters)."""
-    if screen is None or escapes.ALTERNATE_SWITCH.search(raw) is None:
+    if screen is None or next(escapes.alternate_switches(raw), None) is None:
         return clean(raw)
     pieces: list[str] = []
     main_from: int | None = 0  # where the main screen's bytes began; None while on the alternate one
     drawn_from = 0
-    for switch in escapes.ALTERNATE_SWITCH.finditer(raw):
+    for switch in escapes.alternate_switches(raw):
         if switch.group(1) == b"h" and main_from is not None:
             pieces.append(clean(raw[main_from:switch.start()]))
             main_from, drawn_from = None, switch.end()

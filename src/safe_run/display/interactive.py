@@ -194,7 +194,7 @@ class InteractiveDisplay(Display):
 
     def _output(self, data: bytes) -> None:
         start = 0
-        for match in escapes.ALTERNATE_SWITCH.finditer(data):
+        for match in escapes.alternate_switches(data):
             self._note_main_screen(data[start:match.start()])
             self._full_screen, start = match.group(1) == b"h", match.end()
         self._note_main_screen(data[start:])

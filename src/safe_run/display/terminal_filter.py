@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..core import escapes
-from ..core.escapes import ALTERNATE_SWITCH
+from ..core.escapes import alternate_switches
 from ..core.relay import Relay
 
 _FOR_TERMINAL = escapes.binary(
@@ -45,7 +45,7 @@ class TerminalFilter:
         would land scattered over the person's screen: it is left out, from the switch to the
         alternate screen to the switch back."""
         parts, start = [], 0
-        for switch in ALTERNATE_SWITCH.finditer(data):
+        for switch in alternate_switches(data):
             if not self._alternate:
                 parts.append(data[start:switch.start()])
             elif switch.start() > start:
