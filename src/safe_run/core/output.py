@@ -319,6 +319,10 @@ class HeadTail:
         # a flood); pieces are dropped whole, and joined only when the tail is read.
         self._tail: deque[bytes | bytearray] = deque()
         self._tail_size = 0
+        # The head as shown, worked out at the tail's first trim, when it can no longer change:
+        # cleaning a megabyte takes milliseconds, better spent while the output still comes than
+        # after the command has ended.
+        self._head_shown: str | None = None
         self._total = 0
         self._omitted = _OmittedSize()
         self._split: tuple[int, str, str, int] | None = None  # (total, head, tail, dropped) as last worked out
@@ -343,6 +347,8 @@ class HeadTail:
 
     def _trim_tail(self, excess: int) -> None:
         """Drop `excess` bytes from the front of the tail, counting what they would have shown."""
+        if self._head_shown is None:
+            self._head_shown = self._shown_head()
         self._tail_size -= excess
         while excess:
             front = self._tail[0]
@@ -378,7 +384,9 @@ class HeadTail:
         if not text or stop > len(kept) or kept[stop - len(text) : stop] != text:
             return False
         del kept[stop - len(text) : stop]
-        if kept is not self._head:
+        if kept is self._head:
+            self._head_shown = None
+        else:
             self._tail_size -= len(text)
         self._total -= len(text)
         self._split = None
@@ -418,13 +426,17 @@ class HeadTail:
         window = bytes(kept_tail[cut:])
         before = (bytes(self._head[-_SEAM:]) + bytes(kept_tail[max(0, cut - _SEAM) : cut]))[-_SEAM:]
         start = _cut_fragment_length(before, window)
-        head = shown(_without_partial_char(bytes(self._head)), self._screen)
+        head = self._head_shown if self._head_shown is not None else self._shown_head()
         omitted = bytes(kept_tail[:cut]) + window[:start]
         dropped = self._omitted.total(omitted)
         tail = shown(window[start:], self._screen)
         if tail.startswith("\n") and not (omitted or bytes(self._head)).endswith(b"\n"):
             tail, dropped = tail[1:], dropped + 1  # the end of the last line dropped, not a blank line
         return head, tail, dropped
+
+
+    def _shown_head(self) -> str:
+        return shown(_without_partial_char(bytes(self._head)), self._screen)
 
 
 def _fit(head: str, tail: str, dropped: int, head_limit: int, tail_limit: int) -> tuple[str, str, int]:
