@@ -102,8 +102,8 @@ def clean(raw: bytes) -> str:
 
 def _lines_ended_by_newlines(raw: bytes) -> bytes:
     """`raw` with each CRLF a newline. When every CR is one of a CRLF (a terminal's output
-    without overprinting), deleting every CR does it three times as fast as a replace, which
-    costs 4 ms a megabyte when lines are short."""
+    without overprinting), deleting every CR and counting the CRLFs takes about half the time of
+    a replace, which costs 4 ms a megabyte when lines are short."""
     without_returns = raw.translate(None, b"\r")
     if len(raw) - len(without_returns) == raw.count(b"\r\n"):
         return without_returns
@@ -433,7 +433,6 @@ class HeadTail:
         if tail.startswith("\n") and not (omitted or bytes(self._head)).endswith(b"\n"):
             tail, dropped = tail[1:], dropped + 1  # the end of the last line dropped, not a blank line
         return head, tail, dropped
-
 
     def _shown_head(self) -> str:
         return shown(_without_partial_char(bytes(self._head)), self._screen)
