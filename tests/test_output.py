@@ -1,5 +1,6 @@
 import json
 import random
+import tracemalloc
 from dataclasses import dataclass
 
 import pytest
@@ -488,6 +489,20 @@ def test_a_long_output_keeps_the_same_head_tail_and_count_however_it_arrives() -
             pieces.write(data[start : start + size])
             start += size
         assert (pieces.total, pieces.dropped, pieces.text()) == (whole.total, whole.dropped, whole.text())
+
+
+def test_a_program_that_writes_two_bytes_at_a_time_costs_no_more_memory_than_its_output() -> None:
+    """A deque entry and a bytes object for each write would take some twenty times the bytes."""
+    tracemalloc.start()
+    try:
+        capture = HeadTail(100, 10_000)
+        for n in range(30_000):
+            capture.write(bytes(bytearray(b"x\n" if n % 40 == 0 else b"ab")))  # each a new object, as a read's
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert capture.total == 60_000 and capture.dropped > 0
+    assert peak < 500_000, peak
 
 
 def test_retract_across_the_tails_pieces() -> None:

@@ -252,6 +252,8 @@ _SEAM = 256
 # The tail is trimmed once it holds this much more than it keeps, so that what is dropped is
 # counted a block at a time.
 _TRIM_STEP = 64 * 1024
+# Writes smaller than this are gathered into pieces of the tail up to _TRIM_STEP.
+_SMALL_WRITE = 4096
 
 
 
@@ -339,11 +341,23 @@ class HeadTail:
                 cut = len(self._head) - escapes.unfinished_length(bytes(self._head), _SEAM)
                 self._omitted.write(bytes(self._head[cut:]))
         if view:
-            self._tail.append(bytes(data) if len(view) == len(data) else bytes(view))
-            self._tail_size += len(view)
+            self._add_to_tail(view, data)
         keep = self._tail_limit + _SEAM
         if self._tail_size > keep + _TRIM_STEP:
             self._trim_tail(self._tail_size - keep)
+
+    def _add_to_tail(self, view: memoryview, data: bytes) -> None:
+        """A write of a terminal's read or more is kept as it came; smaller ones (a program that
+        writes a few bytes at a time) are gathered into a piece, since a deque entry and a bytes
+        object each would take many times their size."""
+        last = self._tail[-1] if self._tail else None
+        if len(view) >= _SMALL_WRITE:
+            self._tail.append(bytes(data) if len(view) == len(data) else bytes(view))
+        elif isinstance(last, bytearray) and len(last) < _TRIM_STEP:
+            last += view
+        else:
+            self._tail.append(bytearray(view))
+        self._tail_size += len(view)
 
     def _trim_tail(self, excess: int) -> None:
         """Drop `excess` bytes from the front of the tail, counting what they would have shown."""
