@@ -23,10 +23,13 @@ from __future__ import annotations
 import re
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+# The characters of a plain word but `%`, which a braced expansion's word leaves out (`-` stays
+# last, where it is no range).
+PLAIN = r"A-Za-z0-9_./=:,+@~*?-"
 # `${NAME}`, `${#NAME}`, and POSIX's operators on a NAME with a plain word: `${VAR:-}`, `${PWD##*/}`.
-BRACED = rf"\{{(?:#?{NAME}|{NAME}(?:##?|%%?|:?[-=+?])[A-Za-z0-9_./=:,+@~*?-]*)\}}"
+BRACED = rf"\{{(?:#?{NAME}|{NAME}(?:##?|%%?|:?[-=+?])[{PLAIN}]*)\}}"
 EXPANSION = rf"\$(?:{NAME}|[0-9?$!#@*-]|{BRACED})"
-WORD = re.compile(rf"(?:[A-Za-z0-9_./=:,+@%~*?-]|'[^'\n]*'|\"(?:[^\"\\\\$`!\n]|{EXPANSION})*\"|{EXPANSION})+")
+WORD = re.compile(rf"(?:[%{PLAIN}]|'[^'\n]*'|\"(?:[^\"\\\\$`!\n]|{EXPANSION})*\"|{EXPANSION})+")
 # `[` and `]` only as words of their own (the test command): next to a name, bash may read an
 # array subscript, and zsh does after a parameter (`$x[`).
 BRACKET = re.compile(r"(?<![^ \t;&|])[\[\]](?=[ \t;&|]|\Z)")
