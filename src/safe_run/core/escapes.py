@@ -141,16 +141,16 @@ def overrun(before: bytes, after: bytes) -> int:
     Sequences are matched only where one can begin in `before` (every one begins with ESC or
     0xC2): a search for the next one would scan all of `after`, a megabyte of a flood's kept tail
     without one, at the pace of the regex engine (50 ms)."""
-    if _introducer(before, 0) < 0:
+    begins = _introducer(before, 0)
+    if begins < 0:
         return 0
     joined = before + after
-    length, at = 0, 0
-    while 0 <= (begins := _introducer(before, at)):
+    length = 0
+    while begins >= 0:
         sequence = _SEQUENCE.match(joined, begins)
-        if sequence is None:
-            at = begins + 1
-            continue
-        length, at = sequence.end() - len(before), sequence.end()
+        if sequence is not None:
+            length = sequence.end() - len(before)
+        begins = _introducer(before, begins + 1 if sequence is None else sequence.end())
     return max(0, length)
 
 
