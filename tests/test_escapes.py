@@ -102,4 +102,6 @@ def test_ends_line_looks_at_what_the_terminal_shows_last(data: bytes, before: bo
 def test_alternate_switches_are_found_in_order_and_none_where_there_is_no_escape() -> None:
     data = b"a\x1b[?1049hdrawn\x1b[31m\x1b[?1049lb"
     assert [m[1] for m in escapes.alternate_switches(data)] == [b"h", b"l"]
+    assert [m[1] for m in escapes.alternate_switches(data, data.index(b"drawn"))] == [b"l"]
+    assert list(escapes.alternate_switches(b"\x1b[31mred\x1b[0m" * 100)) == []
     assert list(escapes.alternate_switches(b"plain text\r\n" * 100)) == []

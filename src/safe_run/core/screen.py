@@ -25,8 +25,6 @@ from . import escapes
 
 # Modes 1049, 1047 and 47 switch to the alternate screen and back; several
 # private modes may be set by one sequence, so the number can sit among others.
-_SWITCH = escapes.ALTERNATE_SWITCH
-_SWITCH_START = b"\x1b[?"
 _LONGEST_SWITCH = 64
 """Bytes of earlier input rescanned by each feed, so a switch cut between two feeds is seen."""
 
@@ -150,13 +148,7 @@ class ScreenTail:
         return self._base + len(self._buf)
 
     def _scan_switches(self, old: int) -> None:
-        start = max(0, old - _LONGEST_SWITCH)
-        if self._buf.find(b"\x1b", start) < 0:  # a byte is looked for some thirty times as fast as three
-            return
-        first = self._buf.find(_SWITCH_START, start)
-        if first < 0:
-            return
-        for match in _SWITCH.finditer(self._buf, first):
+        for match in escapes.alternate_switches(self._buf, max(0, old - _LONGEST_SWITCH)):
             if match.end() > old:  # anything ending earlier was seen by an earlier feed
                 self._switch(match.group(1) == b"h", self._base + match.start(), self._base + match.end())
 
