@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import json
+from json.encoder import encode_basestring
 import os
 import time
 from collections.abc import Callable
@@ -34,7 +35,7 @@ class Recording:
         self._clock = clock
         self._limit = limit
         self._started = clock()
-        self._decoders = {kind: codecs.getincrementaldecoder("utf-8")("replace") for kind in "oi"}
+        self._unfinished = {"o": b"", "i": b""}  # the start of a character the next event ends
         self._fd: int | None = None
         self.written = 0
         header = {"version": 2, "width": columns, "height": rows, "timestamp": int(wall()), "env": {"TERM": "xterm-256color"}}
@@ -56,11 +57,17 @@ class Recording:
             self._fd = None
 
     def _event(self, kind: str, data: bytes) -> None:
+        """One line, written at once: a shell's every prompt and echo is an event, several per
+        command, so the line is put together here rather than by `json.dumps` of a list (a few
+        times as slow), and the text decoded by the codec's own function rather than through an
+        incremental decoder's wrapper."""
         if self._fd is None or not data:
             return
-        text = self._decoders[kind].decode(data)
+        joined = self._unfinished[kind] + data
+        text, used = codecs.utf_8_decode(joined, "replace", False)
+        self._unfinished[kind] = joined[used:]
         if text:
-            self._write(json.dumps([round(self._clock() - self._started, 6), kind, text], ensure_ascii=False))
+            self._write(f'[{round(self._clock() - self._started, 6)!r}, "{kind}", {encode_basestring(text)}]')
 
     def _write(self, line: str) -> None:
         data = (line + "\n").encode("utf-8")
