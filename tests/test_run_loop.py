@@ -99,11 +99,11 @@ class FakeTerminal:
         if not self._queue and meanwhile is not None:
             self._meanwhile = None
             meanwhile()
-        woken = bool(wake_fds) and bool(select.select(list(wake_fds), [], [], 0)[0])
+        woken = frozenset(select.select(list(wake_fds), [], [], 0)[0]) if wake_fds else frozenset()
         if not self._queue and not woken and self._status is None:
             assert timeout is not None, "the loop would wait for ever"
             self._clock.now += timeout
-        return Readiness(readable=bool(self._queue), exited=self._status is not None)
+        return Readiness(readable=bool(self._queue), exited=self._status is not None, woken=woken)
 
     def read(self) -> bytes:
         return self._queue.popleft() if self._queue else b""

@@ -26,6 +26,10 @@ class Followed(Protocol):
     def interrupt(self, signum: int) -> bool:
         """Stop as `signum` asks; True when the signal was the command's and went to it instead."""
 
+    @property
+    def woken(self) -> frozenset[int]:
+        """Which of the wake descriptors the last step's wait found readable."""
+
 
 class Watcher(Protocol):
     """Whoever follows the run besides the loop: when it needs a turn, and what to do in it."""
@@ -55,7 +59,8 @@ def follow(run: Followed, wakeup: Wakeup, watcher: Watcher | None = None) -> Dec
             if run.interrupt(wakeup.pending[0]):
                 wakeup.pending.pop(0)  # passed on to the command: not a stop
             continue
-        wakeup.drain()  # a signal someone else handles (Ctrl-Z for a display) woke the loop
+        if wakeup.fd in run.woken:
+            wakeup.drain()  # a signal someone else handles (Ctrl-Z for a display) woke the loop
         stop = None if watcher is None else watcher.turn()
         if stop is not None:
             run.interrupt(stop)

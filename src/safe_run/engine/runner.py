@@ -120,6 +120,9 @@ class Run:
         # it, never waited for, so a caller of the holder is never held up by a full terminal.
         self._to_type = bytearray()
         self._reaper: Reaper | None = None  # once closed, until the shell is hung up (`hang_up`)
+        # Which of the wake descriptors the last wait found readable: its caller looks at those
+        # only (a drain, an accept) instead of asking the kernel about each again every turn.
+        self.woken: frozenset[int] = frozenset()
         self._begin_command(request)
         self.transcript = Transcript(request.log)
         shell_path = shells.resolve_shell(request.shell, dict(os.environ))
@@ -239,6 +242,7 @@ class Run:
         deadline = self.tracker.next_deadline(now)
         wait = _earliest(timeout, None if deadline is None else max(0.0, deadline - now))
         ready = self.terminal.wait(wait, wake_fds, typing=bool(self._to_type), wake_writers=wake_writers)
+        self.woken = ready.woken
         self._type_what_fits()
         if ready.readable:
             self._consume(self.terminal.read())
@@ -314,6 +318,7 @@ class Run:
         output, which belongs to no command) so that nothing blocks on a full terminal; False once
         the shell has exited."""
         ready = self.terminal.wait(timeout, wake_fds, typing=bool(self._to_type), wake_writers=wake_writers)
+        self.woken = ready.woken
         self._type_what_fits()
         if ready.readable:
             self._consume(self.terminal.read())

@@ -47,6 +47,9 @@ class TerminalError(Exception):
 class Readiness:
     readable: bool
     exited: bool
+    # The other descriptors the wait watched (`wake_fds`) that were readable: what woke it besides
+    # the terminal, so that nothing after it needs to ask the kernel again.
+    woken: frozenset[int] = frozenset()
 
 
 class TerminalLike(Protocol):
@@ -124,7 +127,7 @@ class Terminal:
             timeout = 0.05 if timeout is None else min(timeout, 0.05)
         ready, _ = polling.wait(watched, timeout, [*([self.fd] if typing else []), *wake_writers])
         exited = (self._pidfd in ready) if self._pidfd is not None else self._reaped()
-        return Readiness(readable=self.fd in ready, exited=exited)
+        return Readiness(readable=self.fd in ready, exited=exited, woken=frozenset(ready.intersection(wake_fds)))
 
     def read(self) -> bytes:
         """What is there (see FLOOD_PIECE); b"" once every holder of the slave side is gone."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from ..engine import polling
@@ -95,12 +95,19 @@ class Callers:
         """When each answer still going out is given up on."""
         return [box.deadline for box in self._outboxes.values()]
 
-    def serve(self, handle: Handle, timeout: float = 0.0, accept: bool = True) -> None:
+    def serve(
+        self, handle: Handle, timeout: float = 0.0, accept: bool = True, ready: Collection[int] | None = None,
+    ) -> None:
         """Take new callers and their requests (each whole request to `handle`), waiting at most
-        `timeout` for one; drop those that sent nothing in time."""
+        `timeout` for one; drop those that sent nothing in time. `ready`: the descriptors that a
+        wait which watched `fds()` has just found readable, looked at without asking the kernel
+        again (a loop's every turn would otherwise poll once more for nothing)."""
         listening = [self.listener] if accept and self._room() else []
         by_fd = {sock.fileno(): sock for sock in [*listening, *self._inboxes]}
-        readable, _ = polling.wait(by_fd, timeout, [conn.fileno() for conn in self._outboxes])
+        if ready is None:  # an answer still going out wakes the wait too, to be delivered
+            readable, _ = polling.wait(by_fd, timeout, [conn.fileno() for conn in self._outboxes])
+        else:
+            readable = by_fd.keys() & ready
         for fd in sorted(readable):
             sock = by_fd[fd]
             if sock is self.listener:

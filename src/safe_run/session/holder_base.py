@@ -253,7 +253,7 @@ class Holder(ABC):
         typist = self.command.typist
         assert typist is not None
         collect_adopted(run.terminal.pid)
-        self.callers.serve(self._handler(run))
+        self.callers.serve(self._handler(run), ready=run.woken)
         self._serve_onlookers(run)
         typist.tick()
         if not self._still_reachable():

@@ -192,10 +192,11 @@ class ShellHolder(Holder):
             return False
         if wakeup.pending or self._closing or not self._still_reachable():
             return False
-        wakeup.drain()
+        if wakeup.fd in run.woken:
+            wakeup.drain()
         collect_adopted(run.terminal.pid)
         self._serve_onlookers(run)  # keys typed now go nowhere, not into the next command (and unsent output goes)
-        self.callers.serve(self._handler(run))
+        self.callers.serve(self._handler(run), ready=run.woken)
         self.callers.deliver()
         if self._closing:
             return False
