@@ -55,6 +55,7 @@ class ShellHolder(Holder):
         self._named = named
         self._keeper = keeper
         self._unkept = Unkept()  # its records, written when nothing is asked (the first command's too)
+        self._store = SessionStore(session.path.parent, sweep=False)  # where its commands' sessions go
         super().__init__(session, listener, request, self._new_command(session, request.command), kept, clock)
         self._commands = 0
         self._closed = False  # a `close` came
@@ -81,10 +82,9 @@ class ShellHolder(Holder):
 
     def _new_command(self, shell: Session, command: str) -> Session:
         """The next command's own session: named now, made in the store when the holder is idle."""
-        store = SessionStore(shell.path.parent, sweep=False)
-        session = store.reserve()
+        session = self._store.reserve()
         self._unkept.later(partial(
-            store.make, session, command, of_shell=shell, shell_name=self._named.name, holder_pid=self._holder_pid(),
+            self._store.make, session, command, of_shell=shell, shell_name=self._named.name, holder_pid=self._holder_pid(),
         ))
         return session
 
