@@ -44,3 +44,18 @@ def test_a_terminal_nobody_reads_takes_what_fits_and_no_more(busy: Terminal) -> 
 
 def test_a_terminal_with_room_takes_it_all(busy: Terminal) -> None:
     assert busy.write(b"hello\r") == len(b"hello\r")
+
+
+def test_a_wait_says_which_other_descriptors_woke_it(busy: Terminal) -> None:
+    """What woke a wait besides the terminal is named, so the loop needs no second look at it."""
+    read_end, write_end = os.pipe()
+    quiet_read, quiet_write = os.pipe()
+    try:
+        os.write(write_end, b"\0")
+        ready = busy.wait(5.0, [read_end, quiet_read])
+        assert ready.woken == frozenset({read_end})
+        assert not ready.readable and not ready.exited
+        assert busy.wait(0.0, [quiet_read]).woken == frozenset()
+    finally:
+        for fd in (read_end, write_end, quiet_read, quiet_write):
+            os.close(fd)
