@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import codecs
 import json
-from json.encoder import encode_basestring
 import os
 import time
 from collections.abc import Callable
+from json.encoder import encode_basestring
 from pathlib import Path
 
 FILE_NAME = "recording.cast"
