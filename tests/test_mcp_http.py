@@ -395,13 +395,16 @@ def test_a_stop_that_runs_out_of_time_still_ends_the_server_and_says_where(serve
 @pytest.mark.slow
 def test_a_stop_signal_answers_every_call_in_flight_first(served: HttpServer) -> None:
     """A client's `run` waiting for its command when the server is told to stop gets its answer
-    (the command stopped), not a stream that ends without one, and nothing is logged as an error."""
+    (the command stopped), not a stream that ends without one, and nothing is logged as an error.
+    The client lists the tools first, as a host does: the SDK's client otherwise lists them after
+    the answer, to check it against the tool's output schema, and by then the server has gone."""
     answers: list[Any] = []
 
     async def test() -> None:
         async def caller() -> None:
             try:
                 async with served.client() as session:
+                    await session.list_tools()
                     answers.append(await session.call_tool("run", {"command": "sleep 30.75", "yield_after": 60}))
             except Exception:  # noqa: BLE001 - leaving, the client tells the server its session ended:
                 if not answers:  # a server that has stopped by then cannot be told, and that is no fault
