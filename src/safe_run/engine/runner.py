@@ -38,7 +38,7 @@ from ..shells import posix
 from ..shells.registry import is_shell, kind_of
 from ..syntax import check_syntax
 from .shell_start import KeptShell, RunFailed, command_text, run_setup, start_key, start_shell
-from .terminal import Terminal, TerminalError, TerminalLike, unread_input
+from .terminal import Readiness, Terminal, TerminalError, TerminalLike, unread_input
 from ..core.request import RunRequest
 from ..core.tracker import (
     Action, CommandTracker, Config, Decision, Downgraded, EndCheck, Lines, Look, Output, Phase, Reinjected,
@@ -241,11 +241,7 @@ class Run:
         now = self._clock()
         deadline = self.tracker.next_deadline(now)
         wait = _earliest(timeout, None if deadline is None else max(0.0, deadline - now))
-        ready = self.terminal.wait(wait, wake_fds, typing=bool(self._to_type), wake_writers=wake_writers)
-        self.woken = ready.woken
-        self._type_what_fits()
-        if ready.readable:
-            self._consume(self.terminal.read())
+        ready = self._wait_and_read(wait, wake_fds, wake_writers)
         if ready.exited and self.finish is None:
             for chunk in self.terminal.drain():
                 self._consume(chunk)
@@ -317,12 +313,19 @@ class Run:
         """Between two commands of a live shell: take what it prints (its prompt, background jobs'
         output, which belongs to no command) so that nothing blocks on a full terminal; False once
         the shell has exited."""
+        return not self._wait_and_read(timeout, wake_fds, wake_writers).exited
+
+    def _wait_and_read(
+        self, timeout: float | None, wake_fds: Sequence[int], wake_writers: Sequence[int],
+    ) -> Readiness:
+        """One wait on the terminal (and the wake descriptors), then what it allows: the text
+        waiting to be typed, as far as the terminal takes it, and what the shell printed."""
         ready = self.terminal.wait(timeout, wake_fds, typing=bool(self._to_type), wake_writers=wake_writers)
         self.woken = ready.woken
         self._type_what_fits()
         if ready.readable:
             self._consume(self.terminal.read())
-        return not ready.exited
+        return ready
 
     def set_output(self, on_output: Callable[[bytes], None] | None) -> None:
         """Where the next command's output goes as it arrives."""
