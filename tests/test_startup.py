@@ -14,12 +14,15 @@ import pytest
 from safe_run import __version__
 from conftest import Outcome, SafeRun
 
-# Only for a screen that has to be emulated, for people, for other verbs, or replaced by open().
+# Only for a screen that has to be emulated, for people, for other verbs, or replaced by open();
+# hashlib loads OpenSSL's library (milliseconds), and a random name needs only os.urandom.
 NOT_FOR_A_JSON_RUN = (
     "pyte", "rich", "safe_run.core.emulator", "safe_run.doctor", "safe_run.cli.commands.doctor",
     "safe_run.cli.commands.sessions", "safe_run.core.render", "safe_run.display", "importlib.resources",
-    "concurrent.futures",
+    "concurrent.futures", "hashlib", "hmac",
 )
+# Only for a command line the shell has to check (see `syntax.check`), in a run in the foreground.
+NOT_FOR_A_PLAIN_COMMAND = ("subprocess",)
 
 
 def logged(safe_run: SafeRun, *args: str, env: dict[str, str] | None = None) -> Outcome:
@@ -45,6 +48,8 @@ def test_a_json_run_loads_only_what_it_needs(safe_run: SafeRun, bound: str) -> N
     modules = imported(outcome)
     assert "safe_run.engine.runner" in modules, "the import log was read"
     assert sorted(modules & set(NOT_FOR_A_JSON_RUN)) == []
+    if bound == "never":
+        assert sorted(modules & set(NOT_FOR_A_PLAIN_COMMAND)) == []
 
 
 @pytest.mark.parametrize("where", [{"CI": "true"}, {"TERM": "xterm"}], ids=["ci-log", "pipe"])

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -186,7 +185,7 @@ def shell_name(name: object) -> str:
     """A caller's name for a persistent shell, checked as `--in NAME` checks it; a new one if None."""
     from .session.client import check_name
 
-    chosen = f"api-{secrets.token_hex(8)}" if name is None else name
+    chosen = f"api-{os.urandom(8).hex()}" if name is None else name
     if not isinstance(chosen, str):
         raise TypeError(f"name must be a string or None, not {type(chosen).__name__}")
     try:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import signal
 import socket
 import sys
@@ -240,7 +239,7 @@ class Connection:
     A command of a named shell is the shell's, not the connection's: it is left running.
     """
 
-    shell_name: str = field(default_factory=lambda: f"mcp-{secrets.token_hex(8)}")
+    shell_name: str = field(default_factory=lambda: f"mcp-{os.urandom(8).hex()}")
     sessions: set[str] = field(default_factory=set)
     shells_used: set[str] = field(default_factory=set)
     # The session each shell name had at this connection's last call to it, asked again at once.

@@ -25,11 +25,11 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .constructs import DANGLING, heredoc, swallows_the_rest
 from .diagnosis import SyntaxProblem, bash_heredoc_warning, classify
@@ -38,6 +38,9 @@ from .family import syntax_facts
 from .posix_scan import dangling_operator, scan_posix
 from .simple import simple_list
 from .words import ShellWords, main_words, shell_words
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 # Plain words on one line, and the words that would open or close a construct among them.
@@ -96,7 +99,10 @@ class _Verdict:
 
 
 def _run_check(argv: list[str], cwd: Path, timeout: float) -> _Verdict | None:
-    """One no-execute run, detached from any terminal; None when it cannot give a verdict."""
+    """One no-execute run, detached from any terminal; None when it cannot give a verdict. Most
+    commands need none (`plainly_parses`), nor the subprocess module that starts it."""
+    import subprocess
+
     try:
         process = subprocess.Popen(
             argv,
@@ -121,6 +127,8 @@ def _run_check(argv: list[str], cwd: Path, timeout: float) -> _Verdict | None:
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     """Whatever the shell started must not keep the pipe, and so the caller, waiting."""
+    import subprocess
+
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except OSError:
