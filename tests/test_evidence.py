@@ -459,12 +459,20 @@ def test_parse_epoll_targets() -> None:
     assert parse_epoll_targets(fdinfo) == [20, 16]
 
 
-def test_only_pids_above_the_shells_are_read_while_the_pid_counter_cannot_have_come_round() -> None:
+def test_only_the_pids_the_counter_can_have_reached_since_the_shell_are_read() -> None:
     listing = ["1", "300", "4999", "5000", "5001", "5200"]
     then = PidCounters(made=10_000, alive=80, pid_max=32768)
     assert made_since(listing, 5000, then, PidCounters(made=10_050, alive=90, pid_max=32768)) == ["5001", "5200"]
-    # the counter may have come round: a child of the shell may have a pid below the shell's
-    assert made_since(listing, 5000, then, PidCounters(made=24_000, alive=90, pid_max=32768)) == listing
-    assert made_since(listing, 32_000, then, PidCounters(made=10_001, alive=80, pid_max=32768)) == listing
+    # the counter may have come round: a child of the shell may have a pid below the shell's, up
+    # to where the counter can have reached from 300; at the shell's, any pid may be a child's
+    assert made_since(listing, 5000, then, PidCounters(made=24_000, alive=90, pid_max=32768)) == ["300", "5001", "5200"]
+    assert made_since(listing, 5000, then, PidCounters(made=28_200, alive=90, pid_max=32768)) == listing
+    # a shell near pid_max: the counter may have come round, and then gone on from 300 (the pids
+    # below are never given out again) as far as it can have moved, to 300 + 32000 + 2 * 1 + 80 +
+    # 1000 - 32768 = 614, not as far as the shell
+    near = ["1", "299", "300", "301", "614", "615", "4999", "31999", "32000", "32001", "32767"]
+    assert made_since(near, 32_000, then, PidCounters(made=10_001, alive=80, pid_max=32768)) == [
+        "300", "301", "614", "32001", "32767"]
+    assert made_since(near, 32_000, then, PidCounters(made=26_000, alive=80, pid_max=32768)) == near
     assert made_since(listing, 5000, None, PidCounters(made=10_001, alive=80, pid_max=32768)) == listing
     assert made_since(listing, 5000, then, None) == listing

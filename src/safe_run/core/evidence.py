@@ -389,21 +389,27 @@ class PidCounters:
 
 # Tasks that may be made between a shell's fork and the first reading of the counters after it.
 COUNTER_MARGIN = 1000
+# Where the kernel's pid counter starts again once it reaches pid_max (RESERVED_PIDS in its pid.c,
+# in every pid namespace): the pids below are only ever a namespace's first tasks'.
+PID_RESTART = 300
 
 
 def made_since(pids: list[str], shell_pid: int, then: PidCounters | None, now: PidCounters | None) -> list[str]:
     """Of a listing of /proc, the pids that can name a task made after the shell: those above its
-    pid, while the pid counter cannot have come round to the start since (`then`, read just after
-    the shell was made; `now`, read after the listing); otherwise all of them. Each task made moves
-    the counter on by one, and past at most each task that was there, so it has moved at most
-    twice the tasks made since, plus the tasks there were then (a few pids here, against tens of
-    processes to read: pid_max 32768 comes round about every half hour on a busy machine)."""
+    pid, and those the counter can have reached since it came round (`then`, read just after the
+    shell was made; `now`, read after the listing); all of them if it can have come round as far
+    as the shell's. Each task made moves the counter on by one, and past at most each task that
+    was there, so it has moved at most twice the tasks made since, plus the tasks there were then
+    (a few pids here, against tens of processes to read: pid_max 32768 comes round about every half
+    hour on a busy machine, and a shell started in the last thousand pids before it would
+    otherwise read them all)."""
     if then is None or now is None:
         return pids
     moved = 2 * (now.made - then.made) + then.alive + COUNTER_MARGIN
-    if shell_pid + moved >= now.pid_max:
+    reached = PID_RESTART + shell_pid + moved - now.pid_max  # the furthest it can be after coming round
+    if reached >= shell_pid:
         return pids
-    return [pid for pid in pids if int(pid) > shell_pid]
+    return [pid for pid in pids if int(pid) > shell_pid or PID_RESTART <= int(pid) <= reached]
 
 
 def run_members(
