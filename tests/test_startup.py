@@ -68,7 +68,7 @@ def test_version_alone_loads_neither_click_nor_the_verbs(safe_run: SafeRun) -> N
     assert (outcome.returncode, outcome.stdout, answer_lines(outcome)) == (0, f"safe-run, version {__version__}\n", [])
     modules = imported(outcome)
     assert "safe_run.cli.main" in modules, "the import log was read"
-    assert not {"click", "safe_run.cli.commands", "setproctitle"} & modules
+    assert not {"click", "safe_run.cli.commands", "setproctitle", "dataclasses", "safe_run.engine.interrupts"} & modules
 
 
 def test_version_answers_as_click_does(safe_run: SafeRun) -> None:

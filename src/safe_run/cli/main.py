@@ -237,10 +237,12 @@ def _leave(leaving: SystemExit) -> NoReturn:
 def main_here(args: list[str], holders: Launcher | None = None) -> NoReturn:
     """The call, in this process: the command line's own, a warm process's child, or a library
     caller's. `holders`: how its sessions' holders start (see `invocation.Invocation`)."""
+    stdout_open = _occupy_standard_descriptors()
+    if stdout_open and args == VERSION_ONLY:
+        sys.exit(_version(args))  # before loading what a call needs (dataclasses, inspect: milliseconds)
     from ..engine.interrupts import Interrupted, StopSignals
     from .invocation import Invocation
 
-    stdout_open = _occupy_standard_descriptors()
     signals = StopSignals()
     signals.install()
     try:
@@ -252,8 +254,6 @@ def main_here(args: list[str], holders: Launcher | None = None) -> NoReturn:
 
 
 def _main(args: list[str], invocation: Invocation, stdout_open: bool) -> int:
-    if stdout_open and args == VERSION_ONLY:
-        return _version(args)
     from ..core.result import ExitStatus
 
     if not stdout_open:
