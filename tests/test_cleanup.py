@@ -23,10 +23,12 @@ class ShellTerminal:
 
 
 class SeenBefore:
-    """A look at /proc taken a moment ago: the processes as they were then."""
+    """A look at /proc taken a moment ago: the processes as they were then. `whole`: whether the
+    kernel says a look missed nothing (no task was made while it looked)."""
 
-    def __init__(self, processes: list[ProcessInfo]) -> None:
+    def __init__(self, processes: list[ProcessInfo], whole: bool = False) -> None:
         self._processes = processes
+        self.whole_look = whole
 
     def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
         return self._processes
@@ -157,8 +159,8 @@ class Listings(SeenBefore):
     """Scans of /proc in turn, each answered from a script, with what each asked for kept: the
     whole of /proc, or only what was made since the last scan (`new_only`)."""
 
-    def __init__(self, scans: list[list[ProcessInfo]]) -> None:
-        super().__init__([])
+    def __init__(self, scans: list[list[ProcessInfo]], whole: bool = False) -> None:
+        super().__init__([], whole)
         self._scans = scans
         self.asked: list[str] = []
 
@@ -170,10 +172,10 @@ class Listings(SeenBefore):
         return True
 
 
-def _hung_up_after(scans: list[list[ProcessInfo]], shell: int, first_typed: int) -> list[str]:
+def _hung_up_after(scans: list[list[ProcessInfo]], shell: int, first_typed: int, whole: bool = False) -> list[str]:
     """What the sweep of a command that ended by itself, then the wait for its shell's own work,
     asked of /proc: the command's line ran from pid `first_typed` to 10 past it."""
-    kernel = Listings(scans)
+    kernel = Listings(scans, whole)
     reaper = Reaper(ShellTerminal(shell), kernel, spans=[(first_typed, first_typed + 10)])  # type: ignore[arg-type]
     assert reaper.kill_session(settle=True) == []
     reaper.let_shell_work_end()
@@ -183,6 +185,27 @@ def _hung_up_after(scans: list[list[ProcessInfo]], shell: int, first_typed: int)
 def test_after_a_sweep_that_left_nothing_the_wait_for_the_shells_work_reads_only_what_is_new() -> None:
     """Nothing of the run was alive at the sweep: a hook's process can only be one made since."""
     assert _hung_up_after([], unused_pid(), 1000) == ["all", "made since", "made since"]
+
+
+def test_a_sweep_whose_first_look_missed_nothing_looks_once() -> None:
+    """No task was made while it looked, so none can have slipped past it: a second look would
+    find what the first did, and the wait for the shell's work again reads only what is new."""
+    assert _hung_up_after([], unused_pid(), 1000, whole=True) == ["all", "made since"]
+
+
+def test_a_sweep_that_found_something_looks_again_after_ending_it() -> None:
+    """What it ended may have made children meanwhile, whatever the look said of itself."""
+    child = subprocess.Popen(["sleep", "31.25"], start_new_session=True)
+    try:
+        shell = unused_pid()
+        seen = ProcessInfo(pid=child.pid, comm="sleep", state="S", pgrp=child.pid, session=shell)
+        kernel = Listings([[seen]], whole=True)
+        killed = Reaper(ShellTerminal(shell), kernel).kill_session()  # type: ignore[arg-type]
+        assert child.wait(timeout=10) != 0, "it was left running"
+        assert ([(k.pid, k.command) for k in killed], kernel.asked) == ([(child.pid, "sleep")], ["all", "made since"])
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_after_a_sweep_that_left_the_shells_own_work_the_wait_looks_at_every_process() -> None:

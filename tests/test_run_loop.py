@@ -207,6 +207,10 @@ class FakeObserver:
     def run_processes(self, new_only: bool = False) -> list[ProcessInfo]:
         return []
 
+    @property
+    def whole_look(self) -> bool:
+        return False
+
     def name_now(self, process: ProcessInfo) -> str:
         return process.comm
 

@@ -181,8 +181,8 @@ class Reaper:
         left_alive = False
         for round_ in range(SWEEP_ROUNDS):
             leftovers = [p for p in self._kernel.run_processes(new_only=round_ > 0) if p.pid not in seen]
-            if not leftovers and round_ > 0:
-                break  # two scans in a row found nothing new: nothing slipped between them
+            if not leftovers and (round_ > 0 or self._kernel.whole_look):
+                break  # two scans in a row found nothing new, or one that nothing can have slipped past
             seen.update(p.pid for p in leftovers)
             if wrap is not None and spans:
                 known.update((p.pid, p) for p in leftovers)

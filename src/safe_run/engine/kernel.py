@@ -70,6 +70,9 @@ class ObserverLike(Protocol):
 
     def run_processes(self, new_only: bool = False) -> list[ProcessInfo]: ...
 
+    @property
+    def whole_look(self) -> bool: ...
+
     def name_now(self, process: ProcessInfo) -> str: ...
 
 
@@ -101,6 +104,7 @@ class KernelObserver:
         self._terminal: str | None = None
         self._processes: list[ProcessInfo] = []
         self._listed: frozenset[str] = frozenset()  # the pids of the last `run_processes`
+        self._whole_look = False  # see `whole_look`
         self._counters = pid_counters()  # just after the shell was made: see `made_since`
         self._elsewhere: list[int] = []
         self._scanned_at: float | None = None
@@ -217,15 +221,27 @@ class KernelObserver:
         `setsid` of `setsid sleep 9 &` becoming sleep) is not known, and is read again.
         """
         shell = self._shell
+        self._whole_look = False
         if not self._proc or shell is None:
             return []
+        made_before = tasks_made()
         pids = _pids()
         earlier, self._listed = (self._listed if new_only else frozenset()), frozenset(pids)
         younger = made_since(pids, self._shell_pid, self._counters, pid_counters())
         found = _scan_proc([pid for pid in younger if pid not in earlier])
         members = run_members(found, shell, {self._shell_pid, os.getpid()}, self._is_marked)
-        self._listed -= self._not_known(found, members, shell)
+        not_known = self._not_known(found, members, shell)
+        self._listed -= not_known
+        self._whole_look = not not_known and made_before is not None and tasks_made() == made_before
         return members
+
+    @property
+    def whole_look(self) -> bool:
+        """Whether the last `run_processes` missed nothing: no task was made while it looked (a
+        process that forks and exits while /proc is read is missing from the look, and so is its
+        child), and it knows of every process it read whether it is the run's. A look again
+        then finds nothing it did not."""
+        return self._whole_look
 
     def _not_known(self, found: list[ProcessInfo], members: list[ProcessInfo], shell: ProcessInfo) -> set[str]:
         """The pids of `found` younger than the shell, left out of `members` without an answer
@@ -547,13 +563,22 @@ def _asleep(task: str) -> bool:
 
 def pid_counters() -> PidCounters | None:
     """The kernel's pid counters now; None when /proc does not say."""
-    stat = _read_bytes("/proc/stat", 1 << 16) or b""
+    made = tasks_made()
     load = _read_bytes("/proc/loadavg", 256) or b""
     pid_max = _read_bytes("/proc/sys/kernel/pid_max", 64) or b""
     try:
-        made = stat[stat.index(b"\nprocesses ") + 11:].split(b"\n", 1)[0]
-        return PidCounters(int(made), int(load.split()[3].split(b"/")[1]), int(pid_max))
+        return None if made is None else PidCounters(made, int(load.split()[3].split(b"/")[1]), int(pid_max))
     except (ValueError, IndexError):
+        return None
+
+
+def tasks_made() -> int | None:
+    """How many tasks (processes and threads) the system has made since it booted, in every pid
+    namespace (/proc/stat's `processes`); None when /proc does not say."""
+    stat = _read_bytes("/proc/stat", 1 << 16) or b""
+    try:
+        return int(stat[stat.index(b"\nprocesses ") + 11:].split(b"\n", 1)[0])
+    except ValueError:
         return None
 
 
