@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SafeRun
-from safe_run.engine.workdir import private_workdir, sweep_leftovers
+from safe_run.engine.workdir import HeldDirectory, sweep_leftovers
 
 BOUND_S = 20.0
 
@@ -110,13 +110,17 @@ def test_a_directory_of_another_user_is_left_alone(tmp_path: Path) -> None:
 
 
 def test_a_run_directory_is_locked_for_its_life(tmp_path: Path) -> None:
-    with private_workdir(tmp_path) as path:
-        probe = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    held = HeldDirectory.make(tmp_path)
+    try:
+        probe = os.open(held.path, os.O_RDONLY | os.O_DIRECTORY)
         try:
             with pytest.raises(BlockingIOError):
                 fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
         finally:
             os.close(probe)
         sweep_leftovers(tmp_path)
-        assert path.exists()
+        assert held.path.exists()
+    finally:
+        held.remove()
     assert list(tmp_path.iterdir()) == []
+    held.remove()  # once gone, it stays gone

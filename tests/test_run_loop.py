@@ -146,7 +146,9 @@ class FakeTerminal:
     def end_shell(self) -> None:
         self._status = 129 if self._status is None else self._status
 
-    def close(self, hang_up: bool = True) -> None:
+    def close(self, hang_up: bool = True, meanwhile: Callable[[], None] | None = None) -> None:
+        if self._status is None and meanwhile is not None:
+            meanwhile()
         self._status = 129 if self._status is None else self._status
 
     def _run(self, behaviour: Behaviour) -> None:

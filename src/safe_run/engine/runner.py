@@ -45,7 +45,7 @@ from ..core.tracker import (
     Replacement, Send, Waiting,
 )
 from .transcript import Transcript
-from .workdir import private_workdir
+from .workdir import HeldDirectory
 
 # Reads of what is already in the terminal before a decision on the kernel's look: bounded, since
 # a command that prints without pause always has more (and then no quiet-time decision comes).
@@ -480,9 +480,10 @@ class Run:
         if unused is not None:
             unused.close()
 
-    def hang_up(self) -> None:
+    def hang_up(self, meanwhile: Callable[[], None] | None = None) -> None:
         """After `close`: hang the shell up as a closed terminal window does, once its own work is
-        done (bounded), and end what of its own outlived that. Changes nothing in the result."""
+        done (bounded), and end what of its own outlived that. Changes nothing in the result.
+        `meanwhile`: see `Terminal.close`."""
         self.close_unused()
         reaper, self._reaper = self._reaper, None
         if reaper is None:
@@ -490,7 +491,7 @@ class Run:
         sweep = not self.request.keep_background
         if sweep:
             reaper.let_shell_work_end()
-        self.terminal.close(hang_up=sweep)
+        self.terminal.close(hang_up=sweep, meanwhile=meanwhile)
         if sweep:
             reaper.sweep_after_hang_up()
         if self._kept is not None:
@@ -783,11 +784,13 @@ def _to_the_end(
         wakeup = Wakeup()
         stack.callback(wakeup.close)
     try:
-        workdir = stack.enter_context(private_workdir())
+        held = HeldDirectory.make()
     except OSError as exc:
         where = os.environ.get("TMPDIR") or tempfile.gettempdir()
         message = f"cannot create a private directory in {where}: {exc.strerror or exc}"
         return error_result(request.command, message), None
+    stack.callback(held.remove)
+    workdir = held.path
     if wakeup.pending:
         return not_started(request.command, signal.Signals(wakeup.pending[0]).name), None
     try:
@@ -799,7 +802,7 @@ def _to_the_end(
     except OSError as exc:  # the private directory's file system is full, or refuses writes
         message = f"cannot prepare the run in {workdir.parent}: {exc.strerror or exc}"
         return error_result(request.command, message), None
-    stack.callback(run.hang_up)  # after the answer, before the private directory goes
+    stack.callback(run.hang_up, held.remove)  # after the answer; the private directory goes as the shell does
     shown = None if follower is None else follower(run, clock)
     try:
         follow(run, wakeup, shown)

@@ -18,8 +18,6 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 PREFIX = "safe-run-"
@@ -31,24 +29,9 @@ ATTEMPTS = 5
 OPEN_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-@contextmanager
-def private_workdir(parent: Path | None = None) -> Iterator[Path]:
-    """A directory only this user can read, gone when the run is over, whatever happens.
-
-    It is made in $TMPDIR, after sweeping the directories that runs killed there left behind, or
-    in `parent` (a session's directory, so that the leftovers of a holder that was killed go with
-    the session).
-    """
-    held = HeldDirectory.make(parent)
-    try:
-        yield held.path
-    finally:
-        held.remove()
-
-
 class HeldDirectory:
-    """A private directory and the lock that says its owner lives, for an owner whose directory
-    outlives a block of code (a shell started ahead of its command, `shell_start.KeptShell`)."""
+    """A private directory only this user can read, and the lock that says its owner lives, until
+    `remove` (which a second call leaves as it is)."""
 
     def __init__(self, path: Path, lock: int) -> None:
         self.path = path
@@ -56,7 +39,9 @@ class HeldDirectory:
 
     @classmethod
     def make(cls, parent: Path | None = None) -> HeldDirectory:
-        """As `private_workdir` makes it."""
+        """Made in $TMPDIR, after sweeping the directories that runs killed there left behind, or
+        in `parent` (a session's directory, so that the leftovers of a holder that was killed go
+        with the session)."""
         if parent is None:
             sweep_leftovers(Path(tempfile.gettempdir()))
         return cls(*_make_locked(parent))
