@@ -105,6 +105,7 @@ class KernelObserver:
         self._processes: list[ProcessInfo] = []
         self._listed: frozenset[str] = frozenset()  # the pids of the last `run_processes`
         self._whole_look = False  # see `whole_look`
+        self._made_by_look: int | None = None  # the tasks made by the end of the last look
         self._counters = pid_counters()  # just after the shell was made: see `made_since`
         self._elsewhere: list[int] = []
         self._scanned_at: float | None = None
@@ -218,13 +219,16 @@ class KernelObserver:
         run's since (a session is left, never joined), nor its pid have gone to a new process (that
         takes the pid counter round all of pid_max): it is not read again, which halves a run's last
         sweep. One whose environment could not be read then (in the middle of an exec: the
-        `setsid` of `setsid sleep 9 &` becoming sleep) is not known, and is read again.
+        `setsid` of `setsid sleep 9 &` becoming sleep) is not known, and is read again. After a
+        whole look (`whole_look`), with no task made since, there is nothing new to read.
         """
         shell = self._shell
+        made_before = tasks_made() if self._proc else None
+        if new_only and self._whole_look and made_before is not None and made_before == self._made_by_look:
+            return []
         self._whole_look = False
         if not self._proc or shell is None:
             return []
-        made_before = tasks_made()
         pids = _pids()
         earlier, self._listed = (self._listed if new_only else frozenset()), frozenset(pids)
         younger = made_since(pids, self._shell_pid, self._counters, pid_counters())
@@ -232,7 +236,8 @@ class KernelObserver:
         members = run_members(found, shell, {self._shell_pid, os.getpid()}, self._is_marked)
         not_known = self._not_known(found, members, shell)
         self._listed -= not_known
-        self._whole_look = not not_known and made_before is not None and tasks_made() == made_before
+        self._made_by_look = tasks_made()
+        self._whole_look = not not_known and made_before is not None and self._made_by_look == made_before
         return members
 
     @property
