@@ -59,3 +59,25 @@ def test_a_wait_says_which_other_descriptors_woke_it(busy: Terminal) -> None:
     finally:
         for fd in (read_end, write_end, quiet_read, quiet_write):
             os.close(fd)
+
+
+def test_a_hang_up_does_what_is_given_meanwhile_and_still_sees_the_program_gone(busy: Terminal) -> None:
+    """The work given is done once, after the hang-up and before the wait for the end; failing,
+    it does not stop that wait, and the terminal is closed all the same."""
+    done: list[bool] = []
+    master = os.fstat(busy.fd)
+
+    def meanwhile() -> None:
+        done.append(busy.exited())
+        raise OSError("the work failed")
+
+    with pytest.raises(OSError, match="the work failed"):
+        busy.close(hang_up=True, meanwhile=meanwhile)
+    assert len(done) == 1 and busy.exited()
+    try:
+        now = os.fstat(busy.fd)
+    except OSError:
+        now = None
+    assert now is None or (now.st_dev, now.st_ino) != (master.st_dev, master.st_ino), "the terminal was left open"
+    busy.close(meanwhile=lambda: done.append(True))  # closed already: nothing is done again
+    assert len(done) == 1

@@ -236,18 +236,22 @@ class Terminal:
         """
         if self._closed:
             return
-        if not self._reaped():
+        ending = not self._reaped()
+        if ending:
             self._signal(signal.SIGHUP if hang_up else signal.SIGKILL)
-            if meanwhile is not None:
+        try:
+            if ending and meanwhile is not None:
                 meanwhile()
-            if not self._wait_exit(HANGUP_GRACE_S):
-                self._signal(signal.SIGKILL)
-            self.exit_status()
-        self._closed = True
-        os.close(self.fd)
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
+        finally:
+            if ending:
+                if not self._wait_exit(HANGUP_GRACE_S):
+                    self._signal(signal.SIGKILL)
+                self.exit_status()
+            self._closed = True
+            os.close(self.fd)
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
 
     def _signal(self, signum: int) -> None:
         """Signal the shell through its pidfd where there is one, so a reused pid is never hit."""
