@@ -12,7 +12,7 @@ import pytest
 
 from safe_run.core.evidence import (
     PF_FORKNOEXEC, SYSCALL_TABLES, PidCounters, ProcessInfo, TaskWait, Verdict, Wait, classify_call, descendants, fd_kind,
-    ending, has_marker, is_terminal, judge, Owner, made_since, owners, parse_epoll_targets, parse_stat,
+    ending, has_marker, is_terminal, judge, Owner, made_since, owners, parse_epoll_targets, parse_stat, task_count,
     parse_syscall, parse_tty_index, run_members, session_members, shell_at_work,
 )
 
@@ -457,6 +457,14 @@ def test_has_marker() -> None:
 def test_parse_epoll_targets() -> None:
     fdinfo = "pos:\t0\nflags:\t02\ntfd:       20 events:       19 data: 14\ntfd:  16 events: 19 data: 10\n"
     assert parse_epoll_targets(fdinfo) == [20, 16]
+
+
+def test_a_count_of_tasks_made_below_the_shells_pid_is_no_count() -> None:
+    """Every pid given out was a task made; a /proc that says 0 (gVisor's) counts nothing."""
+    assert task_count(1_234_567, 4321) == 1_234_567
+    assert task_count(4321, 4321) == 4321
+    assert task_count(0, 5) is None
+    assert task_count(None, 5) is None
 
 
 def test_only_the_pids_the_counter_can_have_reached_since_the_shell_are_read() -> None:

@@ -412,6 +412,13 @@ def made_since(pids: list[str], shell_pid: int, then: PidCounters | None, now: P
     return [pid for pid in pids if int(pid) > shell_pid or PID_RESTART <= int(pid) <= reached]
 
 
+def task_count(made: int | None, shell_pid: int) -> int | None:
+    """`made` (/proc/stat's `processes`) where it is the count of tasks the kernel has made: every
+    pid it gave out was one, so such a count is at least the shell's pid. Some kernels' /proc
+    only says 0 (gVisor's), which would make every look seem to have missed nothing."""
+    return made if made is not None and made >= shell_pid else None
+
+
 def run_members(
     processes: list[ProcessInfo], shell: ProcessInfo, excluded: set[int], marked: Callable[[ProcessInfo], bool]
 ) -> list[ProcessInfo]:

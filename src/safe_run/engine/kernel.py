@@ -26,7 +26,7 @@ from ..core.evidence import (
     GONE_STATES, MAX_POLL_FDS, POLL_CALLS, READ_CALLS, STOPPED_STATES, SYSCALL_TABLES, Observation,
     PidCounters, ProcessInfo, Syscall, TaskWait, Verdict, Wait, classify_call, descendants, ending, has_marker,
     is_terminal, judge, made_since, parse_epoll_targets, parse_stat, parse_syscall, parse_tty_index,
-    run_members, session_members,
+    run_members, session_members, task_count,
 )
 
 # Finding the processes of the command means reading every /proc/<pid>/stat; the list is reused for
@@ -223,7 +223,7 @@ class KernelObserver:
         whole look (`whole_look`), with no task made since, there is nothing new to read.
         """
         shell = self._shell
-        made_before = tasks_made() if self._proc else None
+        made_before = self._tasks_made()
         if new_only and self._whole_look and made_before is not None and made_before == self._made_by_look:
             return []
         self._whole_look = False
@@ -236,9 +236,13 @@ class KernelObserver:
         members = run_members(found, shell, {self._shell_pid, os.getpid()}, self._is_marked)
         not_known = self._not_known(found, members, shell)
         self._listed -= not_known
-        self._made_by_look = tasks_made()
+        self._made_by_look = self._tasks_made()
         self._whole_look = not not_known and made_before is not None and self._made_by_look == made_before
         return members
+
+    def _tasks_made(self) -> int | None:
+        """The kernel's count of tasks made, where /proc keeps one (`evidence.task_count`)."""
+        return task_count(tasks_made(), self._shell_pid) if self._proc else None
 
     @property
     def whole_look(self) -> bool:
