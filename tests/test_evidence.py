@@ -479,8 +479,11 @@ def test_only_the_pids_the_counter_can_have_reached_since_the_shell_are_read() -
     # below are never given out again) as far as it can have moved, to 300 + 32000 + 2 * 1 + 80 +
     # 1000 - 32768 = 614, not as far as the shell
     near = ["1", "299", "300", "301", "614", "615", "4999", "31999", "32000", "32001", "32767"]
-    assert made_since(near, 32_000, then, PidCounters(made=10_001, alive=80, pid_max=32768)) == [
+    earlier = PidCounters(made=100_000, alive=80, pid_max=32768)
+    assert made_since(near, 32_000, earlier, PidCounters(made=100_001, alive=80, pid_max=32768)) == [
         "300", "301", "614", "32001", "32767"]
-    assert made_since(near, 32_000, then, PidCounters(made=26_000, alive=80, pid_max=32768)) == near
+    assert made_since(near, 32_000, earlier, PidCounters(made=116_000, alive=80, pid_max=32768)) == near
     assert made_since(listing, 5000, None, PidCounters(made=10_001, alive=80, pid_max=32768)) == listing
+    zero = PidCounters(made=0, alive=80, pid_max=32768)  # gVisor's /proc: no count to go by
+    assert made_since(listing, 5000, zero, zero) == listing
     assert made_since(listing, 5000, then, None) == listing

@@ -394,6 +394,13 @@ COUNTER_MARGIN = 1000
 PID_RESTART = 300
 
 
+def task_count(made: int | None, shell_pid: int) -> int | None:
+    """`made` (/proc/stat's `processes`) where it is the count of tasks the kernel has made: every
+    pid it gave out was one, so such a count is at least the shell's pid. Some kernels' /proc
+    only says 0 (gVisor's), which would make every look seem to have missed nothing."""
+    return made if made is not None and made >= shell_pid else None
+
+
 def made_since(pids: list[str], shell_pid: int, then: PidCounters | None, now: PidCounters | None) -> list[str]:
     """Of a listing of /proc, the pids that can name a task made after the shell: those above its
     pid, and those the counter can have reached since it came round (`then`, read just after the
@@ -402,21 +409,14 @@ def made_since(pids: list[str], shell_pid: int, then: PidCounters | None, now: P
     was there, so it has moved at most twice the tasks made since, plus the tasks there were then
     (a few pids here, against tens of processes to read: pid_max 32768 comes round about every half
     hour on a busy machine, and a shell started in the last thousand pids before it would
-    otherwise read them all)."""
-    if then is None or now is None:
+    otherwise read them all). Without counts to go by (`task_count`), all of them."""
+    if then is None or now is None or task_count(now.made, shell_pid) is None:
         return pids
     moved = 2 * (now.made - then.made) + then.alive + COUNTER_MARGIN
     reached = PID_RESTART + shell_pid + moved - now.pid_max  # the furthest it can be after coming round
     if reached >= shell_pid:
         return pids
     return [pid for pid in pids if int(pid) > shell_pid or PID_RESTART <= int(pid) <= reached]
-
-
-def task_count(made: int | None, shell_pid: int) -> int | None:
-    """`made` (/proc/stat's `processes`) where it is the count of tasks the kernel has made: every
-    pid it gave out was one, so such a count is at least the shell's pid. Some kernels' /proc
-    only says 0 (gVisor's), which would make every look seem to have missed nothing."""
-    return made if made is not None and made >= shell_pid else None
 
 
 def run_members(
