@@ -582,6 +582,64 @@ def test_chunks_keep_head_and_tail_between_takes() -> None:
     assert dropped == 10_000 - 1024 and "omitted" in text
 
 
+class Run:
+    """A command's output as a run keeps it (`capture`) and passes it on (to `apart`, which keeps
+    its own, and to `cut`, which is cut from the capture until its first take); `held`: its last
+    bytes that are not passed on yet, as the shell's possible word on exit is not."""
+
+    def __init__(self, limit: int) -> None:
+        self.capture = HeadTail(limit // 2, limit - limit // 2)
+        self.held = b""
+        self.apart = Chunks(limit)
+        self.cut = Chunks(limit, shared=lambda: (self.capture, len(self.held)))
+
+    def output(self, data: bytes, hold: bytes = b"") -> None:
+        self.capture.write(data + hold)
+        passed = self.held + data
+        self.held = hold
+        if passed:
+            self.apart.write(passed)
+            self.cut.write(passed)
+
+    def takes(self) -> tuple[tuple[str, int], tuple[str, int]]:
+        return self.apart.take(), self.cut.take()
+
+
+FLOOD = b"".join(b"%d\r\n" % n for n in range(30000))  # more than a trim of the tail
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        [b"one\r\n", b"two\r\n"],
+        [FLOOD[:9000], FLOOD[9000:]],
+        [b"red \x1b[3", b"1mtext\x1b[0m\r\n"],
+        [FLOOD + b"tick \xe2\x9c", b"\x93 text"],
+        [b"x" * 3000 + b"\x1b]0;ti", b"tle\x07 more"],
+    ],
+    ids=["lines", "flood", "csi", "flood-utf8", "osc"],
+)
+def test_chunks_cut_from_the_whole_output_are_the_chunks_kept_apart(pieces: list[bytes]) -> None:
+    run = Run(2048)
+    for piece in pieces:
+        run.output(piece)
+        apart, cut = run.takes()
+        assert cut == apart
+    run.output(FLOOD)
+    apart, cut = run.takes()
+    assert cut == apart and cut[1] > 0
+
+
+def test_bytes_not_passed_on_yet_are_in_no_chunk_until_they_are() -> None:
+    run = Run(2048)
+    run.output(FLOOD, hold=b"exit\r\n")
+    apart, cut = run.takes()
+    assert cut == apart and not cut[0].endswith("exit\n")
+    run.output(b"more\r\n")
+    apart, cut = run.takes()
+    assert cut == apart == ("exit\nmore\n", 0)
+
+
 # ---- a full-screen program's drawing, as its screen ----------------------------------------------
 
 FULL_SCREEN = b"\x1b[?1049h\x1b[H\x1b[2Jtitle\x1b[3;1Hthird row\x1b[1;1Hfirst\x1b[3;7Hrow!"

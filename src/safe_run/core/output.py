@@ -249,6 +249,9 @@ def _erase(cells: list[str], column: int, mode: str) -> None:
 # How much of the stream just before the kept tail is retained, so that a
 # character or escape sequence cut by the tail's start can be recognised.
 _SEAM = 256
+# The tail keeps this much more, for a text worked out without the last bytes written (see
+# `HeadTail.text_before`): an unfinished sequence (at most _SEAM) and a few bytes held back.
+_LEFT_OUT = 2 * _SEAM
 # The tail is trimmed once it holds this much more than it keeps, so that what is dropped is
 # counted a block at a time.
 _TRIM_STEP = 64 * 1024
@@ -342,7 +345,7 @@ class HeadTail:
                 self._omitted.write(bytes(self._head[cut:]))
         if view:
             self._add_to_tail(view, data)
-        keep = self._tail_limit + _SEAM
+        keep = self._tail_limit + _SEAM + _LEFT_OUT
         if self._tail_size > keep + _TRIM_STEP:
             self._trim_tail(self._tail_size - keep)
 
@@ -423,8 +426,24 @@ class HeadTail:
         escape sequence cut by either edge is left out whole, so the edges
         never show replacement characters or escape fragments.
         """
-        head, tail, dropped = self._parts()
-        return head + _omitted_marker(head, dropped) + tail if dropped else head + tail
+        return _joined(*self._parts())
+
+    def text_before(self, left_out: int) -> tuple[str, int]:
+        """`text()` and `dropped` as they were before the last `left_out` bytes were written (at
+        most _LEFT_OUT of them; beyond that the kept tail is shorter than its budget)."""
+        if not left_out:
+            head, tail, dropped = self._parts()
+        else:
+            head, tail, dropped = _fit(*self._cut(left_out), self._head_text, self._tail_text)
+        return _joined(head, tail, dropped), dropped
+
+    def last(self, size: int) -> bytes:
+        """The last `size` bytes written (fewer when fewer were): the tail keeps at least that many
+        beyond its budget, and while it keeps less nothing was dropped before it."""
+        tail = self._tail_bytes() if self._tail_size else bytearray()
+        if len(tail) >= size:
+            return bytes(tail[len(tail) - size:])
+        return bytes(self._head[len(self._head) - (size - len(tail)):]) + bytes(tail)
 
     def _parts(self) -> tuple[str, str, int]:
         """Cleaned head and tail and the size of what lies between; worked out once per state."""
@@ -432,12 +451,14 @@ class HeadTail:
             self._split = (self._total, *_fit(*self._cut(), self._head_text, self._tail_text))
         return self._split[1:]
 
-    def _cut(self) -> tuple[str, str, int]:
-        if self._total <= self._head_limit + self._tail_limit:
-            return shown(bytes(self._head + self._tail_bytes()), self._screen), "", 0
+    def _cut(self, left_out: int = 0) -> tuple[str, str, int]:
+        if self._total - left_out <= self._head_limit + self._tail_limit:
+            whole = self._head + self._tail_bytes()
+            return shown(bytes(whole[: len(whole) - left_out]), self._screen), "", 0
         kept_tail = self._tail_bytes()
-        cut = len(kept_tail) - self._tail_limit
-        window = bytes(kept_tail[cut:])
+        stop = len(kept_tail) - left_out
+        cut = max(0, stop - self._tail_limit)
+        window = bytes(kept_tail[cut:stop])
         before = (bytes(self._head[-_SEAM:]) + bytes(kept_tail[max(0, cut - _SEAM) : cut]))[-_SEAM:]
         start = _cut_fragment_length(before, window)
         head = self._head_shown if self._head_shown is not None else self._shown_head()
@@ -491,6 +512,11 @@ def _tail_of(text: bytes, limit: int) -> bytes:
     return text[line_start or start:]
 
 
+def _joined(head: str, tail: str, dropped: int) -> str:
+    """The cleaned output, with one marker line standing for whatever was dropped."""
+    return head + _omitted_marker(head, dropped) + tail if dropped else head + tail
+
+
 def _omitted_marker(head: str, dropped: int) -> str:
     start = "\n" if head and not head.endswith("\n") else ""
     return f"{start}[... {dropped} bytes of output omitted ...]\n"
@@ -534,19 +560,29 @@ class Chunks:
     screen, as lines (see `shown`); a piece that begins and ends on the alternate screen holds
     only what was redrawn since the last take, so it is the whole screen, as `current` (the
     terminal's emulated screen, which sees the same bytes) shows it.
+
+    With `shared` (the whole output as kept elsewhere, of the same limit and screen, and how many
+    of its last bytes were not written here yet), nothing is kept here until the first take: the
+    first piece is all of that output, and is cut from it. A command nobody asks about while it
+    runs (a one-shot call waiting for its end) then has its output kept and counted once, not
+    twice: in a flood, counting what is dropped is most of the work per byte.
     """
 
     def __init__(
         self, limit: int, screen: tuple[int, int] | None = None, current: Callable[[], FullScreen | None] | None = None,
+        shared: Callable[[], tuple[HeadTail, int]] | None = None,
     ) -> None:
         self._limit = limit
         self._screen = screen
         self._current = current
-        self._pending = self._fresh()
+        self._shared = shared
+        self._pending: HeadTail | None = None if shared is not None else self._fresh()  # None: it is `shared`'s
         self._carry = b""
         self._began_on_alternate = False  # the piece began on the alternate screen
 
     def write(self, data: bytes) -> None:
+        if self._pending is None:
+            return
         data = self._carry + data
         end = len(data) - escapes.unfinished_length(data, _SEAM)
         self._pending.write(data[:end])
@@ -554,14 +590,28 @@ class Chunks:
 
     def take(self) -> tuple[str, int]:
         """The cleaned text since the last take, and how many bytes of it were dropped."""
-        pending, self._pending = self._pending, self._fresh()
+        written, text = self._taken()
         now = self._current() if self._current is not None else None
         on = now is not None and now.alternate
         began, self._began_on_alternate = self._began_on_alternate, on
-        if began and now is not None and on and pending.total:
+        if began and now is not None and on and written:
             lines = now.lines()
             return ("\n".join(lines) + "\n" if lines else ""), 0
-        return pending.text(), pending.dropped
+        return text()
+
+    def _taken(self) -> tuple[int, Callable[[], tuple[str, int]]]:
+        """How many bytes the piece holds, and its text and dropped bytes, worked out if needed;
+        a fresh piece starts."""
+        pending, self._pending = self._pending, self._fresh()
+        if pending is not None:
+            return pending.total, lambda: (pending.text(), pending.dropped)
+        assert self._shared is not None
+        whole, unwritten = self._shared()
+        end = whole.last(_SEAM + unwritten)
+        written = end[: len(end) - unwritten]
+        self._carry = written[len(written) - escapes.unfinished_length(written, _SEAM):]
+        left_out = unwritten + len(self._carry)
+        return whole.total - left_out, lambda: whole.text_before(left_out)
 
     def _fresh(self) -> HeadTail:
         return HeadTail(self._limit // 2, self._limit - self._limit // 2, screen=self._screen)

@@ -317,6 +317,11 @@ class CommandTracker:
     def capture(self) -> HeadTail:
         return self.command.capture
 
+    def passed_on(self) -> tuple[HeadTail, int]:
+        """The command's output as kept, and how many of its last bytes are not passed on yet (the
+        shell's possible word on exit, see `_command_output`): `Chunks` is cut from it."""
+        return self.command.capture, len(self.command.held)
+
     @property
     def nonce(self) -> str:
         return self.config.nonce

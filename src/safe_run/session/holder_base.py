@@ -34,11 +34,12 @@ from pathlib import Path
 
 from ..core.answers import NOT_TYPED, UNREACHABLE, with_note
 from ..core import answers
-from ..core.output import Chunks
+from ..core.output import Chunks, HeadTail
 from ..core.phrases import BY_CALLER, COMMAND_LINE, Phrases
 from ..core.request import RunRequest
 from ..core.result import Result, error_result
 from ..core.screen import ScreenTail
+from ..core.tracker import CommandTracker
 from ..engine.interrupts import Wakeup
 from ..engine.loop import follow
 from ..engine.recording import FILE_NAME as RECORDING_FILE, Recording
@@ -77,12 +78,17 @@ class Command:
     callers type to it, and when its held input wait began. What is the shell's (callers, the
     recording, people attached, the commands before it) stays the holder's."""
 
-    def __init__(self, session: Session, request: RunRequest, screen: Callable[[], ScreenTail | None]) -> None:
+    def __init__(
+        self, session: Session, request: RunRequest, screen: Callable[[], ScreenTail | None],
+        output: Callable[[], tuple[HeadTail, int]],
+    ) -> None:
+        """`screen`: the run's, once it has started (a full-screen program's output is its screen);
+        `output`: the command's output as the run keeps it (`CommandTracker.passed_on`), which the
+        output between answers is cut from until an answer takes some."""
         self.session = session
         self.request = request
         rows, columns = request.size
-        # A full-screen program's output is its screen (`screen`: the run's, once it has started).
-        self.chunks = Chunks(request.max_output, (columns, rows), screen)
+        self.chunks = Chunks(request.max_output, (columns, rows), screen, output)
         self.typist: Typist | None = None  # once it is followed
         self.waiting_since: float | None = None
 
@@ -128,13 +134,14 @@ class Holder(ABC):
         self.callers = Callers(listener, clock)
         self._clock = clock
         self._screen: ScreenTail | None = None  # the run's, once it has started
+        self._tracker: CommandTracker | None = None  # likewise
         self.final: Result | None = None
         self.handed_out = False  # a caller was given the session id, so the session must outlive the command
         self._asked = clock()  # the last call about this session, of any kind
         self._identity = session.identity()
         self._reach_checked = clock()
         self._unreachable = False
-        self.command = Command(first, request, self._shown)
+        self.command = Command(first, request, self._shown, self._output)
         rows, columns = request.size
         # The terminal as it went, for people to play back (see `recording`): the shell's whole life.
         self.recording = Recording(session.path / RECORDING_FILE, columns, rows, RECORDING_PER_OUTPUT * request.max_output)
@@ -210,7 +217,7 @@ class Holder(ABC):
         try:
             run = Run(self.command.request, workdir, self._clock, on_output=self.command.chunks.write,
                       audience=self.onlookers, kept=kept)
-            self._screen = run.tracker.screen
+            self._screen, self._tracker = run.tracker.screen, run.tracker
             return run
         except CommandRefused as refused:
             self.final = refused.result
@@ -237,6 +244,10 @@ class Holder(ABC):
     def _shown(self) -> ScreenTail | None:
         """The run's screen, once it has started: a full-screen program's output is its screen."""
         return self._screen
+
+    def _output(self) -> tuple[HeadTail, int]:
+        """The command's output as the run keeps it; none before the run has started."""
+        return self._tracker.passed_on() if self._tracker is not None else (HeadTail(0, 0), 0)
 
     @property
     def _say(self) -> Phrases:

@@ -151,7 +151,7 @@ class ShellHolder(Holder):
             except RunFailed as exc:
                 self._answer_refused(self._as_answer(run, error_result(request.command, str(exc)), started=False))
                 continue
-            self.command = Command(self._new_command(self.session, request.command), request, self._shown)
+            self.command = Command(self._new_command(self.session, request.command), request, self._shown, self._output)
             run.set_output(self.command.chunks.write)
             return True
 
