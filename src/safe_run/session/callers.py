@@ -46,9 +46,10 @@ class _Inbox:
 
 @dataclass
 class _Outbox:
-    """An answer the caller has not taken yet, all of it or the rest."""
+    """An answer the caller has not taken yet, all of it or the rest (a view: a megabyte answer
+    goes out in many pieces, and the rest is not copied after each)."""
 
-    data: bytes
+    data: memoryview
     deadline: float
 
 
@@ -135,7 +136,7 @@ class Callers:
         self.waiters = [w for w in self.waiters if w.conn is not conn]
         self._inboxes.pop(conn, None)
         data = wire.encode({**result.to_dict(), **(extra or {})})
-        self._outboxes[conn] = _Outbox(data, self._clock() + CALLER_TIMEOUT_S)
+        self._outboxes[conn] = _Outbox(memoryview(data), self._clock() + CALLER_TIMEOUT_S)
         self.deliver()
 
     def answer_now(
@@ -156,6 +157,15 @@ class Callers:
             box.data = box.data[sent:]
             if not box.data or now >= box.deadline:
                 self.drop(conn)  # answered, or the caller does not read: it is not waited for
+
+    def deliver_while_taken(self, patience: float) -> None:
+        """Send the answers still going out for as long as their callers take more within
+        `patience` seconds: a large answer (a megabyte of output is several socket buffers) is
+        then read whole while the holder still waits, rather than after the work that follows it
+        (a shell's hang-up takes milliseconds). A caller that stops taking it is not waited for."""
+        self.deliver()
+        while self._outboxes and polling.wait((), patience, self.writers())[1]:
+            self.deliver()
 
     def release(self, conn: socket.socket) -> None:
         """No longer this module's: a connection that became something else (a person attached)."""

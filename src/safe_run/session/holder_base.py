@@ -63,6 +63,9 @@ FIRST_CALLER_WAIT_S = 5.0
 REACH_CHECK_S = 2.0
 # A recording may grow to this many times the output a result keeps (escape sequences, timing).
 RECORDING_PER_OUTPUT = 4
+# An answer too large for its socket goes on out before the shell is hung up while its caller
+# takes more within this.
+ANSWER_PATIENCE_S = 0.05
 
 
 def idle_expired(last_used: float, now: float, limit: float | None) -> bool:
@@ -342,7 +345,7 @@ class Holder(ABC):
             self.onlookers.end(final.to_json().encode("utf-8"))
         self._keep_result(final)
         self._answer_all(final)
-        self.callers.deliver()
+        self.callers.deliver_while_taken(ANSWER_PATIENCE_S)
         if run is not None:
             run.hang_up()
         # One nobody was told of keeps its result only for a first caller yet to come (a flushed
