@@ -123,9 +123,9 @@ def encode_request(request: Request) -> bytes:
     return encode(message)
 
 
-def decode(line: bytes) -> dict[str, object] | None:
+def decode(line: bytes | memoryview) -> dict[str, object] | None:
     try:
-        message = json.loads(line.decode("utf-8"))
+        message = json.loads(str(line, "utf-8"))
     except ValueError:
         return None
     return message if isinstance(message, dict) else None
@@ -246,5 +246,6 @@ def receive(conn: socket.socket, deadline: float | None = None) -> dict[str, obj
             return None
         buffer += data
         complete = b"\n" in data
-    line, _, _ = bytes(buffer).partition(b"\n")
-    return decode(line)
+    end = buffer.find(b"\n")
+    # Decoded where it came: a megabyte answer copied first took milliseconds more.
+    return decode(memoryview(buffer)[: end if end >= 0 else len(buffer)])
