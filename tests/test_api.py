@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -149,6 +150,20 @@ def test_a_shell_gone_since_the_last_call_is_started_again_by_the_next() -> None
         third = sh.run("echo $$")
         assert (third.status.value, third.fresh) == ("completed", True), third
         assert third.output.split() != second.output.split()[:1]
+
+
+def test_a_shell_asked_on_its_kept_connection_and_by_new_callers_in_turn_answers_each() -> None:
+    """A Shell keeps its connection to the shell's holder from one run to the next; a caller that
+    connects for one request (the command line's `--in`) is answered in between, each its own."""
+    with Shell() as sh:
+        assert sh.run("X=1").status.value == "completed"
+        cli = subprocess.run(
+            [sys.executable, "-m", "safe_run", "--format", "json", "--in", sh.name, "--", "echo cli $X"],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        )
+        assert json.loads(cli.stdout)["output"] == "cli 1\n", cli
+        assert sh.run("echo lib $X").output == "lib 1\n"
+        assert sh.run("echo again $X").output == "again 1\n"
 
 
 def test_closing_a_shell_ends_its_jobs() -> None:

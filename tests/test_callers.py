@@ -1,12 +1,15 @@
 """A holder's answers to its callers, over real sockets: one too large for its socket goes out whole
-while its caller takes it, and a caller that stops taking it is not waited for."""
+while its caller takes it, and a caller that stops taking it is not waited for; a connection the
+holder keeps carries the caller's next request, and is closed when the holder ends."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from safe_run.core.result import error_result
 from safe_run.session import wire
@@ -51,3 +54,82 @@ def test_a_caller_that_takes_nothing_is_not_waited_for() -> None:
         holder_side.close()
         caller_side.close()
         callers.listener.close()
+
+
+# ---- a connection kept for the caller's next request ---------------------------------------------
+
+
+class Holder:
+    """Callers on a real listening socket, answering every request at once, keeping the
+    connection when `keep` says so; `asked`: the requests it took, with the connection each came on."""
+
+    def __init__(self, path: str, keep: bool) -> None:
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(8)
+        self.callers = Callers(self.listener, time.monotonic)
+        self.keep = keep
+        self.asked: list[tuple[int, wire.Request]] = []
+
+    def handle(self, conn: socket.socket, request: wire.Request) -> None:
+        self.asked.append((conn.fileno(), request))
+        self.callers.answer_now(conn, error_result("echo", "answered"), keep=self.keep)
+
+    def serve(self, until: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 10
+        while not until() and time.monotonic() < deadline:
+            self.callers.serve(self.handle, timeout=0.05)
+
+
+def ask(conn: socket.socket) -> dict[str, object] | None:
+    conn.sendall(wire.encode_request(wire.Poll()))
+    return wire.receive(conn, time.monotonic() + 10)
+
+
+def test_a_kept_connection_carries_the_callers_next_request(tmp_path: Path) -> None:
+    holder = Holder(str(tmp_path / "socket"), keep=True)
+    caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    caller.connect(str(tmp_path / "socket"))
+    answers: list[dict[str, object] | None] = []
+    asking = threading.Thread(target=lambda: answers.extend([ask(caller), ask(caller)]))
+    asking.start()
+    holder.serve(until=lambda: len(holder.asked) == 2 and not holder.callers.sending)
+    asking.join(10)
+    assert [answer and answer.get(wire.KEPT) for answer in answers] == [True, True]
+    assert holder.asked[0][0] == holder.asked[1][0], "both came on the one connection"
+    assert not holder.callers.busy, "a kept connection is no caller at work: the shell may idle out"
+    caller.close()
+    holder.serve(until=lambda: not holder.callers.fds()[1:])
+    assert holder.callers.fds() == [holder.listener.fileno()], "closed by its caller, it is let go"
+    holder.listener.close()
+
+
+def test_kept_connections_are_closed_when_the_holder_ends(tmp_path: Path) -> None:
+    holder = Holder(str(tmp_path / "socket"), keep=True)
+    caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    caller.connect(str(tmp_path / "socket"))
+    answered = threading.Thread(target=lambda: ask(caller))
+    answered.start()
+    holder.serve(until=lambda: len(holder.asked) == 1 and not holder.callers.sending)
+    answered.join(10)
+    holder.callers.close_kept()
+    caller.settimeout(10)
+    assert caller.recv(1) == b"", "the caller finds it closed, and connects anew"
+    caller.close()
+    holder.listener.close()
+
+
+def test_a_connection_not_kept_is_closed_after_its_answer(tmp_path: Path) -> None:
+    holder = Holder(str(tmp_path / "socket"), keep=False)
+    caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    caller.connect(str(tmp_path / "socket"))
+    answers: list[dict[str, object] | None] = []
+    asking = threading.Thread(target=lambda: answers.append(ask(caller)))
+    asking.start()
+    holder.serve(until=lambda: len(holder.asked) == 1 and not holder.callers.sending)
+    asking.join(10)
+    assert answers[0] is not None and wire.KEPT not in answers[0]
+    caller.settimeout(10)
+    assert caller.recv(1) == b""
+    caller.close()
+    holder.listener.close()

@@ -25,6 +25,7 @@ from .session import SessionError
 
 if TYPE_CHECKING:
     from .engine.interrupts import Wakeup
+    from .session.client import Line
     from .session.launch import Launcher
     from .session.store import Session
     from .session.wire import Request, Run
@@ -283,12 +284,21 @@ def warm_shell_run(
     return None if session is None else (session, run_message(run_request, bound, command_scope))
 
 
-def ask_warm(warm: WarmRun) -> Result | None:
+def ask_warm(warm: WarmRun, line: Line | None = None) -> Result | None:
     """The answer of the shell `warm_shell_run` found; None when its holder took no command after
-    all: ask through `run_in_shell` then."""
+    all: ask through `run_in_shell` then. `line`: the caller's connection to that shell's holder,
+    kept between its calls (`kept_line`)."""
     from .session.client import ask_warm as ask
 
-    return ask(*warm)
+    return ask(*warm, line=line)
+
+
+def kept_line() -> Line:
+    """A caller's connection to a named shell's holder, kept from one call to the next when the
+    holder keeps it (see `session.client.Line`)."""
+    from .session.client import Line
+
+    return Line()
 
 
 def close_shell(name: str) -> Result:

@@ -31,6 +31,7 @@ from ..session import SessionError
 
 if TYPE_CHECKING:
     from ..core.request import RunRequest, Scope
+    from ..session.client import Line
     from ..session.forkserver import ForkServer
     from ..session import store
 
@@ -158,6 +159,7 @@ class Shell:
         self._idle_expire = calls.seconds(idle_expire, "idle_expire")
         self._used = False
         self._warm: store.Session | None = None  # the shell's session, as the last call found it
+        self._line: Line | None = None  # the connection to its holder, kept between calls
         self._holders = HOLDERS()  # now: it forks ahead while the caller goes on to its first command
 
     def __repr__(self) -> str:
@@ -196,12 +198,16 @@ class Shell:
         if warm is None:
             self._warm = None
             return None
-        result = calls.ask_warm(warm)
+        if self._line is None:
+            self._line = calls.kept_line()
+        result = calls.ask_warm(warm, self._line)
         self._warm = warm[0] if result is not None else None
         return result
 
     def close(self) -> Result:
         """End the shell and everything it started: its last result, with what was ended in `killed`."""
+        if self._line is not None:
+            self._line.close()
         return calls.close_shell(self.name)
 
     def __enter__(self) -> Shell:

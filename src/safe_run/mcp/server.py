@@ -244,6 +244,8 @@ class Connection:
     shells_used: set[str] = field(default_factory=set)
     # The session each shell name had at this connection's last call to it, asked again at once.
     warm: dict[str, Session] = field(default_factory=dict)
+    # The connection to each shell's holder, kept from one call to the next (`client.Line`).
+    lines: dict[str, client.Line] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def saw(self, result: Result) -> Result:
@@ -259,6 +261,8 @@ class Connection:
     def close(self) -> str | None:
         """Stop every session this connection started, then close its shell; each bounded. A close
         that fails is tried again; what still failed is said (None: all done)."""
+        for line in self.lines.values():
+            line.close()
         with self.lock:
             pending = list(self.sessions)
         for session_id in pending:
@@ -416,32 +420,38 @@ class Call:
         warm = calls.warm_shell_run(shell, request, bound, scope, self.connection.warm.pop(shell, None))
         if warm is None:
             return None
-        result = await self._ask_warm(*warm)
+        result = await self._ask_warm(*warm, self.connection.lines.setdefault(shell, client.Line()))
         if result is not None:
             self.connection.warm[shell] = warm[0]
         return result
 
-    async def _ask_warm(self, session: Session, request: wire.Run) -> Result | None:
-        conn = session.connect(0.0)  # a full queue of callers refuses at once, never blocking the loop
-        if conn is None:
-            return None
+    async def _ask_warm(self, session: Session, request: wire.Run, kept: client.Line) -> Result | None:
+        """`kept`: the connection to the holder kept from this connection's last call to the shell,
+        which carries the request when it still can, and keeps this call's if the holder does."""
         self.warm = session
-        with conn:
-            try:
-                with anyio.fail_after(client.answer_bound(request)):
-                    if not await _sent(conn, wire.encode_request(request)):
-                        return None  # the holder is closing: `step` finds what it left
-                    line = await _received(conn)
-            except TimeoutError:
-                raise client.unresponsive(session, request) from None
-            except anyio.get_cancelled_exc_class():
-                if self.owned:
-                    with anyio.CancelScope(shield=True):
-                        await anyio.to_thread.run_sync(_interrupt, session)
-                raise
-            finally:
-                self.warm = None
-        message = None if line is None else wire.decode(line)
+        conn: socket.socket | None = None
+        keep = False
+        try:
+            with anyio.fail_after(client.answer_bound(request)):
+                conn = await _carrying(session, wire.encode_request(request), kept)
+                if conn is None:
+                    return None  # the holder is closing: `step` finds what it left
+                line = await _received(conn)
+            message = None if line is None else wire.decode(line)
+            keep = message is not None and message.pop(wire.KEPT, None) is True
+        except TimeoutError:
+            raise client.unresponsive(session, request) from None
+        except anyio.get_cancelled_exc_class():
+            if self.owned:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(_interrupt, session)
+            raise
+        finally:
+            self.warm = None
+            if conn is not None and keep:
+                kept.keep(session, conn)
+            elif conn is not None:
+                conn.close()
         if message is None:  # it hung up after taking the command: what it left says how it ended
             result = await anyio.to_thread.run_sync(client.answered, session, request, None)
         else:
@@ -468,6 +478,22 @@ class Call:
 
     def close(self) -> None:
         self.wakeup.close()
+
+
+async def _carrying(session: Session, data: bytes, kept: client.Line) -> socket.socket | None:
+    """A connection to `session`'s holder with `data` sent on it: the one kept from the last call
+    while the holder still takes it, else a new one; None when no holder takes it (a full queue of
+    callers refuses at once, never blocking the loop) or it is closing."""
+    conn = kept.take(session)
+    if conn is not None:
+        if await _sent(conn, data):
+            return conn
+        conn.close()  # closed after all: the request did not go, and a new connection carries it
+    conn = session.connect(0.0)
+    if conn is not None and not await _sent(conn, data):
+        conn.close()
+        return None
+    return conn
 
 
 async def _sent(conn: socket.socket, data: bytes) -> bool:

@@ -5,6 +5,11 @@ session's own user only, reads each caller's one request, hands it to the holder
 and valid, keeps the callers that wait for an answer, and writes answers as far as each caller
 takes them. A caller that sends nothing, or does not take its answer, within CALLER_TIMEOUT_S is
 dropped; one that hangs up before its request is acted on is not acted for.
+
+A connection carries one request and its answer, unless the holder keeps it (a named shell's
+answer to a command, `Waiter.keep`): the answer then says so (`wire.KEPT`), and the caller may
+send its next request on it within KEPT_FOR_S (a new connection for every call made a warm call
+about 8% slower). A caller that does not know of this closes it, as ever.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from . import wire
 CALLER_TIMEOUT_S = 5.0
 # Callers served at once; more wait in the socket's queue, which the kernel bounds.
 MAX_CALLERS = 64
+# A kept connection is closed once its caller sent nothing on it for this long.
+KEPT_FOR_S = CALLER_TIMEOUT_S
 
 
 @dataclass
@@ -34,6 +41,7 @@ class Waiter:
     first: bool = False
     note: str | None = None
     closing: bool = False  # waits for the answer about the shell's close, not about a command
+    keep: bool = False  # the connection stays open after the answer, for the caller's next request
 
 
 @dataclass
@@ -51,6 +59,7 @@ class _Outbox:
 
     data: memoryview
     deadline: float
+    keep: bool = False
 
 
 Handle = Callable[[socket.socket, wire.Request], None]
@@ -65,6 +74,7 @@ class Callers:
         self.waiters: list[Waiter] = []
         self._inboxes: dict[socket.socket, _Inbox] = {}
         self._outboxes: dict[socket.socket, _Outbox] = {}
+        self._kept: dict[socket.socket, float] = {}  # answered, open for the next request until then
         self.first_answered = False  # the call that started the session has its answer
 
     @property
@@ -80,7 +90,7 @@ class Callers:
     def fds(self) -> list[int]:
         """What wakes the holder for its callers: a new connection (when there is room), a request."""
         listening = [self.listener.fileno()] if self._room() else []
-        return listening + [conn.fileno() for conn in self._inboxes]
+        return listening + [conn.fileno() for conn in (*self._inboxes, *self._kept)]
 
     def writers(self) -> list[int]:
         """The callers whose answers did not fit in their sockets: the holder wakes when they take more."""
@@ -104,7 +114,7 @@ class Callers:
         wait which watched `fds()` has just found readable, looked at without asking the kernel
         again (a loop's every turn would otherwise poll once more for nothing)."""
         listening = [self.listener] if accept and self._room() else []
-        by_fd = {sock.fileno(): sock for sock in [*listening, *self._inboxes]}
+        by_fd = {sock.fileno(): sock for sock in [*listening, *self._inboxes, *self._kept]}
         if ready is None:  # an answer still going out wakes the wait too, to be delivered
             readable, _ = polling.wait(by_fd, timeout, [conn.fileno() for conn in self._outboxes])
         else:
@@ -117,17 +127,23 @@ class Callers:
                     self._read(conn, handle)
             elif sock in self._inboxes:
                 self._read(sock, handle)
+            elif sock in self._kept:
+                self._reopen(sock, handle)
         now = self._clock()
         for conn, box in list(self._inboxes.items()):
             if box.deadline is not None and now >= box.deadline:
                 self.drop(conn)  # connected and sent no request in time
+        for conn, until in list(self._kept.items()):
+            if now >= until:
+                self.drop(conn)
 
     def wait(
         self, conn: socket.socket, deadline: float | None, first: bool = False, note: str | None = None,
-        closing: bool = False,
+        closing: bool = False, keep: bool = False,
     ) -> None:
-        """Keep the caller until its answer is due (`deadline`), or until the command ends (None)."""
-        self.waiters.append(Waiter(conn, deadline, first=first, note=note, closing=closing))
+        """Keep the caller until its answer is due (`deadline`), or until the command ends (None);
+        `keep`: its connection after that too, for its next request."""
+        self.waiters.append(Waiter(conn, deadline, first=first, note=note, closing=closing, keep=keep))
 
     def answer(self, waiter: Waiter, result: Result, extra: dict[str, object] | None = None) -> None:
         """Hand the answer over as far as the caller takes it now; the rest goes out later."""
@@ -135,14 +151,16 @@ class Callers:
         conn = waiter.conn
         self.waiters = [w for w in self.waiters if w.conn is not conn]
         self._inboxes.pop(conn, None)
-        data = wire.encode({**result.to_dict(), **(extra or {})})
-        self._outboxes[conn] = _Outbox(memoryview(data), self._clock() + CALLER_TIMEOUT_S)
+        keep = waiter.keep and len(self._kept) < MAX_CALLERS
+        data = wire.encode({**result.to_dict(), **(extra or {}), **({wire.KEPT: True} if keep else {})})
+        self._outboxes[conn] = _Outbox(memoryview(data), self._clock() + CALLER_TIMEOUT_S, keep)
         self.deliver()
 
     def answer_now(
         self, conn: socket.socket, result: Result, extra: dict[str, object] | None = None, first: bool = False,
+        keep: bool = False,
     ) -> None:
-        self.answer(Waiter(conn, self._clock(), first=first), result, extra)
+        self.answer(Waiter(conn, self._clock(), first=first, keep=keep), result, extra)
 
     def deliver(self) -> None:
         now = self._clock()
@@ -155,7 +173,10 @@ class Callers:
                 self.drop(conn)
                 continue
             box.data = box.data[sent:]
-            if not box.data or now >= box.deadline:
+            if not box.data and box.keep:
+                del self._outboxes[conn]
+                self._kept[conn] = now + KEPT_FOR_S
+            elif not box.data or now >= box.deadline:
                 self.drop(conn)  # answered, or the caller does not read: it is not waited for
 
     def deliver_while_taken(self, patience: float) -> None:
@@ -172,12 +193,17 @@ class Callers:
         self.waiters = [w for w in self.waiters if w.conn is not conn]
         self._inboxes.pop(conn, None)
         self._outboxes.pop(conn, None)
+        self._kept.pop(conn, None)
 
     def drop(self, conn: socket.socket) -> None:
-        self.waiters = [w for w in self.waiters if w.conn is not conn]
-        self._inboxes.pop(conn, None)
-        self._outboxes.pop(conn, None)
+        self.release(conn)
         conn.close()
+
+    def close_kept(self) -> None:
+        """Close the connections kept for a next request: the holder ends, or gives its shell to a
+        keeper (which takes new connections only). Their callers connect again."""
+        for conn in list(self._kept):
+            self.drop(conn)
 
     def _room(self) -> bool:
         return len(self._inboxes) + len(self._outboxes) < MAX_CALLERS
@@ -193,6 +219,12 @@ class Callers:
         conn.setblocking(False)
         self._inboxes[conn] = _Inbox(bytearray(), self._clock() + CALLER_TIMEOUT_S)
         return conn
+
+    def _reopen(self, conn: socket.socket, handle: Handle) -> None:
+        """A kept connection has news: its caller's next request, or its end."""
+        del self._kept[conn]
+        self._inboxes[conn] = _Inbox(bytearray(), self._clock() + CALLER_TIMEOUT_S)
+        self._read(conn, handle)
 
     def _read(self, conn: socket.socket, handle: Handle) -> None:
         try:

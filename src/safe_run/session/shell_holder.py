@@ -229,6 +229,7 @@ class ShellHolder(Holder):
         self._woke = self._clock()
         if not isinstance(terminal, Terminal) or terminal.pidfd is None or self._identity is None:
             return
+        self.callers.close_kept()
         limit = self._idle_limit
         watch = Watch(
             master=terminal.fd, listener=self.callers.listener.fileno(), shell=terminal.pidfd,
@@ -360,10 +361,10 @@ class ShellHolder(Holder):
         if run is None:  # it is ending already
             self.callers.wait(call.conn, None)
         elif self._idle_answer(run) is None or self._next is not None:
-            self.callers.answer_now(call.conn, self._busy(run, request.command))
+            self.callers.answer_now(call.conn, self._busy(run, request.command), keep=True)
         else:
             self._next = _next_command(self.command.request, request, run.shell.name)
-            self.callers.wait(call.conn, call.deadline, first=True)
+            self.callers.wait(call.conn, call.deadline, first=True, keep=True)
 
     def _busy(self, run: Run, command: str) -> Result:
         self._unkept.keep()  # the answer names the running command

@@ -1,6 +1,7 @@
 """How a caller and a holder talk: one JSON object per line over the session's Unix socket.
 
-A caller sends one request and reads one answer; the holder closes the connection after answering.
+A caller sends one request and reads one answer; the holder closes the connection after answering,
+unless the answer says it keeps it (`KEPT`) for the caller's next request.
 A request is one of the typed messages below, built by the caller and checked by the holder on
 arrival (`decode_request`): a message that is not one of them, or whose fields are not what it
 says, is refused without being acted on. The answer is a result's JSON object.
@@ -21,6 +22,9 @@ from typing import Any, TypeGuard
 MAX_MESSAGE = 8 * 1024 * 1024
 # The longest wait a caller may ask for (a day); a caller's own bound is this plus a margin.
 MAX_WAIT_S = 86400.0
+# Said in an answer, beside the result, when the holder keeps the connection open for the
+# caller's next request (see `callers`); a caller that does not know of it closes it.
+KEPT = "connection_kept"
 
 
 # In a persistent shell every command has an id of its own; `about` names the command a request
