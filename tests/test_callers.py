@@ -112,10 +112,21 @@ def test_kept_connections_are_closed_when_the_holder_ends(tmp_path: Path) -> Non
     answered.start()
     holder.serve(until=lambda: len(holder.asked) == 1 and not holder.callers.sending)
     answered.join(10)
-    holder.callers.close_kept()
+    holder.callers.close_kept(ending=True)
     caller.settimeout(10)
     assert caller.recv(1) == b"", "the caller finds it closed, and connects anew"
     caller.close()
+    late = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    late.connect(str(tmp_path / "socket"))
+    answers: list[dict[str, object] | None] = []
+    asking = threading.Thread(target=lambda: answers.append(ask(late)))
+    asking.start()
+    holder.serve(until=lambda: len(holder.asked) == 2 and not holder.callers.sending)
+    asking.join(10)
+    assert answers[0] is not None and wire.KEPT not in answers[0], "an ending holder keeps none"
+    late.settimeout(10)
+    assert late.recv(1) == b""
+    late.close()
     holder.listener.close()
 
 

@@ -248,6 +248,12 @@ class Connection:
     lines: dict[str, client.Line] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def line_to(self, shell: str) -> client.Line:
+        line = self.lines.get(shell)
+        if line is None:
+            line = self.lines[shell] = client.Line()
+        return line
+
     def saw(self, result: Result) -> Result:
         if result.session_id is not None and result.shell_name in (None, self.shell_name):
             with self.lock:
@@ -420,7 +426,7 @@ class Call:
         warm = calls.warm_shell_run(shell, request, bound, scope, self.connection.warm.pop(shell, None))
         if warm is None:
             return None
-        result = await self._ask_warm(*warm, self.connection.lines.setdefault(shell, client.Line()))
+        result = await self._ask_warm(*warm, self.connection.line_to(shell))
         if result is not None:
             self.connection.warm[shell] = warm[0]
         return result

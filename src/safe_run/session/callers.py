@@ -75,6 +75,7 @@ class Callers:
         self._inboxes: dict[socket.socket, _Inbox] = {}
         self._outboxes: dict[socket.socket, _Outbox] = {}
         self._kept: dict[socket.socket, float] = {}  # answered, open for the next request until then
+        self._keeping = True  # False once the holder ends
         self.first_answered = False  # the call that started the session has its answer
 
     @property
@@ -151,7 +152,7 @@ class Callers:
         conn = waiter.conn
         self.waiters = [w for w in self.waiters if w.conn is not conn]
         self._inboxes.pop(conn, None)
-        keep = waiter.keep and len(self._kept) < MAX_CALLERS
+        keep = waiter.keep and self._keeping and len(self._kept) < MAX_CALLERS
         data = wire.encode({**result.to_dict(), **(extra or {}), **({wire.KEPT: True} if keep else {})})
         self._outboxes[conn] = _Outbox(memoryview(data), self._clock() + CALLER_TIMEOUT_S, keep)
         self.deliver()
@@ -199,9 +200,11 @@ class Callers:
         self.release(conn)
         conn.close()
 
-    def close_kept(self) -> None:
-        """Close the connections kept for a next request: the holder ends, or gives its shell to a
-        keeper (which takes new connections only). Their callers connect again."""
+    def close_kept(self, ending: bool = False) -> None:
+        """Close the connections kept for a next request: the holder gives its shell to a keeper
+        (which takes new connections only), or it is `ending`, and keeps none from then on. Their
+        callers connect again."""
+        self._keeping = self._keeping and not ending
         for conn in list(self._kept):
             self.drop(conn)
 

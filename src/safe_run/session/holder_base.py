@@ -344,7 +344,7 @@ class Holder(ABC):
         if self.onlookers.count:  # a result of a megabyte of output takes milliseconds to encode
             self.onlookers.end(final.to_json().encode("utf-8"))
         self._keep_result(final)
-        self.callers.close_kept()  # a request sent on one since finds what the holder left, as kept above
+        self.callers.close_kept(ending=True)  # a request sent on one since finds the result kept above
         self._answer_all(final)
         self.callers.deliver_while_taken(ANSWER_PATIENCE_S)
         if run is not None:
