@@ -4,12 +4,12 @@ holder keeps carries the caller's next request, and is closed when the holder en
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 from safe_run.core.result import error_result
 from safe_run.session import wire
@@ -63,9 +63,11 @@ class Holder:
     """Callers on a real listening socket, answering every request at once, keeping the
     connection when `keep` says so; `asked`: the requests it took, with the connection each came on."""
 
-    def __init__(self, path: str, keep: bool) -> None:
+    def __init__(self, keep: bool) -> None:
+        # An abstract address: a test's own directory can be longer than a socket's path may be.
+        self.address = f"\0safe-run-test-{os.getpid()}-{os.urandom(4).hex()}"
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(path)
+        self.listener.bind(self.address)
         self.listener.listen(8)
         self.callers = Callers(self.listener, time.monotonic)
         self.keep = keep
@@ -86,10 +88,10 @@ def ask(conn: socket.socket) -> dict[str, object] | None:
     return wire.receive(conn, time.monotonic() + 10)
 
 
-def test_a_kept_connection_carries_the_callers_next_request(tmp_path: Path) -> None:
-    holder = Holder(str(tmp_path / "socket"), keep=True)
+def test_a_kept_connection_carries_the_callers_next_request() -> None:
+    holder = Holder(keep=True)
     caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    caller.connect(str(tmp_path / "socket"))
+    caller.connect(holder.address)
     answers: list[dict[str, object] | None] = []
     asking = threading.Thread(target=lambda: answers.extend([ask(caller), ask(caller)]))
     asking.start()
@@ -104,10 +106,10 @@ def test_a_kept_connection_carries_the_callers_next_request(tmp_path: Path) -> N
     holder.listener.close()
 
 
-def test_kept_connections_are_closed_when_the_holder_ends(tmp_path: Path) -> None:
-    holder = Holder(str(tmp_path / "socket"), keep=True)
+def test_kept_connections_are_closed_when_the_holder_ends() -> None:
+    holder = Holder(keep=True)
     caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    caller.connect(str(tmp_path / "socket"))
+    caller.connect(holder.address)
     answered = threading.Thread(target=lambda: ask(caller))
     answered.start()
     holder.serve(until=lambda: len(holder.asked) == 1 and not holder.callers.sending)
@@ -117,7 +119,7 @@ def test_kept_connections_are_closed_when_the_holder_ends(tmp_path: Path) -> Non
     assert caller.recv(1) == b"", "the caller finds it closed, and connects anew"
     caller.close()
     late = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    late.connect(str(tmp_path / "socket"))
+    late.connect(holder.address)
     answers: list[dict[str, object] | None] = []
     asking = threading.Thread(target=lambda: answers.append(ask(late)))
     asking.start()
@@ -130,10 +132,10 @@ def test_kept_connections_are_closed_when_the_holder_ends(tmp_path: Path) -> Non
     holder.listener.close()
 
 
-def test_a_connection_not_kept_is_closed_after_its_answer(tmp_path: Path) -> None:
-    holder = Holder(str(tmp_path / "socket"), keep=False)
+def test_a_connection_not_kept_is_closed_after_its_answer() -> None:
+    holder = Holder(keep=False)
     caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    caller.connect(str(tmp_path / "socket"))
+    caller.connect(holder.address)
     answers: list[dict[str, object] | None] = []
     asking = threading.Thread(target=lambda: answers.append(ask(caller)))
     asking.start()
