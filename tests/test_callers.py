@@ -88,15 +88,29 @@ def ask(conn: socket.socket) -> dict[str, object] | None:
     return wire.receive(conn, time.monotonic() + 10)
 
 
-def test_a_kept_connection_carries_the_callers_next_request() -> None:
-    holder = Holder(keep=True)
+def connected(holder: Holder) -> socket.socket:
     caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     caller.connect(holder.address)
+    caller.settimeout(10)
+    return caller
+
+
+def answered(holder: Holder, caller: socket.socket, asks: int = 1) -> list[dict[str, object] | None]:
+    """The answers to `asks` requests the caller sends one after another on its connection, while
+    the holder serves them."""
     answers: list[dict[str, object] | None] = []
-    asking = threading.Thread(target=lambda: answers.extend([ask(caller), ask(caller)]))
+    taken = len(holder.asked) + asks
+    asking = threading.Thread(target=lambda: answers.extend(ask(caller) for _ in range(asks)))
     asking.start()
-    holder.serve(until=lambda: len(holder.asked) == 2 and not holder.callers.sending)
+    holder.serve(until=lambda: len(holder.asked) == taken and not holder.callers.sending)
     asking.join(10)
+    return answers
+
+
+def test_a_kept_connection_carries_the_callers_next_request() -> None:
+    holder = Holder(keep=True)
+    caller = connected(holder)
+    answers = answered(holder, caller, asks=2)
     assert [answer and answer.get(wire.KEPT) for answer in answers] == [True, True]
     assert holder.asked[0][0] == holder.asked[1][0], "both came on the one connection"
     assert not holder.callers.busy, "a kept connection is no caller at work: the shell may idle out"
@@ -108,25 +122,14 @@ def test_a_kept_connection_carries_the_callers_next_request() -> None:
 
 def test_kept_connections_are_closed_when_the_holder_ends() -> None:
     holder = Holder(keep=True)
-    caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    caller.connect(holder.address)
-    answered = threading.Thread(target=lambda: ask(caller))
-    answered.start()
-    holder.serve(until=lambda: len(holder.asked) == 1 and not holder.callers.sending)
-    answered.join(10)
+    caller = connected(holder)
+    answered(holder, caller)
     holder.callers.close_kept(ending=True)
-    caller.settimeout(10)
     assert caller.recv(1) == b"", "the caller finds it closed, and connects anew"
     caller.close()
-    late = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    late.connect(holder.address)
-    answers: list[dict[str, object] | None] = []
-    asking = threading.Thread(target=lambda: answers.append(ask(late)))
-    asking.start()
-    holder.serve(until=lambda: len(holder.asked) == 2 and not holder.callers.sending)
-    asking.join(10)
+    late = connected(holder)
+    answers = answered(holder, late)
     assert answers[0] is not None and wire.KEPT not in answers[0], "an ending holder keeps none"
-    late.settimeout(10)
     assert late.recv(1) == b""
     late.close()
     holder.listener.close()
@@ -134,15 +137,9 @@ def test_kept_connections_are_closed_when_the_holder_ends() -> None:
 
 def test_a_connection_not_kept_is_closed_after_its_answer() -> None:
     holder = Holder(keep=False)
-    caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    caller.connect(holder.address)
-    answers: list[dict[str, object] | None] = []
-    asking = threading.Thread(target=lambda: answers.append(ask(caller)))
-    asking.start()
-    holder.serve(until=lambda: len(holder.asked) == 1 and not holder.callers.sending)
-    asking.join(10)
+    caller = connected(holder)
+    answers = answered(holder, caller)
     assert answers[0] is not None and wire.KEPT not in answers[0]
-    caller.settimeout(10)
     assert caller.recv(1) == b""
     caller.close()
     holder.listener.close()
