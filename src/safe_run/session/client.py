@@ -281,8 +281,13 @@ def _send(session: Session, request: wire.Request, deadline: float) -> socket.so
         conn = session.connect(max(0.001, deadline - time.monotonic()))
     except TimeoutError:
         raise unresponsive(session, request) from None
-    if conn is None:
-        return None
+    return None if conn is None else _sent_on(conn, session, request, deadline)
+
+
+def _sent_on(conn: socket.socket, session: Session, request: wire.Request, deadline: float) -> socket.socket | None:
+    """`conn` (new, or kept from the last call) with the request sent on it; None when its holder
+    closed it: the request did not go (a closing holder left what says how the command ended; a
+    kept connection's caller connects anew)."""
     try:
         conn.settimeout(max(0.001, deadline - time.monotonic()))
         conn.sendall(wire.encode_request(request))
@@ -290,7 +295,7 @@ def _send(session: Session, request: wire.Request, deadline: float) -> socket.so
         conn.close()
         raise unresponsive(session, request) from None
     except OSError:
-        conn.close()  # the holder is closing: what it left says how the command ended
+        conn.close()
         return None
     return conn
 
@@ -350,7 +355,8 @@ def _ask_held(
     """As `_ask_interruptibly`, but None when no holder takes the request any more; `line`: see
     `ask_warm`, and where the connection is kept if its holder keeps it."""
     deadline = _deadline(request)
-    conn = _send_again(line.take(session), request, deadline) if line is not None else None
+    reused = line.take(session) if line is not None else None
+    conn = _sent_on(reused, session, request, deadline) if reused is not None else None
     if conn is None:
         conn = _send(session, request, deadline)
     if conn is None:
@@ -382,20 +388,6 @@ def _ask_held(
             line.keep(session, conn)
         else:
             conn.close()
-
-
-def _send_again(conn: socket.socket | None, request: wire.Request, deadline: float) -> socket.socket | None:
-    """`conn`, a connection its holder kept, with the request sent on it; None when there is none,
-    or it was closed after all (the request did not go: a new connection carries it)."""
-    if conn is None:
-        return None
-    try:
-        conn.settimeout(max(0.001, deadline - time.monotonic()))
-        conn.sendall(wire.encode_request(request))
-    except OSError:
-        conn.close()
-        return None
-    return conn
 
 
 def interrupt(session: Session, signal_name: str = "SIGINT", about: str | None = None) -> Result:
