@@ -84,9 +84,14 @@ def unframed(message: bytes) -> bytes:
 
 
 def send_with_descriptors(channel: socket.socket, data: bytes, fds: list[int]) -> None:
-    """`data` to a child forked ahead, the descriptors `fds` passed with its first bytes."""
+    """`data` to a child forked ahead, the descriptors `fds` passed with its first bytes.
+
+    Nothing more is sent once all of it went: the child may have read it and closed its end by
+    then, and even an empty send would find the channel broken (a hand-over that worked, taken
+    for one that failed)."""
     sent = channel.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
-    channel.sendall(data[sent:])
+    if sent < len(data):
+        channel.sendall(data[sent:])
 
 
 def receive_with_descriptors(
