@@ -116,9 +116,10 @@ def test_a_shell_asked_for_a_moment_after_the_server_started_is_ready_with_its_r
     (api_env.home / ".bashrc").write_text(f"loaded_at=$(date +%s.%N)\nrc_fn() {{ echo fn; }}\necho $$ >> {loaded}\n")
     forks.close()
     server = ForkServer().open()  # started once the rc is there
+    served: list[int] = []  # closed, though their holders may not have ended yet
     try:
         for _ in range(5):
-            kept = kept_shell_ready(server, loaded)
+            kept = kept_shell_ready(server, loaded, besides=served)
             made = time.time()
             result = calls.run_in_shell("ahead", calls.request("echo $$ $loaded_at; rc_fn"), None, launcher=server)
             shell, loaded_at, *rest = result.output.split()
@@ -128,9 +129,10 @@ def test_a_shell_asked_for_a_moment_after_the_server_started_is_ready_with_its_r
                 return
             assert float(loaded_at) > made, f"a shell of its own, with its rc loaded before the request: {result}"
             calls.close_shell("ahead")
+            served.append(int(shell))
         raise AssertionError("no request of five took the shell kept for it")
     finally:
-        calls.close_shell("ahead")
+        calls.close_if_open(lambda: calls.close_shell("ahead"))
         server.close()
 
 
