@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from ..core.tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
-from .posix import EXE_PROBE, arrival, bash_with_stdin, header, line_end, lines, scoped, sourced_heal_line
+from .posix import EXE_PROBE, LINE_END, arrival, bash_with_stdin, header, lines, scoped, sourced_heal_line
 
 # An alias of the integration's: C, the command, and the line's own end (see integration.bash).
 RUN = " __sr_c"
+RUN_LINE = (RUN + "\r").encode()
 # After the integration is loaded again, in the same line: what the alias `__sr_c` stands for,
 # spelled out, since the line was read before the alias existed (after `exec bash`, the function
 # of the same name would run the command inside it, its `declare`s then local).
@@ -34,18 +35,12 @@ def launch(setup: RunSetup) -> Launch:
 
 def live_lines(setup: RunSetup) -> Lines:
     """What to type into this shell, healing included; also for a shell a command started by `exec`."""
-    return lines(setup, run_line(setup), heal_line(setup))
-
-
-def run_line(setup: RunSetup) -> bytes:
-    """C, the command, and the line's own end (see `posix.line_end`), all in the alias typed."""
-    line_end(setup)
-    return (RUN + "\r").encode()
+    return lines(setup, RUN_LINE, heal_line(setup))
 
 
 def heal_line(setup: RunSetup) -> bytes:
     """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
-    return sourced_heal_line(setup, "bash", REINJECT_HEAD, (HEAL_RUN + line_end(setup) + "\r").encode())
+    return sourced_heal_line(setup, "bash", REINJECT_HEAD, (HEAL_RUN + LINE_END + "\r").encode())
 
 
 def plain_launch(setup: RunSetup) -> Launch:

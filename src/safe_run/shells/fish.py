@@ -85,13 +85,14 @@ def run_line(setup: RunSetup) -> bytes:
 
 
 def line_end(setup: RunSetup) -> str:
-    """fish's ` builtin source $__sr_end` at the end of each typed line: as `posix.line_end`, in fish's words."""
+    """fish's ` builtin source $__sr_end` at the end of each typed line: what `posix.LINE_END` is to bash and zsh."""
     line_end_script(setup)
     return " builtin source $__sr_end"
 
 
 def line_end_script(setup: RunSetup) -> Path:
-    """As `posix.line_end_script`, in fish's words: the record, then D, before any event handler."""
+    """The file `line_end` sources, written once per shell: the record, then D, before any event
+    handler (see `posix.LINE_END`)."""
     script = setup.workdir / "line-end.fish"
     if not script.exists():
         script.write_text(

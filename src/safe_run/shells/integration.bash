@@ -3,6 +3,7 @@
 # earlier self, and must leave one copy). The header written above it by safe-run defines:
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_cmd           the file holding the command text
+#   __sr_status_file   where each typed line records its end (see `__sr_line_end`)
 # Everything here must work under `set -u` and must not disturb `$?`.
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
@@ -58,29 +59,48 @@ __sr_trap_term() {
 __sr_trap_term
 
 # Run before the command: C marks where its output begins, and carries the last process id given
-# out then: what the shell started before it (its preexec hooks') is not the command's.
+# out then: what the shell started before it (its preexec hooks') is not the command's. It reads
+# the command into __sr_text and returns the status it was called with, so that the command's `$?`
+# is the last command's, as at a prompt (a command substitution in eval's words would make it 0);
+# but under `set -e`, where that status would end the shell.
 __sr_start() {
+    builtin local __sr_status=$?
     __sr_running=1
     { builtin read -r __sr_start_pid </proc/sys/kernel/ns_last_pid; } 2>/dev/null || __sr_start_pid=
+    IFS= builtin read -r -d '' __sr_text <"$__sr_cmd" || builtin :
     __sr_mark "C;$__sr_start_pid"
+    [[ $- == *e* ]] || builtin return "$__sr_status"
+}
+
+# The end of every typed line (see `posix.LINE_END`): the line's status and the last process id
+# given out then, recorded, then D; `$?` stays the line's.
+__sr_line_end() {
+    builtin local __sr_line_status=$? __sr_last_pid=
+    __sr_running=
+    { builtin read -r __sr_last_pid </proc/sys/kernel/ns_last_pid; } 2>/dev/null
+    builtin echo "$__sr_line_status $__sr_last_pid" >>"$__sr_status_file"
+    __sr_mark "D;$__sr_line_status"
+    builtin return "$__sr_line_status"
 }
 
 # The line typed for each command is ` __sr_c`: the line editor reads what is typed one byte at
 # a time, so the line is kept short and bash expands it as it reads it into C, the command read
-# from its file, run at the top level as if typed at the prompt, and the line's own end (see
-# `posix.line_end`). Where aliases are off (`shopt -u expand_aliases`, `unalias -a`), `__sr_c` is
-# this function, which does the same with the command inside it (its `local` and `declare` are
-# then the function's), and makes the alias again for the next line.
-__sr_line='__sr_start; builtin eval -- "$(<"$__sr_cmd")"; builtin . "$__sr_end"'
+# from its file, run at the top level as if typed at the prompt, and the line's own end. Where
+# aliases are off (`shopt -u expand_aliases`, `unalias -a`), `__sr_c` is this function, which does
+# the same with the command inside it (its `local` and `declare` are then the function's), and
+# makes the alias again for the next line.
+__sr_line='__sr_start; builtin eval -- "$__sr_text"; __sr_line_end'
 function __sr_c {
+    builtin local __sr_status=$?
     builtin alias __sr_c="$__sr_line"
+    [[ $- == *e* ]] || __sr_set_status "$__sr_status"
     __sr_start
-    builtin eval -- "$(<"$__sr_cmd")"
-    builtin . "$__sr_end"
+    builtin eval -- "$__sr_text"
+    __sr_line_end
 }
 builtin alias __sr_c="$__sr_line"
 
-# The typed line sends D at its own end (see `posix.line_end`). A line the shell abandoned before
+# The typed line sends D at its own end (`__sr_line_end`). A line the shell abandoned before
 # its end (Ctrl-C, an error that aborts it) has not: the first hook, with `$?` still the line's
 # status, records it and sends D in its place.
 __sr_set_status() {
@@ -91,7 +111,7 @@ __sr_precmd() {
     builtin local __sr_status=$?
     if [ -n "$__sr_running" ]; then
         __sr_set_status "$__sr_status"
-        builtin . "$__sr_end"
+        __sr_line_end
     fi
     builtin return "$__sr_status"
 }

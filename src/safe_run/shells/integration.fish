@@ -22,7 +22,7 @@ function __sr_start
     __sr_mark "C;$__sr_start_pid"
 end
 
-# The typed line sends D at its own end (see `posix.line_end`). A line fish abandoned before its
+# The typed line sends D at its own end (see `fish.line_end`). A line fish abandoned before its
 # end (Ctrl-C) has not: postexec, with `$status` still the line's, records it and sends D in its place.
 function __sr_postexec --on-event fish_postexec
     set -l __sr_status $status

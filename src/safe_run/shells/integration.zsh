@@ -3,6 +3,7 @@
 # here may find its own earlier self, and must leave one copy). The header defines:
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_cmd           the file holding the command text
+#   __sr_status_file   where each typed line records its end (see `__sr_line_end`)
 # Everything here must work under `set -u` (NO_UNSET) and must not disturb `$?`.
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
@@ -24,7 +25,14 @@ fi
 
 # Typed by safe-run right before the command: C marks where its output begins, and carries the
 # last process id given out then: what the shell started before it (its preexec hooks') is not the command's.
+# It first removes the alias `__sr_c` (see below), and returns the status it was called with, so
+# that the command's `$?` is the last command's, as at a prompt; but under ERR_EXIT, where that
+# status would end the shell.
 __sr_start() {
+    builtin local __sr_status=$?
+    if (( ${+aliases[__sr_c]} )); then
+        builtin unalias __sr_c
+    fi
     if [[ -n $__sr_comments ]]; then
         builtin setopt "$__sr_comments"
         __sr_comments=
@@ -32,30 +40,44 @@ __sr_start() {
     __sr_running=1
     { __sr_start_pid=$(</proc/sys/kernel/ns_last_pid); } 2>/dev/null || __sr_start_pid=
     __sr_mark "C;$__sr_start_pid"
+    [[ -o ERR_EXIT ]] || builtin return $__sr_status
+}
+
+# The end of every typed line (see `posix.LINE_END`): the line's status and the last process id
+# given out then, recorded, then D; `$?` stays the line's. The id is read without starting a
+# process: zsh's `read` takes a byte at a time, which a /proc/sys file does not serve, and its
+# `$(<file)` reads the file itself.
+__sr_line_end() {
+    builtin local __sr_line_status=$? __sr_last_pid=
+    __sr_running=
+    { __sr_last_pid=$(</proc/sys/kernel/ns_last_pid); } 2>/dev/null
+    builtin echo "$__sr_line_status $__sr_last_pid" >>"$__sr_status_file"
+    __sr_mark "D;$__sr_line_status"
+    builtin return $__sr_line_status
 }
 
 # The line typed for each command is ` __sr_c`: the line editor reads what is typed one byte at a
 # time, and a plugin such as zsh-syntax-highlighting redraws the whole line at each, so the line is
-# kept short. It runs C, the command, and the line's own end (see `posix.line_end`). Run through
+# kept short. It runs C, the command, and the line's own end (`__sr_line_end`). Run through
 # `eval`, the command's pipelines would sit inside eval's own, which holds job number 1 while it
 # runs, so its first background job would be %2 and `kill %1` would miss it. So when the run line
 # is accepted, before zsh reads it, a line-finish hook makes `__sr_c` an alias of all three, the
 # command's text on lines of its own (its newline ends a trailing comment there): the command's
-# pipelines are the line's own. The alias removes itself first thing, so it never runs a command
-# twice. Comments in it count, as they do in eval's text, for the reading of this line only: the
+# pipelines are the line's own. Its `__sr_start` removes the alias first thing, so it never runs a
+# command twice. Comments in it count, as they do in eval's text, for the reading of this line only: the
 # option is put back before the command runs. Without the hook (no ZLE, an old zsh, aliases off),
 # `__sr_c` is this function, and it runs the command through eval.
 __sr_c() {
     __sr_start
     builtin eval "$(<$__sr_cmd)"
-    builtin . "$__sr_end"
+    __sr_line_end
 }
 
 typeset -g __sr_comments=
 
 __sr_line_finish() {
     if [[ $BUFFER == ' __sr_c' ]]; then
-        builtin alias __sr_c="builtin unalias __sr_c; __sr_start"$'\n'"$(<$__sr_cmd)"$'\n''builtin . "$__sr_end"'
+        builtin alias __sr_c="__sr_start"$'\n'"$(<$__sr_cmd)"$'\n'__sr_line_end
         [[ -o INTERACTIVE_COMMENTS ]] && __sr_comments=INTERACTIVE_COMMENTS || __sr_comments=NO_INTERACTIVE_COMMENTS
         builtin setopt INTERACTIVE_COMMENTS
     fi
@@ -66,7 +88,7 @@ if builtin autoload -Uz add-zle-hook-widget 2>/dev/null; then
     add-zle-hook-widget line-finish __sr_line_finish 2>/dev/null
 fi
 
-# The typed line sends D at its own end (see `posix.line_end`). A line the shell abandoned before
+# The typed line sends D at its own end (`__sr_line_end`). A line the shell abandoned before
 # its end (Ctrl-C, an error that aborts it) has not: the first precmd hook, with `$?` still the
 # line's status, records it and sends D in its place.
 __sr_set_status() {
@@ -77,7 +99,7 @@ __sr_precmd() {
     builtin local __sr_status=$?
     if [[ -n $__sr_running ]]; then
         __sr_set_status $__sr_status
-        builtin . "$__sr_end"
+        __sr_line_end
     fi
     builtin return $__sr_status
 }

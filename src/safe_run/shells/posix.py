@@ -23,18 +23,20 @@ STATUS_QUERY = " {builtin} printf '\\033]633;D;%s;%s\\007' \"$?\" {nonce} " + TO
 RUN_BUILTIN = "command"
 # Prints the program running it (Linux /proc; nothing elsewhere): doctor names an rc file's `exec`.
 EXE_PROBE = "command readlink /proc/$$/exe 2>/dev/null; true"
-# The line's record: its status, then the last process id given out when it ended (from /proc on
-# Linux, nothing elsewhere), read without starting a process: zsh's `read` takes a byte at a time,
-# which a /proc/sys file does not serve, and its `$(<file)` reads the file itself.
-RECORD_POSIX = ('if [ -n "${{ZSH_VERSION-}}" ]; then\n'
-                '    {{ __sr_last_pid=$(</proc/sys/kernel/ns_last_pid); }} 2>/dev/null || __sr_last_pid=\n'
-                'else\n'
-                '    {{ builtin read -r __sr_last_pid </proc/sys/kernel/ns_last_pid; }} 2>/dev/null || __sr_last_pid=\n'
-                'fi\n'
-                'builtin echo "$__sr_line_status $__sr_last_pid" >>{status_file}')
-# D from the line's own end, to the terminal itself (see `__sr_mark` in the integration).
-END_MARK_POSIX = ("{ builtin printf '\\033]633;D;%s;%s\\007' \"$__sr_line_status\" \"${__sr_nonce-}\" >/dev/tty; } 2>/dev/null ||\n"
-                  "    builtin printf '\\033]633;D;%s;%s\\007' \"$__sr_line_status\" \"${__sr_nonce-}\"")
+# The end of every command line typed into bash or zsh: `__sr_line_end` of their integration.
+#
+# The line's end is the command's: everything the shell does after it (its prompt hooks, what they
+# print, what they start in the background) is the shell's. So the function records the command's
+# exit status and the last process id the system gave out (what the shell starts from here on is
+# its prompt's work, see `cleanup`) in the status file, then sends D itself, before any hook, and
+# returns the status, so that `$?` stays the command's for the hooks and the user's prompt. The
+# record comes first: an end mark counts only once the shell has recorded the line's status (see
+# `tracker.EndCheck`). A shell that reads its terminal without that record is still inside the
+# line (a `read`, `select` or `vared` of the command), and nothing is typed into it. Builtins only,
+# and `>>`, which noclobber lets through: a command that changed PATH or the options still cannot
+# stop it. A function, not a file sourced on every line: bash opened, read and parsed that file
+# each time, about 30 us of the 0.25 ms bash spends on a command here.
+LINE_END = " __sr_line_end"
 # A POSIX shell's prompt takes the mark as it is (see `marked_prompt`).
 PROMPT_MARK = ("", "")
 # The shells whose `-n` is known to parse POSIX text; the text of any other is not checked.
@@ -52,47 +54,11 @@ def header(setup: RunSetup) -> str:
     return (
         f"__sr_nonce={quote(setup.nonce)}\n"
         f"__sr_cmd={quote(str(setup.command_file))}\n"
-        f"__sr_end={quote(str(line_end_script(setup)))}\n"
+        f"__sr_status_file={quote(str(status_file(setup)))}\n"
         f"__sr_cwd={quote(setup.cwd)}\n"
         f"__sr_load_rc={1 if setup.load_rc else 0}\n"
         f"__sr_apply_env() {{\n{exports}    builtin :\n}}\n"
     )
-
-
-def line_end(setup: RunSetup) -> str:
-    """` builtin . "$__sr_end"`: the end of every command line typed into bash or zsh.
-
-    The line's end is the command's: everything the shell does after it (its prompt hooks, what
-    they print, what they start in the background) is the shell's. So the file records the
-    command's exit status and the last process id the system gave out (what the shell starts
-    from here on is its prompt's work, see `cleanup`), then sends D itself, before any hook,
-    and returns the status, so that `$?` stays the command's for the hooks and the user's
-    prompt. The record comes first: an end mark counts only once the shell has recorded the
-    line's status (see `tracker.EndCheck`). A shell that reads its terminal without that record
-    is still inside the line (a `read`, `select` or `vared` of the command), and nothing is typed
-    into it. Builtins only, and `>>`, which noclobber lets through: a command that changed PATH
-    or the options still cannot stop it. The path is in a variable of the integration's header
-    because the line editor reads what is typed one byte at a time (a few microseconds each in
-    bash, more in zsh): spelled out on every line, it cost more than the rest of the line's work.
-    """
-    line_end_script(setup)
-    return ' builtin . "$__sr_end"'
-
-
-def line_end_script(setup: RunSetup) -> Path:
-    """The file `line_end` sources, written once per shell. It holds no secret: the nonce is the
-    shell's variable, and the file stays on disk for the shell's life."""
-    script = setup.workdir / "line-end.sh"
-    if not script.exists():
-        script.write_text(
-            "__sr_line_status=$?\n"
-            "__sr_running=\n"
-            f"{RECORD_POSIX.format(status_file=quote(str(status_file(setup))))}\n"
-            f"{END_MARK_POSIX}\n"
-            'builtin return "$__sr_line_status"\n',
-            encoding="utf-8",
-        )
-    return script
 
 
 def lines(setup: RunSetup, integrated: bytes, heal: bytes = b"", prompt_mark: tuple[str, str] | None = None,

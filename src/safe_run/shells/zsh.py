@@ -9,10 +9,11 @@ from pathlib import Path
 from ..core.tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
-from .posix import EXE_PROBE, arrival, header, line_end, lines, quote, scoped, sourced_heal_line
+from .posix import EXE_PROBE, LINE_END, arrival, header, lines, quote, scoped, sourced_heal_line
 
 # An alias the integration's line-finish hook makes: C, the command, and the line's own end.
 RUN = " __sr_c"
+RUN_LINE = (RUN + "\r").encode()
 # After the integration is loaded again, in the same line: the command through eval at the top
 # level. The line-finish hook that makes `__sr_c` the command's own text is not there when the
 # line is read (after `exec zsh`), and the function `__sr_c` would make its `typeset`s local.
@@ -30,18 +31,12 @@ def launch(setup: RunSetup) -> Launch:
 
 def live_lines(setup: RunSetup) -> Lines:
     """What to type into this shell, healing included; also for a shell a command started by `exec`."""
-    return lines(setup, run_line(setup), heal_line(setup), run_builtin="builtin")
-
-
-def run_line(setup: RunSetup) -> bytes:
-    """C, the command, and the line's own end (see `posix.line_end`), all in the alias typed."""
-    line_end(setup)
-    return (RUN + "\r").encode()
+    return lines(setup, RUN_LINE, heal_line(setup), run_builtin="builtin")
 
 
 def heal_line(setup: RunSetup) -> bytes:
     """The run line that first loads the integration into the live shell again (see `Lines.heal`)."""
-    return sourced_heal_line(setup, "zsh", REINJECT_HEAD, (HEAL_RUN + line_end(setup) + "\r").encode())
+    return sourced_heal_line(setup, "zsh", REINJECT_HEAD, (HEAL_RUN + LINE_END + "\r").encode())
 
 
 def plain_launch(setup: RunSetup) -> Launch:
