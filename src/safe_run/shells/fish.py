@@ -85,7 +85,8 @@ def run_line(setup: RunSetup) -> bytes:
 
 
 def line_end(setup: RunSetup) -> str:
-    """fish's ` builtin source $__sr_end` at the end of each typed line: what `posix.LINE_END` is to bash and zsh."""
+    """fish's ` builtin source $__sr_end` at the end of each typed line: what `posix.LINE_END` is
+    to bash and zsh."""
     line_end_script(setup)
     return " builtin source $__sr_end"
 

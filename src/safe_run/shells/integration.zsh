@@ -64,8 +64,8 @@ __sr_line_end() {
 # is accepted, before zsh reads it, a line-finish hook makes `__sr_c` an alias of all three, the
 # command's text on lines of its own (its newline ends a trailing comment there): the command's
 # pipelines are the line's own. Its `__sr_start` removes the alias first thing, so it never runs a
-# command twice. Comments in it count, as they do in eval's text, for the reading of this line only: the
-# option is put back before the command runs. Without the hook (no ZLE, an old zsh, aliases off),
+# command twice. Comments in it count, as they do in eval's text, for the reading of this line
+# only: the option is put back before the command runs. Without the hook (no ZLE, an old zsh, aliases off),
 # `__sr_c` is this function, and it runs the command through eval.
 __sr_c() {
     __sr_start
