@@ -163,14 +163,14 @@ def test_state_is_kept_from_one_call_to_the_next(each_shell: Shells, tmp_path: P
     assert after.json["reinjected"] == []
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh"])
-def test_a_command_sees_the_last_ones_status_as_at_a_prompt(shells: Shells, shell: str) -> None:
+@pytest.mark.parametrize(("shell", "last_status"), [("bash", "$?"), ("zsh", "$?"), ("fish", "$status")])
+def test_a_command_sees_the_last_ones_status_as_at_a_prompt(shells: Shells, shell: str, last_status: str) -> None:
     """`$?` in a command is the status of the command before it, as a person typing at the prompt
     sees it, though the shell ran safe-run's own line in between."""
     shell_path(shell)
     for code in (3, 0, 130):
         shells.run("q", f"sh -c 'exit {code}'", shell=shell)
-        assert shells.result("q", "echo $?", shell=shell)["output"] == f"{code}\n"
+        assert shells.result("q", f"echo {last_status}", shell=shell)["output"] == f"{code}\n"
 
 
 # 2. A virtual environment activated in one call is active in the next ---------------------------

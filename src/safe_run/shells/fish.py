@@ -12,7 +12,7 @@ from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import TO_TERMINAL, status_file
 
-RUN = " __sr_start; eval (string collect < $__sr_cmd);"
+RUN = " __sr_start; eval $__sr_text;"
 
 
 def quote(value: str) -> str:

@@ -15,11 +15,17 @@ set -g __sr_running
 
 # Typed by safe-run right before the command: C marks where its output begins, and carries the
 # last process id given out then: what the shell started before it (its preexec hooks') is not the command's.
+# It reads the command into __sr_text and returns the status it was called with, so that the
+# command's `$status` is the last command's, as at a prompt (a command substitution in eval's
+# words would make it 0).
 function __sr_start
+    set -l __sr_status $status
     set -g __sr_running 1
     set -g __sr_start_pid
     test -r /proc/sys/kernel/ns_last_pid; and builtin read -g __sr_start_pid </proc/sys/kernel/ns_last_pid
+    set -g __sr_text (string collect < $__sr_cmd)
     __sr_mark "C;$__sr_start_pid"
+    return $__sr_status
 end
 
 # The typed line sends D at its own end (see `fish.line_end`). A line fish abandoned before its
