@@ -378,14 +378,24 @@ class Call:
     def __init__(self, connection: Connection, owned: bool = True) -> None:
         self.connection = connection
         self.owned = owned
-        self.wakeup = Wakeup()
+        self._wakeup: Wakeup | None = None
         self.session_id: str | None = None
         self.warm: Session | None = None  # the shell asked from the event loop, while it is
+
+    @property
+    def wakeup(self) -> Wakeup:
+        """What a step's worker watches besides its work, made on first need and only in the event
+        loop's thread (a step hands it to its worker): most calls, a warm shell's command asked
+        from the loop itself, need none, and a pipe made and closed again for nothing was 2% of
+        the server's work on each."""
+        if self._wakeup is None:
+            self._wakeup = Wakeup()
+        return self._wakeup
 
     def end_now(self) -> None:
         """The server stops: the command is stopped as SIGTERM would stop it (a named shell's is
         left running, and the call stops waiting), so that the call is answered before the
-        server goes. Callable from any thread."""
+        server goes."""
         if not self.owned:
             self.wakeup.release()
             return
@@ -394,13 +404,14 @@ class Call:
         if warm is not None:
             threading.Thread(target=_interrupt, args=(warm, "SIGTERM"), daemon=True).start()
 
-    async def step(self, work: Callable[[], Result]) -> Result:
+    async def step(self, work: Callable[[Wakeup], Result]) -> Result:
         done = threading.Event()
         box: list[Result | BaseException] = []
+        wakeup = self.wakeup
 
         def worker() -> None:
             try:
-                box.append(self.connection.saw(work()))
+                box.append(self.connection.saw(work(wakeup)))
             except BaseException as exc:  # handed to the awaiting task
                 box.append(exc)
             finally:
@@ -483,7 +494,8 @@ class Call:
                 pass
 
     def close(self) -> None:
-        self.wakeup.close()
+        if self._wakeup is not None:
+            self._wakeup.close()
 
 
 async def _carrying(session: Session, data: bytes, kept: client.Line) -> socket.socket | None:
@@ -636,14 +648,14 @@ class Tools:
         wait = MAX_WAIT_S if step is None else step
         try:
             if shell is None:
-                result = await call.step(lambda: calls.run_in_session(request, wait, self.launcher, wakeup=call.wakeup))
+                result = await call.step(lambda wakeup: calls.run_in_session(request, wait, self.launcher, wakeup=wakeup))
             else:
                 started = shell in call.connection.shells_used
                 call.connection.shells_used.add(shell)
                 answer = await call.in_warm_shell(shell, request, step, scope) if started else None
                 result = answer if answer is not None else await call.step(
-                    lambda: calls.run_in_shell(
-                        shell, request, step, scope, started=started, wakeup=call.wakeup, launcher=self.launcher,
+                    lambda wakeup: calls.run_in_shell(
+                        shell, request, step, scope, started=started, wakeup=wakeup, launcher=self.launcher,
                     )
                 )
             if progress:
@@ -675,7 +687,7 @@ class Tools:
                 return replace(result, output=shown)
             wait = PROGRESS_STEP_S if remaining is None else min(PROGRESS_STEP_S, remaining)
             session_id = result.session_id
-            result = await call.step(lambda: follow(session_id, wait))
+            result = await call.step(lambda _: follow(session_id, wait))
         return replace(result, output=shown + result.output) if result.session_id is not None else result
 
     async def tool_poll(
