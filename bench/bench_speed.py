@@ -221,13 +221,13 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from safe_run.mcp.server import TOOLS, StdinLines, StdoutLines
+from safe_run.mcp.server import TOOLS, StdinLines, StdoutLines, _answer
 from safe_run.core.result import Reason, Result, ShellInfo, Status, Strategy
 
-RESULT = Result(Status.COMPLETED, 0, Strategy.RICH, Reason.SHELL_INTEGRATION, "true", ShellInfo("bash", "/bin/bash"))
-DONE = types.CallToolResult(
-    content=[types.TextContent(type="text", text="completed, exit code 0")], structured_content=RESULT.to_dict()
-)
+RESULT = Result(Status.COMPLETED, 0, Strategy.RICH, Reason.SHELL_INTEGRATION, "true", ShellInfo("bash", "/bin/bash"),
+                shell_id="0123456789abcdef01234567", shell_name="mcp-0123456789ab", cwd="/tmp", fresh=False,
+                recording="/tmp/safe-run/sessions/0123456789abcdef01234567/recording.cast")
+DONE = _answer(RESULT)  # the answer the server gives, both its texts and its structured content
 
 async def listed(ctx, params):
     return types.ListToolsResult(tools=TOOLS)
