@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from glob import escape, glob
-from pathlib import Path
 
 from ..core.tracker import Lines
 from . import Launch, RunSetup, integration_script
 from .kind import DoctorFacts, ShellKind, SyntaxFacts
 from .posix import TO_TERMINAL, status_file
 
-RUN = " __sr_start; eval $__sr_text;"
+# C, the command, and the line's own end (`__sr_line_end` of integration.fish, as `posix.LINE_END`
+# is bash's and zsh's).
+RUN_LINE = b" __sr_start; eval $__sr_text; __sr_line_end\r"
 
 
 def quote(value: str) -> str:
@@ -25,7 +26,7 @@ def header(setup: RunSetup) -> str:
     return (
         f"set -g __sr_nonce {quote(setup.nonce)}\n"
         f"set -g __sr_cmd {quote(str(setup.command_file))}\n"
-        f"set -g __sr_end {quote(str(line_end_script(setup)))}\n"
+        f"set -g __sr_status_file {quote(str(status_file(setup)))}\n"
         f"set -g __sr_cwd {quote(setup.cwd)}\n"
         f"function __sr_apply_env\n{exports}end\n"
     )
@@ -76,38 +77,7 @@ def launch(setup: RunSetup) -> Launch:
 
 def live_lines(setup: RunSetup) -> Lines:
     """What to type into this shell, healing included; also for a shell a command started by `exec`."""
-    return lines(setup, run_line(setup), heal_line(setup))
-
-
-def run_line(setup: RunSetup) -> bytes:
-    """C, the command, and the line's own end (see `line_end`)."""
-    return (RUN + line_end(setup) + "\r").encode()
-
-
-def line_end(setup: RunSetup) -> str:
-    """fish's ` builtin source $__sr_end` at the end of each typed line: what `posix.LINE_END` is
-    to bash and zsh."""
-    line_end_script(setup)
-    return " builtin source $__sr_end"
-
-
-def line_end_script(setup: RunSetup) -> Path:
-    """The file `line_end` sources, written once per shell: the record, then D, before any event
-    handler (see `posix.LINE_END`)."""
-    script = setup.workdir / "line-end.fish"
-    if not script.exists():
-        script.write_text(
-            "set -g __sr_line_status $status\n"
-            "set -g __sr_running\n"
-            "set -g __sr_last_pid\n"
-            "test -r /proc/sys/kernel/ns_last_pid; and builtin read -g __sr_last_pid </proc/sys/kernel/ns_last_pid\n"
-            f"builtin echo $__sr_line_status $__sr_last_pid >> {quote(str(status_file(setup)))}\n"
-            "builtin printf '\\e]633;D;%s;%s\\a' $__sr_line_status \"$__sr_nonce\" 2>/dev/null >/dev/tty\n"
-            "or builtin printf '\\e]633;D;%s;%s\\a' $__sr_line_status \"$__sr_nonce\"\n"
-            "return $__sr_line_status\n",
-            encoding="utf-8",
-        )
-    return script
+    return lines(setup, RUN_LINE, heal_line(setup))
 
 
 def heal_line(setup: RunSetup) -> bytes:
@@ -115,7 +85,7 @@ def heal_line(setup: RunSetup) -> bytes:
     script = setup.workdir / "reinject.fish"
     if not script.exists():
         script.write_text(header(setup) + integration_script("integration.fish") + "__sr_mark R\n", encoding="utf-8")
-    return f" source {quote(str(script))};".encode() + run_line(setup)
+    return f" source {quote(str(script))};".encode() + RUN_LINE
 
 
 def plain_launch(setup: RunSetup) -> Launch:

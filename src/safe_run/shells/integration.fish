@@ -3,6 +3,7 @@
 # earlier self, and must leave one copy). The header written above it by safe-run defines:
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_cmd           the file holding the command text
+#   __sr_status_file   where each typed line records its end (see `__sr_line_end`)
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
 # neither loses them nor finds the nonce in its file.
@@ -28,13 +29,25 @@ function __sr_start
     return $__sr_status
 end
 
-# The typed line sends D at its own end (see `fish.line_end`). A line fish abandoned before its
-# end (Ctrl-C) has not: postexec, with `$status` still the line's, records it and sends D in its place.
+# The end of every typed line, before any event handler (see `posix.LINE_END`): the line's status
+# and the last process id given out then, recorded, then D; `$status` stays the line's.
+function __sr_line_end
+    set -l __sr_line_status $status
+    set -g __sr_running
+    set -l __sr_last_pid
+    test -r /proc/sys/kernel/ns_last_pid; and builtin read -l __sr_last_pid </proc/sys/kernel/ns_last_pid
+    builtin echo $__sr_line_status $__sr_last_pid >>$__sr_status_file
+    __sr_mark "D;$__sr_line_status"
+    return $__sr_line_status
+end
+
+# The typed line sends D at its own end. A line fish abandoned before its end (Ctrl-C) has not:
+# postexec, with `$status` still the line's, records it and sends D in its place.
 function __sr_postexec --on-event fish_postexec
     set -l __sr_status $status
     if test -n "$__sr_running"
         __sr_return $__sr_status
-        builtin source $__sr_end
+        __sr_line_end
     end
 end
 
