@@ -25,12 +25,13 @@ fi
 
 # Typed by safe-run right before the command: C marks where its output begins, and carries the
 # last process id given out then: what the shell started before it (its preexec hooks') is not the command's.
-# It first removes the alias `__sr_c` (see below), and returns the status it was called with, so
-# that the command's `$?` is the last command's, as at a prompt; but under ERR_EXIT, where that
-# status would end the shell.
+# It first removes the alias `__sr_c` the line-finish hook made for this line (see below), and
+# returns the status it was called with, so that the command's `$?` is the last command's, as at
+# a prompt; but under ERR_EXIT, where that status would end the shell.
 __sr_start() {
     builtin local __sr_status=$?
-    if (( ${+aliases[__sr_c]} )); then
+    if [[ -n $__sr_aliased ]]; then
+        __sr_aliased=
         builtin unalias __sr_c
     fi
     if [[ -n $__sr_comments ]]; then
@@ -73,11 +74,12 @@ __sr_c() {
     __sr_line_end
 }
 
-typeset -g __sr_comments=
+typeset -g __sr_comments= __sr_aliased=
 
 __sr_line_finish() {
     if [[ $BUFFER == ' __sr_c' ]]; then
         builtin alias __sr_c="__sr_start"$'\n'"$(<$__sr_cmd)"$'\n'__sr_line_end
+        __sr_aliased=1
         [[ -o INTERACTIVE_COMMENTS ]] && __sr_comments=INTERACTIVE_COMMENTS || __sr_comments=NO_INTERACTIVE_COMMENTS
         builtin setopt INTERACTIVE_COMMENTS
     fi
