@@ -166,6 +166,21 @@ def test_a_shell_asked_on_its_kept_connection_and_by_new_callers_in_turn_answers
         assert sh.run("echo again $X").output == "again 1\n"
 
 
+def test_calls_without_a_pause_still_have_their_records_written(private_store: Path) -> None:
+    """A loop of calls leaves a shell's holder no quiet moment to write each command's record in;
+    once the results owed hold more output than a bound, the oldest are written as commands end,
+    so that the holder does not keep every output for as long as the loop lasts."""
+    from safe_run.session.shell_holder import OWED_OUTPUT_MAX
+
+    size = OWED_OUTPUT_MAX // 6
+    with Shell() as sh:
+        for _ in range(16):
+            result = sh.run(f"head -c {size} /dev/zero | tr '\\0' x")
+            assert (result.status.value, len(result.output)) == ("completed", size)
+        written = list(private_store.glob("run/safe-run/*/result.json"))
+        assert len(written) >= 16 - 6 - 1, written
+
+
 def test_closing_a_shell_ends_its_jobs() -> None:
     sh = Shell()
     # The job is named by what it runs once it has exec'd sleep (before, it is a fork of bash).

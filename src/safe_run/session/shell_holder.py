@@ -41,6 +41,13 @@ from .store import SESSION_ID, Session, SessionStore
 
 # A named shell's records of its commands are written once nothing was asked of it for this long.
 KEEP_AFTER_S = 0.05
+# How many of those records may wait at most, and how much output their results may hold. Calls
+# that come without a pause (a loop of `Shell.run`) leave no quiet moment: every result, its
+# output with it, was kept until the loop stopped (100 KB of output a call made the holder 60 MB
+# larger in 600 calls). Past either, the oldest are written as each command ends, once its
+# answer is out; below them, a burst of calls pays for no write (about 0.2 ms a command).
+OWED_MAX = 256
+OWED_OUTPUT_MAX = 4 << 20
 
 
 class ShellHolder(Holder):
@@ -173,11 +180,13 @@ class ShellHolder(Holder):
             if not waiter.closing:
                 self.callers.answer(waiter, with_note(final, waiter.note))
         self._answered_at = self._clock()
-        self._unkept.later(partial(self.command.session.save_result, final))
+        self._unkept.later(partial(self.command.session.save_result, final), len(final.output))
         listed = (result.cwd, result.shell.name if result.shell else None)
         if listed != self._listed:  # what `sessions` shows of the shell, written when it changes
             self._listed = listed
             self._unkept.later(partial(self.session.write_meta, cwd=listed[0], shell=listed[1]))
+        # The answers are out: the caller reads this one while the oldest records are written.
+        self._unkept.keep_beyond(OWED_MAX, OWED_OUTPUT_MAX)
 
     def _answer_refused(self, result: Result) -> None:
         """A next command that was never typed: its caller gets why, and the shell waits on."""
@@ -403,19 +412,34 @@ class Unkept:
     busy, several per command, against about 1 ms for a whole warm call. Nothing may see the store
     behind the holder's back: every request but a `run`, an answer that names a command, and the
     holder's end first write all that is owed. A command whose id nobody was told is listed by
-    `sessions` once the holder has been left alone for KEEP_AFTER_S.
+    `sessions` once the holder has been left alone for KEEP_AFTER_S, or once more than OWED_MAX
+    writes, or OWED_OUTPUT_MAX of output, are owed after it.
     """
 
     def __init__(self) -> None:
-        self._owed: deque[Callable[[], object]] = deque()
+        self._owed: deque[tuple[Callable[[], object], int]] = deque()
+        self._size = 0  # the output the owed results hold
 
     def __bool__(self) -> bool:
         return bool(self._owed)
 
-    def later(self, write: Callable[[], object]) -> None:
-        self._owed.append(write)
+    def later(self, write: Callable[[], object], size: int = 0) -> None:
+        """`size`: the output the write holds on to until it is made."""
+        self._owed.append((write, size))
+        self._size += size
 
     def keep(self, until: Callable[[], bool] = lambda: False) -> None:
         """Write what is owed, in order, stopping early once `until()` (a caller is asking)."""
         while self._owed and not until():
-            saved(self._owed.popleft())
+            self._write_oldest()
+
+    def keep_beyond(self, most: int, most_size: int) -> None:
+        """Write the oldest of what is owed until at most `most` writes holding at most `most_size`
+        of output are left, whoever is asking."""
+        while len(self._owed) > most or self._size > most_size:
+            self._write_oldest()
+
+    def _write_oldest(self) -> None:
+        write, size = self._owed.popleft()
+        self._size -= size
+        saved(write)
