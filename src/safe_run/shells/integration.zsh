@@ -51,7 +51,7 @@ __sr_start() {
 __sr_line_end() {
     builtin local __sr_line_status=$? __sr_last_pid=
     __sr_running=
-    { __sr_last_pid=$(</proc/sys/kernel/ns_last_pid); } 2>/dev/null
+    { __sr_last_pid=$(</proc/sys/kernel/ns_last_pid); } 2>/dev/null || builtin :
     builtin echo "$__sr_line_status $__sr_last_pid" >>"$__sr_status_file"
     __sr_mark "D;$__sr_line_status"
     builtin return $__sr_line_status
