@@ -216,19 +216,38 @@ def test_a_stopped_warm_process_leaves_no_kept_shell_nor_its_directory(caller: C
     assert not os.path.exists(f"/proc/{kept[0]}")
 
 
-def holding(directory: Path) -> list[tuple[int, str, list[str]]]:
+def holding(directory: Path) -> tuple[list[tuple[int, str]], list[str]]:
     """The processes with something open in `directory`'s private directories (their locks), and
     what those directories hold: what a failure of the test above needs to say."""
     found = []
     for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
+        if any(path.startswith(f"{directory}/safe-run-") for path in _opened(pid)):
+            command = _read_or_empty(Path(f"/proc/{pid}/cmdline")).replace(b"\0", b" ").decode(errors="replace")
+            found.append((pid, command))
+    return found, sorted(str(p.relative_to(directory)) for d in directory.glob("safe-run-*") for p in d.iterdir())
+
+
+def _opened(pid: int) -> list[str]:
+    """What the process has open, each descriptor read by itself: one closed meanwhile (the very
+    listing of a process's own descriptors) leaves out only that one."""
+    paths = []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return []
+    for fd in fds:
         try:
-            opened = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            paths.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
         except OSError:
-            continue
-        if any(path.startswith(f"{directory}/safe-run-") for path in opened):
-            found.append((pid, command, sorted(p.name for d in directory.glob("safe-run-*") for p in d.iterdir())))
-    return found
+            pass
+    return paths
+
+
+def _read_or_empty(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def test_what_the_rc_of_a_shell_no_call_took_started_is_ended_with_it(caller: Caller) -> None:
