@@ -25,10 +25,14 @@ of a shared machine, and prints the median of the pairs' ratios beside the targe
   json pexpect pexpect reading the same seq to its end (`pexpect.spawn`, its default buffer, as
                the reference agents drive a terminal) / safe-run's JSON run (target >= 1)
   mcp          median of CALLS MCP `tools/call` of `run` in the connection's warm shell, from the
-               SDK's client over stdio / median of CALLS warm `Shell.run` (target <= 2); skipped
-               without the SDK. Beside it, the SDK's own share: the same client calling a tool
-               that does nothing on the SDK's own server, with safe-run's tool list and an
-               answer of the same shape / the same Shell.run
+               SDK's client over stdio / the same calls to the SDK's own server whose `run` is a
+               warm `Shell.run` (safe-run's tool list, its answer): the SDK's floor plus
+               Shell.run, paid in one call (target <= 1); skipped without the SDK
+  mcp apart    the same calls / the SDK's floor and a warm Shell.run measured apart and added up;
+               lower than the composed reference, because in one call four processes share the
+               cores and the server sleeps and wakes once more
+  mcp floor    the SDK's own share: a tool that does nothing on the SDK's own server, with
+               safe-run's tool list and answer / the median of CALLS warm `Shell.run`
 Nothing here is asserted; these machines are shared, so compare ratios, not absolutes.
 """
 
@@ -214,13 +218,15 @@ def total_of(calls: int, one: Callable[[], float]) -> float:
     return time.perf_counter() - started
 
 
-# A stdio MCP server whose `run` does nothing and answers a completed result: what a call costs
-# the SDK alone, client and server.
-NOTHING_SERVER = """
+# A stdio MCP server of the SDK's own, with safe-run's tool list and answer; {tool} is its `run`.
+SDK_SERVER = """
+import atexit
+
 import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from safe_run import Shell
 from safe_run.mcp.server import TOOLS, StdinLines, StdoutLines, _answer
 from safe_run.core.result import Reason, Result, ShellInfo, Status, Strategy
 
@@ -232,17 +238,29 @@ DONE = _answer(RESULT)  # the answer the server gives, both its texts and its st
 async def listed(ctx, params):
     return types.ListToolsResult(tools=TOOLS)
 
-async def called(ctx, params):
-    return DONE
+{tool}
 
 async def main():
-    server = Server("nothing", on_list_tools=listed, on_call_tool=called)
+    server = Server("floor", on_list_tools=listed, on_call_tool=called)
     answers = StdoutLines()
     async with stdio_server(stdin=StdinLines(answers), stdout=answers) as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 anyio.run(main)
 """
+# What a call costs the SDK alone, client and server: a `run` that does nothing and answers a
+# completed result.
+NOTHING_SERVER = SDK_SERVER.format(tool="""async def called(ctx, params):
+    return DONE""")
+# The SDK's floor plus Shell.run, paid in one call: a `run` that is a warm `Shell.run` of the
+# command, its event loop waiting for it. Measured apart and added up, the two come out lower: in
+# one call the client, the server, the shell's holder and the shell share the machine's cores, and
+# the server sleeps and wakes once more.
+RUN_SERVER = SDK_SERVER.format(tool="""SHELL = Shell()
+atexit.register(SHELL.close)
+
+async def called(ctx, params):
+    return _answer(SHELL.run(params.arguments["command"]))""")
 
 
 class Mcp:
@@ -370,16 +388,26 @@ def mcp_calls(args: argparse.Namespace, calls: Calls, env: dict[str, str]) -> No
     except ImportError:
         print("mcp        skipped: the MCP SDK is not installed (pip install 'safe-run[mcp]')")
         return
-    server = Mcp(env)
-    nothing = Mcp(env, ["-c", NOTHING_SERVER])
+    servers = [Mcp(env), Mcp(env, ["-c", RUN_SERVER]), Mcp(env, ["-c", NOTHING_SERVER])]
+    rows: dict[str, tuple[list[float], list[float]]] = {"mcp": ([], []), "apart": ([], []), "floor": ([], [])}
     try:
-        figures = paired(args.pairs, lambda: (median_of(args.calls, server.call), median_of(args.calls, calls.ours)))
-        show("mcp", "tools/call", "Shell.run", figures, "target <= 2")
-        figures = paired(args.pairs, lambda: (median_of(args.calls, nothing.call), median_of(args.calls, calls.ours)))
-        show("mcp floor", "no-op call", "Shell.run", figures, "the SDK's own share of the ratio above")
+        for _ in range(args.pairs):
+            call, floor_run, no_op = (median_of(args.calls, server.call) for server in servers)
+            run = median_of(args.calls, calls.ours)
+            for name, first, second in (("mcp", call, floor_run), ("apart", call, no_op + run), ("floor", no_op, run)):
+                rows[name][0].append(first)
+                rows[name][1].append(second)
     finally:
-        nothing.close()
-        server.close()
+        for server in servers:
+            server.close()
+    show("mcp", "tools/call", "floor+run", _medians(rows["mcp"]), "target <= 1: the SDK's floor plus Shell.run, in one call")
+    show("mcp apart", "tools/call", "floor + run", _medians(rows["apart"]), "the two measured apart and added up")
+    show("mcp floor", "no-op call", "Shell.run", _medians(rows["floor"]), "the SDK's own share")
+
+
+def _medians(figures: tuple[list[float], list[float]]) -> tuple[float, float, float]:
+    firsts, seconds = figures
+    return statistics.median(firsts), statistics.median(seconds), statistics.median(a / b for a, b in zip(firsts, seconds))
 
 
 if __name__ == "__main__":

@@ -207,9 +207,11 @@ def request(
     if shell is not None and not isinstance(shell, str):
         raise TypeError(f"shell must be a path or name as a string, not {type(shell).__name__}")
     kept = output_bound(max_output)
+    if timers.timeout != timeout:  # copied only when it differs: the copy was half of this function's time
+        timers = replace(timers, timeout=timeout)
     return RunRequest(
         command=command(text), shell=shell, cwd=cwd or current_directory(), env=env or {}, load_rc=bool(load_rc),
-        strategy=strategy_choice(strategy), timers=replace(timers, timeout=timeout), max_output=kept,
+        strategy=strategy_choice(strategy), timers=timers, max_output=kept,
         idle_expire=idle_expire, wait_expire=wait_expire, caller=caller,
     )
 
