@@ -173,6 +173,43 @@ def test_a_command_sees_the_last_ones_status_as_at_a_prompt(shells: Shells, shel
         assert shells.result("q", f"echo {last_status}", shell=shell)["output"] == f"{code}\n"
 
 
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_set_e_ends_the_shell_where_a_prompt_would_and_nowhere_else(shells: Shells, shell: str) -> None:
+    """Under `set -e` a last list that fails where errexit lets it pass (`[ -f x ] && cat x`)
+    leaves the shell running, as at a prompt (in bash also on the line that loads the integration
+    again); a command that fails outright ends it."""
+    shell_path(shell)
+    pid = shells.result("e", "set -e; echo $$", shell=shell)["output"]
+    passed = shells.result("e", "[ -f /nonexistent ] && echo found", shell=shell)
+    assert (passed["exit_code"], passed["completion_reason"]) == (1, "shell_integration"), passed
+    assert shells.result("e", "echo $?; echo $$", shell=shell)["output"] == f"1\n{pid}"
+    if shell == "bash":
+        shells.run("e", "PROMPT_COMMAND=; PS1='$ '")
+        healed = shells.result("e", "false && true")
+        assert healed["reinjected"] and healed["exit_code"] == 1, healed
+        assert shells.result("e", "echo $$")["output"] == pid
+    ended = shells.result("e", "false", shell=shell)
+    assert (ended["exit_code"], ended["completion_reason"]) == (1, "shell_exited"), ended
+
+
+@pytest.mark.parametrize(("shell", "rc", "trap"), [
+    ("bash", ".bashrc", "trap 'echo err-trap $?' ERR"),
+    ("zsh", ".zshrc", "TRAPZERR() { echo err-trap $? }"),
+])
+def test_the_users_err_trap_fires_once_for_each_failing_command(shells: Shells, shell: str, rc: str, trap: str) -> None:
+    """As at a prompt: not for a failure that errexit would let pass, not for safe-run's own steps
+    (the line that restores `$?`, the one that runs the command), and once, not twice, for a
+    command that fails."""
+    shell_path(shell)
+    (shells.safe_run.home / rc).write_text(trap + "\n")
+    for command, output in (("false", "err-trap 1\n"), ("true", ""), ("false && true", ""), ("echo $?", "1\n"),
+                            ("sh -c 'exit 4'; true", "err-trap 4\n")):
+        assert shells.result("t", command, shell=shell)["output"] == output, command
+    shells.run("t", "set -e", shell=shell)
+    assert shells.result("t", "false && true", shell=shell)["output"] == ""
+    assert shells.result("t", "false", shell=shell)["output"] == "err-trap 1\n"
+
+
 # 2. A virtual environment activated in one call is active in the next ---------------------------
 
 

@@ -16,7 +16,7 @@ RUN_LINE = (RUN + "\r").encode()
 # After the integration is loaded again, in the same line: what the alias `__sr_c` stands for,
 # spelled out, since the line was read before the alias existed (after `exec bash`, the function
 # of the same name would run the command inside it, its `declare`s then local).
-HEAL_RUN = ' __sr_start; builtin eval -- "$__sr_text";'
+HEAL_RUN = ' __sr_start && builtin :; builtin eval -- "$__sr_text";'
 # Sourced into the live shell again: kept out of its history, then the hooks, then R.
 REINJECT_HEAD = "builtin set +o history\nbuiltin unset HISTFILE\n"
 # Without integration bash's prompt takes the mark between \[ and \], which give it no width.

@@ -4,7 +4,7 @@
 #   __sr_nonce         the per-run secret that every mark carries
 #   __sr_cmd           the file holding the command text
 #   __sr_status_file   where each typed line records its end (see `__sr_line_end`)
-# Everything here must work under `set -u` and must not disturb `$?`.
+# Everything here must work under `set -u` and `set -e`, and must not disturb `$?`.
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
 # (`exec >build.log 2>&1`) neither loses them nor finds the nonce in its file.
@@ -26,7 +26,7 @@ __sr_read_exit_trap() {
     # Through a file of the private directory: a command substitution would fork the shell.
     builtin local __sr_text= __sr_file="${__sr_cmd%/*}/exit-trap"
     if { builtin trap -p EXIT >|"$__sr_file"; } 2>/dev/null; then
-        builtin read -r -d '' __sr_text <"$__sr_file"
+        builtin read -r -d '' __sr_text <"$__sr_file" || builtin :
     else
         __sr_text=$(builtin trap -p EXIT)
     fi
@@ -44,39 +44,85 @@ __sr_on_exit() {
     fi
     builtin return "$__sr_status"
 }
-builtin trap '__sr_on_exit; builtin eval -- "$__sr_exit_trap"' EXIT
+builtin trap '__sr_on_exit && builtin :; builtin eval -- "$__sr_exit_trap"' EXIT
 
 # An interactive bash ignores SIGTERM, at a terminal too: a command's `kill $$` does not end it,
 # where `bash -c` would end with 143. A trap that does no more keeps that, and says so (T) for the
 # result to tell. A TERM trap of the user's files is theirs, and kept.
 __sr_trap_term() {
     builtin local __sr_text= __sr_file="${__sr_cmd%/*}/term-trap"
-    { builtin trap -p TERM >|"$__sr_file"; } 2>/dev/null && builtin read -r -d '' __sr_text <"$__sr_file"
+    { builtin trap -p TERM >|"$__sr_file"; } 2>/dev/null && builtin read -r -d '' __sr_text <"$__sr_file" || builtin :
     if [[ -z $__sr_text || $__sr_text == *__sr_mark* ]]; then
         builtin trap '__sr_mark T' TERM
     fi
 }
 __sr_trap_term
 
+# What safe-run adds to a line must fail nowhere a prompt would not. Its own steps are called in
+# `&&` lists (`__sr_start && builtin :`), which neither errexit nor the ERR trap looks at. eval
+# cannot be: a command in such a list would have `set -e` off inside it. eval returns the status
+# of the command's last list, and a failure there reaches eval only where the command's own
+# `set -e` let it pass (`[ -f x ] && cat x`), or with -e off. At a prompt that ends nothing and
+# fires no ERR trap; after eval it would end the shell and fire the trap a second time. So the
+# ERR trap is ours: for eval it turns -e off until the line's end puts it back, and for the
+# command's own failures it runs the user's trap, read here from their files (as the EXIT trap is).
+# One that a command sets replaces ours, and then eval's status counts again.
+__sr_err_trap=${__sr_err_trap-}
+__sr_errexit=
+__sr_keep_err_trap() {
+    builtin eval "builtin set -- $1"
+    case ${3-} in
+        __sr_on_err*) ;;  # ours, from an earlier load: the user's own is kept already
+        *) __sr_err_trap=${3-} ;;
+    esac
+}
+# Read here, not in a function: a function does not see the ERR trap.
+if { builtin trap -p ERR >|"${__sr_cmd%/*}/err-trap"; } 2>/dev/null; then
+    IFS= builtin read -r -d '' __sr_trap_text <"${__sr_cmd%/*}/err-trap" || builtin :
+else
+    __sr_trap_text=$(builtin trap -p ERR)
+fi
+__sr_keep_err_trap "$__sr_trap_text"
+builtin unset __sr_trap_text
+__sr_on_err() {
+    builtin local __sr_status=$?
+    case $BASH_COMMAND in
+        'builtin eval -- "$__sr_text"')
+            if [[ $- == *e* ]]; then
+                builtin set +e
+                __sr_errexit=1
+            fi
+            builtin return "$__sr_status" ;;
+        'builtin return "$__sr_hook_status"')  # a prompt hook of ours (see `__sr_hook_return`)
+            builtin return "$__sr_status" ;;
+    esac
+    __sr_set_status "$__sr_status" || builtin eval -- "$__sr_err_trap"
+}
+builtin trap '__sr_on_err' ERR
+
 # Run before the command: C marks where its output begins, and carries the last process id given
 # out then: what the shell started before it (its preexec hooks') is not the command's. It reads
 # the command into __sr_text and returns the status it was called with, so that the command's `$?`
-# is the last command's, as at a prompt (a command substitution in eval's words would make it 0);
-# but under `set -e`, where that status would end the shell.
+# is the last command's, as at a prompt (a command substitution in eval's words would make it 0).
 __sr_start() {
     builtin local __sr_status=$?
     __sr_running=1
     { builtin read -r __sr_start_pid </proc/sys/kernel/ns_last_pid; } 2>/dev/null || __sr_start_pid=
     IFS= builtin read -r -d '' __sr_text <"$__sr_cmd" || builtin :
     __sr_mark "C;$__sr_start_pid"
-    [[ $- == *e* ]] || builtin return "$__sr_status"
+    builtin return "$__sr_status"
 }
 
 # The end of every typed line (see `posix.LINE_END`): the line's status and the last process id
-# given out then, recorded, then D; `$?` stays the line's.
+# given out then, recorded, then D; `$?` stays the line's. `set -e`, if eval's status turned it
+# off (see `__sr_on_err`), is on again.
 __sr_line_end() {
     builtin local __sr_line_status=$? __sr_last_pid=
     __sr_running=
+    if [[ -n $__sr_errexit ]]; then
+        __sr_errexit=
+        builtin set -e
+    fi
     { builtin read -r __sr_last_pid </proc/sys/kernel/ns_last_pid; } 2>/dev/null || builtin :
     builtin echo "$__sr_line_status $__sr_last_pid" >>"$__sr_status_file"
     __sr_mark "D;$__sr_line_status"
@@ -89,14 +135,14 @@ __sr_line_end() {
 # aliases are off (`shopt -u expand_aliases`, `unalias -a`), `__sr_c` is this function, which does
 # the same with the command inside it (its `local` and `declare` are then the function's), and
 # makes the alias again for the next line.
-__sr_line='__sr_start; builtin eval -- "$__sr_text"; __sr_line_end'
+__sr_line='__sr_start && builtin :; builtin eval -- "$__sr_text"; __sr_line_end && builtin :'
 function __sr_c {
     builtin local __sr_status=$?
     builtin alias __sr_c="$__sr_line"
-    [[ $- == *e* ]] || __sr_set_status "$__sr_status"
-    __sr_start
+    __sr_set_status "$__sr_status" && builtin :
+    __sr_start && builtin :
     builtin eval -- "$__sr_text"
-    __sr_line_end
+    __sr_line_end && builtin :
 }
 builtin alias __sr_c="$__sr_line"
 
@@ -110,10 +156,18 @@ __sr_set_status() {
 __sr_precmd() {
     builtin local __sr_status=$?
     if [ -n "$__sr_running" ]; then
-        __sr_set_status "$__sr_status"
-        __sr_line_end
+        __sr_set_status "$__sr_status" && builtin :
+        __sr_line_end && builtin :
     fi
-    builtin return "$__sr_status"
+    __sr_hook_return "$__sr_status"
+}
+
+# A prompt hook returns the status it was called with, for the hooks after it (a string
+# PROMPT_COMMAND passes it on); under `set -e` it returns 0, since a hook that fails then ends the
+# shell, at a terminal too.
+__sr_hook_return() {
+    builtin local __sr_hook_status=$1
+    [[ $- == *e* ]] || builtin return "$__sr_hook_status"
 }
 
 __sr_prompt_start=$'\[\033]633;A;'"$__sr_nonce"$'\007\]'
@@ -126,7 +180,7 @@ __sr_wrap_ps1() {
         *"$__sr_prompt_end"*) ;;
         *) PS1="$__sr_prompt_start${PS1-}$__sr_prompt_end" ;;
     esac
-    builtin return "$__sr_status"
+    __sr_hook_return "$__sr_status"
 }
 
 # First and last in PROMPT_COMMAND, once: an earlier load's entries are taken out first.

@@ -27,7 +27,10 @@ fi
 # last process id given out then: what the shell started before it (its preexec hooks') is not the command's.
 # It first removes the alias `__sr_c` the line-finish hook made for this line (see below), and
 # returns the status it was called with, so that the command's `$?` is the last command's, as at
-# a prompt; but under ERR_EXIT, where that status would end the shell.
+# a prompt. The line calls it, and `__sr_line_end`, in `&&` lists (`__sr_start && builtin :`),
+# which neither ERR_EXIT nor the ZERR trap looks at: what safe-run adds to a line fails nowhere a
+# prompt would not (a command whose last list failed where ERR_EXIT lets it pass, `[[ -f x ]] &&
+# cat x`, would end the shell at the line's end).
 __sr_start() {
     builtin local __sr_status=$?
     if [[ -n $__sr_aliased ]]; then
@@ -41,7 +44,7 @@ __sr_start() {
     __sr_running=1
     { __sr_start_pid=$(</proc/sys/kernel/ns_last_pid); } 2>/dev/null || __sr_start_pid=
     __sr_mark "C;$__sr_start_pid"
-    [[ -o ERR_EXIT ]] || builtin return $__sr_status
+    builtin return $__sr_status
 }
 
 # The end of every typed line (see `posix.LINE_END`): the line's status and the last process id
@@ -69,16 +72,16 @@ __sr_line_end() {
 # only: the option is put back before the command runs. Without the hook (no ZLE, an old zsh, aliases off),
 # `__sr_c` is this function, and it runs the command through eval.
 __sr_c() {
-    __sr_start
+    __sr_start && builtin :
     builtin eval "$(<$__sr_cmd)"
-    __sr_line_end
+    __sr_line_end && builtin :
 }
 
 typeset -g __sr_comments= __sr_aliased=
 
 __sr_line_finish() {
     if [[ $BUFFER == ' __sr_c' ]]; then
-        builtin alias __sr_c="__sr_start"$'\n'"$(<$__sr_cmd)"$'\n'__sr_line_end
+        builtin alias __sr_c="__sr_start && builtin :"$'\n'"$(<$__sr_cmd)"$'\n'"__sr_line_end && builtin :"
         __sr_aliased=1
         [[ -o INTERACTIVE_COMMENTS ]] && __sr_comments=INTERACTIVE_COMMENTS || __sr_comments=NO_INTERACTIVE_COMMENTS
         builtin setopt INTERACTIVE_COMMENTS
@@ -100,10 +103,16 @@ __sr_set_status() {
 __sr_precmd() {
     builtin local __sr_status=$?
     if [[ -n $__sr_running ]]; then
-        __sr_set_status $__sr_status
-        __sr_line_end
+        __sr_set_status $__sr_status && builtin :
+        __sr_line_end && builtin :
     fi
-    builtin return $__sr_status
+    __sr_hook_return $__sr_status
+}
+
+# A precmd hook returns the status it was called with; under ERR_EXIT it returns 0, since a hook
+# that fails then ends the shell, at a terminal too.
+__sr_hook_return() {
+    [[ -o ERR_EXIT ]] || builtin return $1
 }
 
 typeset -g __sr_prompt_start=$'%{\033]633;A;'"$__sr_nonce"$'\007%}'
@@ -115,7 +124,7 @@ __sr_wrap_ps1() {
     if [[ ${PS1-} != *"$__sr_prompt_end"* ]]; then
         PS1="$__sr_prompt_start${PS1-}$__sr_prompt_end"
     fi
-    builtin return $__sr_status
+    __sr_hook_return $__sr_status
 }
 
 # PROMPT_SP draws its end-of-line mark before precmd runs, inside the command's output.

@@ -35,8 +35,9 @@ EXE_PROBE = "command readlink /proc/$$/exe 2>/dev/null; true"
 # line (a `read`, `select` or `vared` of the command), and nothing is typed into it. Builtins only,
 # and `>>`, which noclobber lets through: a command that changed PATH or the options still cannot
 # stop it. A function, not a file sourced on every line: bash opened, read and parsed that file
-# each time, about 30 us of the 0.25 ms bash spends on a command here.
-LINE_END = " __sr_line_end"
+# each time, about 30 us of the 0.25 ms bash spends on a command here. Called in an `&&` list,
+# which neither `set -e` nor the ERR trap looks at: the status it returns is no failure of its own.
+LINE_END = " __sr_line_end && builtin :"
 # A POSIX shell's prompt takes the mark as it is (see `marked_prompt`).
 PROMPT_MARK = ("", "")
 # The shells whose `-n` is known to parse POSIX text; the text of any other is not checked.

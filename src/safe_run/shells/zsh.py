@@ -17,7 +17,7 @@ RUN_LINE = (RUN + "\r").encode()
 # After the integration is loaded again, in the same line: the command through eval at the top
 # level. The line-finish hook that makes `__sr_c` the command's own text is not there when the
 # line is read (after `exec zsh`), and the function `__sr_c` would make its `typeset`s local.
-HEAL_RUN = ' __sr_start; builtin eval "$(<$__sr_cmd)";'
+HEAL_RUN = ' __sr_start && builtin :; builtin eval "$(<$__sr_cmd)";'
 # Sourced into the live shell again: no history file written, and the prompt's options back.
 REINJECT_HEAD = "builtin unset HISTFILE\n"
 
