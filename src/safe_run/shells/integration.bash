@@ -93,7 +93,7 @@ __sr_on_err() {
                 __sr_errexit=1
             fi
             builtin return "$__sr_status" ;;
-        'builtin return "$__sr_hook_status"')  # a prompt hook of ours (see `__sr_hook_return`)
+        'builtin return "$__sr_hook_status"')  # a prompt hook of ours (see `__sr_precmd`)
             builtin return "$__sr_status" ;;
     esac
     __sr_set_status "$__sr_status" || builtin eval -- "$__sr_err_trap"
@@ -153,20 +153,16 @@ __sr_set_status() {
     builtin return "$1"
 }
 
+# A prompt hook of ours returns the status it was called with, for the hooks after it (a string
+# PROMPT_COMMAND passes it on); under `set -e` it returns 0, since a hook that fails then ends the
+# shell, at a terminal too. Its status variable has a name of its own: `__sr_on_err` knows its
+# return by that.
 __sr_precmd() {
-    builtin local __sr_status=$?
+    builtin local __sr_hook_status=$?
     if [ -n "$__sr_running" ]; then
-        __sr_set_status "$__sr_status" && builtin :
+        __sr_set_status "$__sr_hook_status" && builtin :
         __sr_line_end && builtin :
     fi
-    __sr_hook_return "$__sr_status"
-}
-
-# A prompt hook returns the status it was called with, for the hooks after it (a string
-# PROMPT_COMMAND passes it on); under `set -e` it returns 0, since a hook that fails then ends the
-# shell, at a terminal too.
-__sr_hook_return() {
-    builtin local __sr_hook_status=$1
     [[ $- == *e* ]] || builtin return "$__sr_hook_status"
 }
 
@@ -175,12 +171,12 @@ __sr_prompt_end=$'\[\033]633;B;'"$__sr_nonce"$'\007\]'
 
 # Last in PROMPT_COMMAND: themes that rebuild PS1 at every prompt lose the marks, so put them back.
 __sr_wrap_ps1() {
-    builtin local __sr_status=$?
+    builtin local __sr_hook_status=$?
     case "${PS1-}" in
         *"$__sr_prompt_end"*) ;;
         *) PS1="$__sr_prompt_start${PS1-}$__sr_prompt_end" ;;
     esac
-    __sr_hook_return "$__sr_status"
+    [[ $- == *e* ]] || builtin return "$__sr_hook_status"
 }
 
 # First and last in PROMPT_COMMAND, once: an earlier load's entries are taken out first.

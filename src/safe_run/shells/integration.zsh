@@ -100,19 +100,15 @@ __sr_set_status() {
     builtin return $1
 }
 
+# A precmd hook of ours returns the status it was called with; under ERR_EXIT it returns 0, since
+# a hook that fails then ends the shell, at a terminal too.
 __sr_precmd() {
     builtin local __sr_status=$?
     if [[ -n $__sr_running ]]; then
         __sr_set_status $__sr_status && builtin :
         __sr_line_end && builtin :
     fi
-    __sr_hook_return $__sr_status
-}
-
-# A precmd hook returns the status it was called with; under ERR_EXIT it returns 0, since a hook
-# that fails then ends the shell, at a terminal too.
-__sr_hook_return() {
-    [[ -o ERR_EXIT ]] || builtin return $1
+    [[ -o ERR_EXIT ]] || builtin return $__sr_status
 }
 
 typeset -g __sr_prompt_start=$'%{\033]633;A;'"$__sr_nonce"$'\007%}'
@@ -124,7 +120,7 @@ __sr_wrap_ps1() {
     if [[ ${PS1-} != *"$__sr_prompt_end"* ]]; then
         PS1="$__sr_prompt_start${PS1-}$__sr_prompt_end"
     fi
-    __sr_hook_return $__sr_status
+    [[ -o ERR_EXIT ]] || builtin return $__sr_status
 }
 
 # PROMPT_SP draws its end-of-line mark before precmd runs, inside the command's output.
