@@ -67,6 +67,32 @@ def test_without_it_a_new_interpreter_starts_the_holder(forks: ForkServer) -> No
     assert (result.status.value, result.output) == ("completed", "still\n")
 
 
+def test_once_it_died_no_holder_it_forked_ahead_takes_its_requests(forks: ForkServer) -> None:
+    """The holder waiting ahead (here kept stopped, as a busy machine may keep it) holds none of
+    the server's connection to its caller: once the server is gone, a start goes to a new
+    interpreter at once, rather than into a connection that nobody reads."""
+    pid = fork_server_pid(forks)
+    kept_shell_ready(forks)
+    waiting = [process for ahead in children(pid) for process in [ahead, *children(ahead)]
+               if Path(f"/proc/{process}/cmdline").read_bytes().startswith(b"safe-run")]
+    shells = kept_shell_of(forks)
+    for process in waiting:
+        os.kill(process, signal.SIGSTOP)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while not dead(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        result = calls.run_in_session(calls.request("echo still"), 30.0, forks)
+        assert (result.status.value, result.output) == ("completed", "still\n")
+    finally:
+        for process in [*waiting, *shells]:
+            try:
+                os.kill(process, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def test_a_caller_whose_variables_do_not_fit_in_one_message_is_served_all_the_same(
     forks: ForkServer, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

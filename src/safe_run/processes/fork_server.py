@@ -38,7 +38,7 @@ def serve(channel: socket.socket) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel collects the holders
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.freeze()  # what was imported stays shared with the holders, not copied on the first collection
-    forks = Fork()
+    forks = Fork(private=[channel])
     last: Caller | None = None
     try:
         while True:

@@ -15,7 +15,7 @@ import os
 import signal
 import socket
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..session.adoption import end_child, set_parent_death_signal
@@ -24,9 +24,12 @@ from ..session.adoption import end_child, set_parent_death_signal
 ABANDON_S = 1.0
 
 
-def fork_with_channel(child: Callable[[socket.socket], None]) -> tuple[int, socket.socket] | None:
+def fork_with_channel(
+    child: Callable[[socket.socket], None], private: Sequence[socket.socket] = (),
+) -> tuple[int, socket.socket] | None:
     """A child running `child` with its end of a socket pair (it never returns into the caller's
-    code), and the caller's end; None when no process can be made."""
+    code), and the caller's end; None when no process can be made. `private`: the caller's own
+    connections, which the child closes first."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         pid = os.fork()
@@ -36,6 +39,8 @@ def fork_with_channel(child: Callable[[socket.socket], None]) -> tuple[int, sock
         return None
     if pid == 0:
         ours.close()
+        for conn in private:
+            conn.close()
         try:
             child(theirs)
         finally:

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -87,8 +87,12 @@ class Fork:
     variables and directory as they are by then (a fork and the child's first steps cost about
     2 ms of a warm call here). Unused, it ends with this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, private: Sequence[socket.socket] = ()) -> None:
+        """`private`: this process's own connections, which a holder forked ahead does not keep
+        (a fork server's to its caller: kept open by the child waiting ahead, it would still take
+        the caller's requests once the server itself had died, and nobody would answer them)."""
         self._ready: tuple[int, socket.socket] | None = None
+        self._private = private
 
     def prepare(self, ahead: Callable[[], KeptShell | None] = lambda: None) -> None:
         """Fork the holder now; `ahead` starts the shell it will likely need, in that holder."""
@@ -98,7 +102,7 @@ class Fork:
             from ..processes.holder_ahead import wait_to_hold
 
             parent = os.getpid()
-            self._ready = fork_with_channel(lambda channel: wait_to_hold(channel, parent, ahead))
+            self._ready = fork_with_channel(lambda channel: wait_to_hold(channel, parent, ahead), self._private)
 
     def abandon(self) -> None:
         """Let a holder forked ahead go unused (see `let_go`)."""
@@ -129,6 +133,8 @@ class Fork:
         job = Job(session, request, plan, caller)
         pid = self._hand_over(job, listener) or os.fork()
         if pid == 0:
+            for conn in self._private:
+                conn.close()
             hold_forked(job, listener)
         session.write_meta(holder_pid=pid)
         return pid
