@@ -88,9 +88,10 @@ class Fork:
     2 ms of a warm call here). Unused, it ends with this process."""
 
     def __init__(self, private: Sequence[socket.socket] = ()) -> None:
-        """`private`: this process's own connections, which a holder forked ahead does not keep
-        (a fork server's to its caller: kept open by the child waiting ahead, it would still take
-        the caller's requests once the server itself had died, and nobody would answer them)."""
+        """`private`: this process's own connections, which a holder it forks (ahead or at once)
+        does not keep (a fork server's to its caller: kept open by the child waiting ahead, it
+        would still take the caller's requests once the server itself had died, and nobody would
+        answer them)."""
         self._ready: tuple[int, socket.socket] | None = None
         self._private = private
 
