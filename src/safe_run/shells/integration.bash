@@ -84,6 +84,8 @@ else
 fi
 __sr_keep_err_trap "$__sr_trap_text"
 builtin unset __sr_trap_text
+# The user's trap runs in the trap itself, as theirs would (not inside a function of ours), when
+# `__sr_on_err` returns the failure's status; it returns 0 for a status of safe-run's own.
 __sr_on_err() {
     builtin local __sr_status=$?
     case $BASH_COMMAND in
@@ -92,13 +94,13 @@ __sr_on_err() {
                 builtin set +e
                 __sr_errexit=1
             fi
-            builtin return "$__sr_status" ;;
+            builtin return 0 ;;
         'builtin return "$__sr_hook_status"')  # a prompt hook of ours (see `__sr_precmd`)
-            builtin return "$__sr_status" ;;
+            builtin return 0 ;;
     esac
-    __sr_set_status "$__sr_status" || builtin eval -- "$__sr_err_trap"
+    builtin return "$__sr_status"
 }
-builtin trap '__sr_on_err' ERR
+builtin trap '__sr_on_err || builtin eval -- "$__sr_err_trap"' ERR
 
 # Run before the command: C marks where its output begins, and carries the last process id given
 # out then: what the shell started before it (its preexec hooks') is not the command's. It reads
