@@ -180,8 +180,8 @@ def test_the_shells_own_work_is_not_cut_short(configured: SafeRun, setup: Setup,
     it once the job is done, so a hang-up in the middle left one or two such files a run.
 
     One run: each cut leaves its files, and the wait is bounded (`cleanup.SHELL_WORK_S`), so that
-    under a whole suite's load a run now and then outlasts it, as it would a terminal closed a
-    second after its prompt; more runs only met that more often."""
+    under a whole suite's load a run now and then outlasts it, as it would a terminal closed
+    soon after its prompt; more runs only met that more often."""
     _not_in_the_background(setup)
     tree = _work_tree(tmp_path / "tree")
     before = set(configured.tmpdir.iterdir())
