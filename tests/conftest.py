@@ -68,16 +68,12 @@ def no_warm_process_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
 def _end_warm_processes_of(base: Path) -> None:
     """A warm process a test started and left (its lock file below `base`) is ended and named:
     none may outlive the run, and the test that left it has a bug."""
-    for proc in Path("/proc").iterdir():
-        try:
-            if not proc.name.isdigit() or b"safe-run warm" not in (proc / "cmdline").read_bytes():
-                continue
-            targets = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
-        except OSError:
+    for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
+        if b"safe-run warm" not in cmdline(pid):
             continue
-        left = [t for t in targets if t.startswith(str(base)) and t.endswith(".lock")]
+        left = [t for t in opened(pid) if t.startswith(str(base)) and t.endswith(".lock")]
         if left:
-            os.kill(int(proc.name), signal.SIGTERM)
+            os.kill(pid, signal.SIGTERM)
             print(f"\nended a warm process a test left behind: {left[0]}", file=sys.stderr)
 
 
@@ -218,10 +214,31 @@ def workers_of(holder: int) -> list[int]:
 
 
 def _is_safe_run(pid: int, title: bytes = b"safe-run") -> bool:
+    return cmdline(pid).startswith(title)
+
+
+def cmdline(pid: int) -> bytes:
+    """The process's command line as /proc has it (empty once it has ended)."""
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(title)
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return False
+        return b""
+
+
+def opened(pid: int) -> list[str]:
+    """What the process has open, each descriptor read by itself: one closed meanwhile (the very
+    listing of a process's own descriptors) leaves out only that one."""
+    paths = []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return []
+    for fd in fds:
+        try:
+            paths.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            pass
+    return paths
 
 
 def shell_path(name: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SafeRun, alive, shells_of_holder_ahead
+from conftest import SafeRun, alive, cmdline, shells_of_holder_ahead
 from safe_run import calls
 from safe_run.session.forkserver import JOB_BYTES, ForkServer
 
@@ -57,12 +57,16 @@ def test_a_session_and_a_named_shell_start_from_it(forks: ForkServer) -> None:
         calls.close_shell("fs")
 
 
-def test_without_it_a_new_interpreter_starts_the_holder(forks: ForkServer) -> None:
-    pid = fork_server_pid(forks)
+def killed(pid: int) -> None:
+    """SIGKILL to the process, and until it has ended (bounded)."""
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while not dead(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
+
+
+def test_without_it_a_new_interpreter_starts_the_holder(forks: ForkServer) -> None:
+    killed(fork_server_pid(forks))
     result = calls.run_in_session(calls.request("echo still"), 30.0, forks)
     assert (result.status.value, result.output) == ("completed", "still\n")
 
@@ -73,16 +77,14 @@ def test_once_it_died_no_holder_it_forked_ahead_takes_its_requests(forks: ForkSe
     interpreter at once, rather than into a connection that nobody reads."""
     pid = fork_server_pid(forks)
     kept_shell_ready(forks)
-    waiting = [process for ahead in children(pid) for process in [ahead, *children(ahead)]
-               if Path(f"/proc/{process}/cmdline").read_bytes().startswith(b"safe-run")]
+    # The holder and its keeper's worker, both still titled as the fork server that forked them.
+    waiting = [process for ahead in children(pid) for process in (ahead, *children(ahead))
+               if cmdline(process).startswith(b"safe-run")]
     shells = kept_shell_of(forks)
     for process in waiting:
         os.kill(process, signal.SIGSTOP)
     try:
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 10
-        while not dead(pid) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        killed(pid)
         result = calls.run_in_session(calls.request("echo still"), 30.0, forks)
         assert (result.status.value, result.output) == ("completed", "still\n")
     finally:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SafeRun, alive, children_of, shell_path, shells_of_holder_ahead
+from conftest import SafeRun, alive, children_of, cmdline, opened, shell_path, shells_of_holder_ahead
 from test_warm import Caller, _caller, gone
 
 pytestmark = pytest.mark.slow
@@ -221,33 +221,9 @@ def holding(directory: Path) -> tuple[list[tuple[int, str]], list[str]]:
     what those directories hold: what a failure of the test above needs to say."""
     found = []
     for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
-        if any(path.startswith(f"{directory}/safe-run-") for path in _opened(pid)):
-            command = _read_or_empty(Path(f"/proc/{pid}/cmdline")).replace(b"\0", b" ").decode(errors="replace")
-            found.append((pid, command))
+        if any(path.startswith(f"{directory}/safe-run-") for path in opened(pid)):
+            found.append((pid, cmdline(pid).replace(b"\0", b" ").decode(errors="replace")))
     return found, sorted(str(p.relative_to(directory)) for d in directory.glob("safe-run-*") for p in d.iterdir())
-
-
-def _opened(pid: int) -> list[str]:
-    """What the process has open, each descriptor read by itself: one closed meanwhile (the very
-    listing of a process's own descriptors) leaves out only that one."""
-    paths = []
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return []
-    for fd in fds:
-        try:
-            paths.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
-        except OSError:
-            pass
-    return paths
-
-
-def _read_or_empty(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
 
 
 def test_what_the_rc_of_a_shell_no_call_took_started_is_ended_with_it(caller: Caller) -> None:
