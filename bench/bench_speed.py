@@ -309,13 +309,14 @@ class Mcp:
 
 def paired(pairs: int, pair: Pair) -> tuple[float, float, float]:
     """Medians of A and B, and the median of the pairs' A/B ratios."""
-    firsts, seconds, ratios = [], [], []
-    for _ in range(pairs):
-        a, b = pair()
-        firsts.append(a)
-        seconds.append(b)
-        ratios.append(a / b)
-    return statistics.median(firsts), statistics.median(seconds), statistics.median(ratios)
+    firsts, seconds = zip(*(pair() for _ in range(pairs)))
+    return medians((list(firsts), list(seconds)))
+
+
+def medians(figures: tuple[list[float], list[float]]) -> tuple[float, float, float]:
+    """Medians of the firsts and the seconds, and the median of their ratios pair by pair."""
+    firsts, seconds = figures
+    return statistics.median(firsts), statistics.median(seconds), statistics.median(a / b for a, b in zip(firsts, seconds))
 
 
 def show(name: str, a_name: str, b_name: str, figures: tuple[float, float, float], target: str, unit: float = 1000.0) -> None:
@@ -400,14 +401,9 @@ def mcp_calls(args: argparse.Namespace, calls: Calls, env: dict[str, str]) -> No
     finally:
         for server in servers:
             server.close()
-    show("mcp", "tools/call", "floor+run", _medians(rows["mcp"]), "target <= 1: the SDK's floor plus Shell.run, in one call")
-    show("mcp apart", "tools/call", "floor + run", _medians(rows["apart"]), "the two measured apart and added up")
-    show("mcp floor", "no-op call", "Shell.run", _medians(rows["floor"]), "the SDK's own share")
-
-
-def _medians(figures: tuple[list[float], list[float]]) -> tuple[float, float, float]:
-    firsts, seconds = figures
-    return statistics.median(firsts), statistics.median(seconds), statistics.median(a / b for a, b in zip(firsts, seconds))
+    show("mcp", "tools/call", "floor+run", medians(rows["mcp"]), "target <= 1: the SDK's floor plus Shell.run, in one call")
+    show("mcp apart", "tools/call", "floor + run", medians(rows["apart"]), "the two measured apart and added up")
+    show("mcp floor", "no-op call", "Shell.run", medians(rows["floor"]), "the SDK's own share")
 
 
 if __name__ == "__main__":
