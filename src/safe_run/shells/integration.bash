@@ -21,22 +21,30 @@ __sr_running=
 # trap print no word: errexit (so no X while `set -e` is on) and a fatal signal (safe-run sees
 # the shell killed by it, and takes nothing back). An EXIT trap from the user's files still
 # runs, after ours; one the command sets replaces ours, and then the word stays.
+#
+# The EXIT and ERR traps of the user's files (ERR: see `__sr_on_err`) are kept in __sr_exit_trap
+# and __sr_err_trap, for safe-run's to run. Read through a file of the private directory (a
+# command substitution would fork the shell), and here, not in a function, which does not see
+# the ERR trap. One of safe-run's, from an earlier load, leaves the user's kept already.
 __sr_exit_trap=${__sr_exit_trap-}
-__sr_read_exit_trap() {
-    # Through a file of the private directory: a command substitution would fork the shell.
-    builtin local __sr_text= __sr_file="${__sr_cmd%/*}/exit-trap"
-    if { builtin trap -p EXIT >|"$__sr_file"; } 2>/dev/null; then
-        builtin read -r -d '' __sr_text <"$__sr_file" || builtin :
-    else
-        __sr_text=$(builtin trap -p EXIT)
-    fi
-    builtin eval "builtin set -- $__sr_text"
+__sr_err_trap=${__sr_err_trap-}
+__sr_keep_trap() {
+    builtin local __sr_kept=$1
+    builtin eval "builtin set -- $2"
     case ${3-} in
-        __sr_on_exit*) ;;  # ours, from an earlier load: the user's own is kept already
-        *) __sr_exit_trap=${3-} ;;
+        __sr_on_*) ;;
+        *) builtin printf -v "$__sr_kept" '%s' "${3-}" ;;
     esac
 }
-__sr_read_exit_trap
+for __sr_signal in EXIT ERR; do
+    if { builtin trap -p "$__sr_signal" >|"${__sr_cmd%/*}/trap"; } 2>/dev/null; then
+        IFS= builtin read -r -d '' __sr_trap_text <"${__sr_cmd%/*}/trap" || builtin :
+    else
+        __sr_trap_text=$(builtin trap -p "$__sr_signal")
+    fi
+    __sr_keep_trap "__sr_${__sr_signal,,}_trap" "$__sr_trap_text"
+done
+builtin unset __sr_signal __sr_trap_text
 __sr_on_exit() {
     builtin local __sr_status=$?
     if [[ $- != *e* ]]; then
@@ -65,25 +73,9 @@ __sr_trap_term
 # `set -e` let it pass (`[ -f x ] && cat x`), or with -e off. At a prompt that ends nothing and
 # fires no ERR trap; after eval it would end the shell and fire the trap a second time. So the
 # ERR trap is ours: for eval it turns -e off until the line's end puts it back, and for the
-# command's own failures it runs the user's trap, read here from their files (as the EXIT trap is).
-# One that a command sets replaces ours, and then eval's status counts again.
-__sr_err_trap=${__sr_err_trap-}
+# command's own failures it runs the user's trap (kept in __sr_err_trap, above). One that a
+# command sets replaces ours, and then eval's status counts again.
 __sr_errexit=
-__sr_keep_err_trap() {
-    builtin eval "builtin set -- $1"
-    case ${3-} in
-        __sr_on_err*) ;;  # ours, from an earlier load: the user's own is kept already
-        *) __sr_err_trap=${3-} ;;
-    esac
-}
-# Read here, not in a function: a function does not see the ERR trap.
-if { builtin trap -p ERR >|"${__sr_cmd%/*}/err-trap"; } 2>/dev/null; then
-    IFS= builtin read -r -d '' __sr_trap_text <"${__sr_cmd%/*}/err-trap" || builtin :
-else
-    __sr_trap_text=$(builtin trap -p ERR)
-fi
-__sr_keep_err_trap "$__sr_trap_text"
-builtin unset __sr_trap_text
 # The user's trap runs in the trap itself, as theirs would (not inside a function of ours), when
 # `__sr_on_err` returns the failure's status; it returns 0 for a status of safe-run's own.
 __sr_on_err() {
