@@ -306,7 +306,14 @@ def test_keep_background_leaves_jobs_running(safe_run: SafeRun) -> None:
     seconds = 400 + os.getpid() % 1000
     outcome = with_shell(safe_run, "bash")("--keep-background", "--", f"sleep {seconds} & echo started")
     assert outcome.json["killed"] == []
-    survivors = subprocess.run(["pgrep", "-f", f"^sleep {seconds}$"], capture_output=True, text=True).stdout.split()
+    # The job may not have become `sleep` yet when the answer comes (a fork of the shell until it
+    # execs, slow on a loaded machine): it is looked for until then, bounded.
+    deadline = time.monotonic() + 5
+    while True:
+        survivors = subprocess.run(["pgrep", "-f", f"^sleep {seconds}$"], capture_output=True, text=True).stdout.split()
+        if survivors or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
     try:
         assert survivors, "the background job should still run"
     finally:
