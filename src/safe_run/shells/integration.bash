@@ -7,10 +7,17 @@
 # Everything here must work under `set -u` and `set -e`, and must not disturb `$?`.
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
-# (`exec >build.log 2>&1`) neither loses them nor finds the nonce in its file.
+# (`exec >build.log 2>&1`) neither loses them nor finds the nonce in its file; to the shell's
+# output where the terminal cannot be opened by name. Which of the two is decided here, once, as
+# is where the last process id is read (see `__sr_start`): hiding a redirection's error on every
+# line would cost bash an open and six other system calls each time, four times a command.
+if { builtin : >/dev/tty; } 2>/dev/null; then __sr_marks_to=/dev/tty; else __sr_marks_to=/dev/stdout; fi
+__sr_pid_file=/proc/sys/kernel/ns_last_pid
+if ! { builtin read -r __sr_start_pid <"$__sr_pid_file"; } 2>/dev/null; then
+    __sr_pid_file=/dev/null  # where /proc hides it: read as no id
+fi
 __sr_mark() {
-    { builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce" >/dev/tty; } 2>/dev/null ||
-        builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce"
+    builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce" >"$__sr_marks_to"
 }
 
 __sr_running=
@@ -101,9 +108,9 @@ builtin trap '__sr_on_err || builtin eval -- "$__sr_err_trap"' ERR
 __sr_start() {
     builtin local __sr_status=$?
     __sr_running=1
-    { builtin read -r __sr_start_pid </proc/sys/kernel/ns_last_pid; } 2>/dev/null || __sr_start_pid=
+    builtin read -r __sr_start_pid <"$__sr_pid_file" || builtin :
     IFS= builtin read -r -d '' __sr_text <"$__sr_cmd" || builtin :
-    __sr_mark "C;$__sr_start_pid"
+    builtin printf '\033]633;C;%s;%s\007' "$__sr_start_pid" "$__sr_nonce" >"$__sr_marks_to"
     builtin return "$__sr_status"
 }
 
@@ -117,9 +124,9 @@ __sr_line_end() {
         __sr_errexit=
         builtin set -e
     fi
-    { builtin read -r __sr_last_pid </proc/sys/kernel/ns_last_pid; } 2>/dev/null || builtin :
+    builtin read -r __sr_last_pid <"$__sr_pid_file" || builtin :
     builtin echo "$__sr_line_status $__sr_last_pid" >>"$__sr_status_file"
-    __sr_mark "D;$__sr_line_status"
+    builtin printf '\033]633;D;%s;%s\007' "$__sr_line_status" "$__sr_nonce" >"$__sr_marks_to"
     builtin return "$__sr_line_status"
 }
 

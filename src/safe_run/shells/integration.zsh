@@ -7,10 +7,17 @@
 # Everything here must work under `set -u` (NO_UNSET) and must not disturb `$?`.
 
 # Marks go to the terminal itself, so that a command that sends the shell's output elsewhere
-# (`exec >build.log 2>&1`) neither loses them nor finds the nonce in its file.
+# (`exec >build.log 2>&1`) neither loses them nor finds the nonce in its file; to the shell's
+# output where the terminal cannot be opened by name. Which of the two is decided here, once, as
+# is where the last process id is read (see `__sr_start`): hiding a redirection's error on every
+# line would cost the shell an open and more system calls each time, four times a command.
+if { : >/dev/tty; } 2>/dev/null; then typeset -g __sr_marks_to=/dev/tty; else typeset -g __sr_marks_to=/dev/stdout; fi
+typeset -g __sr_pid_file=/proc/sys/kernel/ns_last_pid
+if ! { : <"$__sr_pid_file"; } 2>/dev/null; then
+    __sr_pid_file=/dev/null  # where /proc hides it: read as no id
+fi
 __sr_mark() {
-    { builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce" >/dev/tty; } 2>/dev/null ||
-        builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce"
+    builtin printf '\033]633;%s;%s\007' "$1" "$__sr_nonce" >"$__sr_marks_to"
 }
 
 typeset -g __sr_running=
@@ -42,8 +49,8 @@ __sr_start() {
         __sr_comments=
     fi
     __sr_running=1
-    { __sr_start_pid=$(</proc/sys/kernel/ns_last_pid); } 2>/dev/null || __sr_start_pid=
-    __sr_mark "C;$__sr_start_pid"
+    __sr_start_pid=$(<"$__sr_pid_file")
+    builtin printf '\033]633;C;%s;%s\007' "$__sr_start_pid" "$__sr_nonce" >"$__sr_marks_to"
     builtin return $__sr_status
 }
 
@@ -54,9 +61,9 @@ __sr_start() {
 __sr_line_end() {
     builtin local __sr_line_status=$? __sr_last_pid=
     __sr_running=
-    { __sr_last_pid=$(</proc/sys/kernel/ns_last_pid); } 2>/dev/null || builtin :
+    __sr_last_pid=$(<"$__sr_pid_file")
     builtin echo "$__sr_line_status $__sr_last_pid" >>"$__sr_status_file"
-    __sr_mark "D;$__sr_line_status"
+    builtin printf '\033]633;D;%s;%s\007' "$__sr_line_status" "$__sr_nonce" >"$__sr_marks_to"
     builtin return $__sr_line_status
 }
 
