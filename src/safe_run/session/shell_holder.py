@@ -20,7 +20,7 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 
 from ..core import answers
@@ -88,11 +88,13 @@ class ShellHolder(Holder):
             self._workdir.remove()
 
     def _new_command(self, shell: Session, command: str) -> Session:
-        """The next command's own session: named now, made in the store when the holder is idle."""
+        """The next command's own session: named now, made in the store when the holder is idle,
+        with its result once the command has ended by then (see `_command_ended`)."""
         session = self._store.reserve()
-        self._unkept.later(partial(
-            self._store.make, session, command, of_shell=shell, shell_name=self._named.name, holder_pid=self._holder_pid(),
-        ))
+        make = partial(
+            self._store.make, session, command, shell, {"shell_name": self._named.name, "holder_pid": self._holder_pid()},
+        )
+        self._making = (make, self._unkept.later(make))
         return session
 
     def _holder_pid(self) -> int:
@@ -180,7 +182,9 @@ class ShellHolder(Holder):
             if not waiter.closing:
                 self.callers.answer(waiter, with_note(final, waiter.note))
         self._answered_at = self._clock()
-        self._unkept.later(partial(self.command.session.save_result, final), len(final.output))
+        make, owed = self._making
+        if not self._unkept.amend(owed, partial(make, result=final), len(final.output)):
+            self._unkept.later(partial(self.command.session.save_result, final), len(final.output))
         listed = (result.cwd, result.shell.name if result.shell else None)
         if listed != self._listed:  # what `sessions` shows of the shell, written when it changes
             self._listed = listed
@@ -417,16 +421,28 @@ class Unkept:
     """
 
     def __init__(self) -> None:
-        self._owed: deque[tuple[Callable[[], object], int]] = deque()
+        self._owed: deque[Owed] = deque()
         self._size = 0  # the output the owed results hold
 
     def __bool__(self) -> bool:
         return bool(self._owed)
 
-    def later(self, write: Callable[[], object], size: int = 0) -> None:
+    def later(self, write: Callable[[], object], size: int = 0) -> Owed:
         """`size`: the output the write holds on to until it is made."""
-        self._owed.append((write, size))
+        owed = Owed(write, size)
+        self._owed.append(owed)
         self._size += size
+        return owed
+
+    def amend(self, owed: Owed, write: Callable[[], object], size: int) -> bool:
+        """Make `owed`, while it is still owed, by `write` instead, which holds `size` more output;
+        False once it was made."""
+        if owed.made:
+            return False
+        owed.write = write
+        owed.size += size
+        self._size += size
+        return True
 
     def keep(self, until: Callable[[], bool] = lambda: False) -> None:
         """Write what is owed, in order, stopping early once `until()` (a caller is asking)."""
@@ -440,6 +456,16 @@ class Unkept:
             self._write_oldest()
 
     def _write_oldest(self) -> None:
-        write, size = self._owed.popleft()
-        self._size -= size
-        saved(write)
+        owed = self._owed.popleft()
+        self._size -= owed.size
+        owed.made = True
+        saved(owed.write)
+
+
+@dataclass
+class Owed:
+    """A write owed to the store; `size`: the output it holds on to until it is made."""
+
+    write: Callable[[], object]
+    size: int = 0
+    made: bool = False

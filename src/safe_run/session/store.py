@@ -318,7 +318,7 @@ class SessionStore:
     def create(self, command: str, of_shell: Session | None = None, **meta: object) -> Session:
         """A new session; `of_shell`: one command of that named shell, reached through its holder
         (its socket is a link to the shell's), and kept with its own result after it ended."""
-        return self.make(self.reserve(), command, of_shell, **meta)
+        return self.make(self.reserve(), command, of_shell, meta)
 
     def reserve(self) -> Session:
         """A new session's id and place, for `make` to make (a named shell's holder names each
@@ -326,16 +326,24 @@ class SessionStore:
         session_id = os.urandom(12).hex()
         return Session(session_id, self.root / session_id)
 
-    def make(self, session: Session, command: str, of_shell: Session | None = None, **meta: object) -> Session:
-        """Make the reserved session's directory and record (see `create`)."""
+    def make(
+        self, session: Session, command: str, of_shell: Session | None, meta: Mapping[str, object],
+        result: Result | None = None,
+    ) -> Session:
+        """Make the reserved session's directory and record (see `create`), with its `result`
+        when the command has already ended (a named shell's holder makes its commands' sessions
+        when it is idle)."""
         # Made under another name and renamed: a sweep (another caller, another thread) never
-        # sees a session without its record, which it would take for one whose holder died.
+        # sees a session without its record, which it would take for one whose holder died. Out
+        # of sight until then, its files are written in place.
         staging = Session(session.id, self.root / f".{session.id}.new")
         staging.path.mkdir(mode=0o700)
         if of_shell is not None:
             meta = {**meta, "shell_id": of_shell.id}
             os.symlink(os.path.join("..", of_shell.id, "socket"), staging.socket_path)
-        staging.write_meta(command=command, started=self._clock(), **meta)
+        _write_new(staging.meta_path, json.dumps({"command": command, "started": self._clock(), **meta}))
+        if result is not None:
+            _write_new(staging.result_path, result.to_json())
         os.rename(staging.path, session.path)
         return session
 
@@ -484,6 +492,11 @@ def _reason(exc: Exception) -> str:
 
 def _to_stderr(message: str) -> None:
     print(f"safe-run: {message}", file=sys.stderr)
+
+
+def _write_new(path: Path, text: str) -> None:
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _write_atomically(path: Path, text: str) -> None:
