@@ -91,6 +91,31 @@ def test_commands_run_back_to_back_are_each_listed_once_the_shell_is_left_alone(
         assert sorted(commands) == [f"echo {index}" for index in range(5)], commands
 
 
+def test_a_listed_commands_id_answers_its_kept_result_while_its_shell_lives_and_after(api_env: SafeRun) -> None:
+    """A command whose id was never given out is kept in its shell's journal; the id `sessions`
+    lists for it answers `poll` with that command's result, and `stop` does not touch the shell."""
+    from safe_run import Session, Shell
+
+    def listed() -> dict[str, dict[str, object]]:
+        out = subprocess.run([sys.executable, "-m", "safe_run", "sessions", "--format", "json"],
+                             capture_output=True, text=True, timeout=30, check=True)
+        return {str(row["command"]): row for row in json.loads(out.stdout)["sessions"]}
+
+    with Shell(shell=shell_path("bash")) as shell:
+        for word in ("alpha", "beta"):
+            assert shell.run(f"echo {word}; false").exit_code == 1
+        time.sleep(0.3)
+        alpha = str(listed()["echo alpha; false"]["session_id"])
+        kept = Session(alpha).poll()
+        assert (kept.status.value, kept.exit_code, kept.output, kept.command) == (
+            "completed", 1, "alpha\n", "echo alpha; false"), kept
+        assert Session(alpha).stop().output == "alpha\n"
+        assert shell.run("echo still").output == "still\n", "the shell was never touched"
+        beta = str(listed()["echo beta; false"]["session_id"])
+    assert Session(beta).poll().output == "beta\n"
+    assert set(listed()) >= {"echo alpha; false", "echo beta; false", "echo still"}
+
+
 def test_the_same_through_mcp(tmp_path: Path) -> None:
     pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'safe-run[mcp]')")
     from test_mcp import Server, call, drive

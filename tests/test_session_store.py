@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -90,6 +91,56 @@ def test_results_are_kept_for_the_retention_time_then_swept(tmp_path: Path) -> N
     session.save_result(finished("echo hi"))
     assert store(root, offset=RETENTION_S - 5).all() == [session]
     assert store(root, offset=RETENTION_S + 5).all() == []
+
+
+def test_a_journaled_command_is_listed_and_gets_its_directory_when_asked_for_until_it_expires(tmp_path: Path) -> None:
+    """A named shell's ended commands are lines of its journal: listed as sessions, given their
+    own directory (record and result) when their id is asked for, and gone after the retention."""
+    shell = store(tmp_path).create("shell", shell_name="w")
+    listener = shell.listen()  # its holder lives
+    try:
+        early, late = store(tmp_path).reserve(), store(tmp_path).reserve()
+        store(tmp_path).journal(shell, early, "echo early", {"shell_name": "w"}, finished("echo early"))
+        store(tmp_path, RETENTION_S / 2).journal(shell, late, "echo late", {"shell_name": "w"}, finished("echo late"))
+        listed = {s.id: s for s in store(tmp_path, RETENTION_S / 2).all()}
+        assert listed[late.id].meta()["shell_id"] == shell.id and listed[early.id].shell_id == shell.id
+        assert not late.path.exists(), "a journaled command has no directory of its own until asked for"
+        later = store(tmp_path, RETENTION_S + 1)
+        assert early.id not in {s.id for s in later.all()}
+        with pytest.raises(SessionError, match="no session"):
+            later.get(early.id)
+        found = later.get(late.id)
+        assert (found.path, found.shell_id, found.meta()["command"]) == (late.path, shell.id, "echo late")
+        assert found.load_result() == finished("echo late")
+        assert os.readlink(found.socket_path) == f"../{shell.id}/socket"
+        assert [s.id for s in later.all()].count(late.id) == 1
+    finally:
+        listener.close()
+
+
+def test_a_journal_past_its_size_drops_the_commands_kept_long_enough(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from safe_run.session import store as store_module
+
+    monkeypatch.setattr(store_module, "JOURNAL_MAX", 3000)  # a line is about 700 bytes
+    clock = [time.time()]
+    writer = SessionStore(tmp_path, clock=lambda: clock[0], sweep=False)
+    shell = writer.create("shell", shell_name="w")
+    journal = shell.path / "commands"
+    for index in range(3):
+        writer.journal(shell, writer.reserve(), f"echo {index}", {}, finished(f"echo {index}"))
+    assert len(journal.read_text().splitlines()) == 3
+    clock[0] += RETENTION_S + 1
+    writer.journal(shell, writer.reserve(), "echo new", {}, finished("echo new"))
+    assert len(journal.read_text().splitlines()) == 4, "below its size a journal is only appended to"
+    writer.journal(shell, writer.reserve(), "echo more", {}, finished("echo more"))
+    commands = [json.loads(line)["meta"]["command"] for line in journal.read_text().splitlines()]
+    assert commands == ["echo new", "echo more"], "past its size, what expired is dropped"
+    assert journal.stat().st_mode & 0o777 == 0o600
+    for index in range(3):
+        writer.journal(shell, writer.reserve(), f"echo {index}", {}, finished(f"echo {index}"))
+    assert len(journal.read_text().splitlines()) == 5, "nothing else expired: not read again at once"
 
 
 def test_callers_close_together_share_one_sweep(tmp_path: Path) -> None:

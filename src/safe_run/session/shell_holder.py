@@ -88,13 +88,13 @@ class ShellHolder(Holder):
             self._workdir.remove()
 
     def _new_command(self, shell: Session, command: str) -> Session:
-        """The next command's own session: named now, made in the store when the holder is idle,
-        with its result once the command has ended by then (see `_command_ended`)."""
+        """The next command's own session: named now, made in the store when the holder is idle
+        (its id given out meanwhile makes it at once); kept in the shell's journal instead when the
+        command has ended by then (see `_command_ended`)."""
         session = self._store.reserve()
-        make = partial(
-            self._store.make, session, command, shell, {"shell_name": self._named.name, "holder_pid": self._holder_pid()},
-        )
-        self._making = (make, self._unkept.later(make))
+        meta = {"shell_name": self._named.name, "holder_pid": self._holder_pid()}
+        owed = self._unkept.later(partial(self._store.make, session, command, shell, meta))
+        self._record = CommandRecord(session, command, meta, owed)
         return session
 
     def _holder_pid(self) -> int:
@@ -182,8 +182,9 @@ class ShellHolder(Holder):
             if not waiter.closing:
                 self.callers.answer(waiter, with_note(final, waiter.note))
         self._answered_at = self._clock()
-        make, owed = self._making
-        if not self._unkept.amend(owed, partial(make, result=final), len(final.output)):
+        record = self._record
+        journal = partial(self._store.journal, self.session, record.session, record.command, record.meta, final)
+        if not self._unkept.amend(record.owed, journal, len(final.output)):
             self._unkept.later(partial(self.command.session.save_result, final), len(final.output))
         listed = (result.cwd, result.shell.name if result.shell else None)
         if listed != self._listed:  # what `sessions` shows of the shell, written when it changes
@@ -294,7 +295,7 @@ class ShellHolder(Holder):
         end as its own."""
         super()._keep_result(final)
         command = self.command.session
-        if not command.result_path.exists():
+        if command.path.is_dir() and not command.result_path.exists():  # (one that ended is in the journal)
             saved(lambda: command.save_result(final))
 
     # ---- callers ------------------------------------------------------------------------------
@@ -408,12 +409,13 @@ def _next_command(base: RunRequest, request: wire.Run, shell: str) -> tuple[RunR
 
 
 class Unkept:
-    """A named shell's records of its commands (each one's own session, its result, the shell's
-    record), written when nothing is asked of the holder rather than between a command's end and
-    the next command.
+    """A named shell's records of its commands (each one's line in the shell's journal, or its own
+    session and result once its id was given out, the shell's record), written when nothing is
+    asked of the holder rather than between a command's end and the next command.
 
-    Each is a file made in the store: 0.2 ms on ext4 here, and over a millisecond when the disk is
-    busy, several per command, against about 1 ms for a whole warm call. Nothing may see the store
+    A line is one append, but it is encoded (a result of much output: milliseconds), and a
+    session is four files made in the store, over a millisecond when the disk is busy, against
+    about 1 ms for a whole warm call. Nothing may see the store
     behind the holder's back: every request but a `run`, an answer that names a command, and the
     holder's end first write all that is owed. A command whose id nobody was told is listed by
     `sessions` once the holder has been left alone for KEEP_AFTER_S, or once more than OWED_MAX
@@ -460,6 +462,16 @@ class Unkept:
         self._size -= owed.size
         owed.made = True
         saved(owed.write)
+
+
+@dataclass(frozen=True)
+class CommandRecord:
+    """What a command's own session is made of, and its making, owed until the holder is idle."""
+
+    session: Session
+    command: str
+    meta: dict[str, object]
+    owed: Owed
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """Where sessions live: one private directory per user, one sub-directory per session.
 
 A session directory holds `meta.json` (what runs, since when), `socket` (the holder's, while the
-command runs) and `result.json` (once it ended). Nothing else is trusted to say whether a holder is
+command runs) and `result.json` (once it ended). A named shell's directory also holds its journal
+(`commands`): the commands that ended before anyone was told their ids, a line each, given a
+directory of their own only when one is asked for by id. Nothing else is trusted to say whether a holder is
 alive: a socket that refuses connections belongs to a holder that died. Such a session gets an
 `error` result saying so, kept as long as any other result, and what its command left running is
 ended. A session whose `meta.json` is not one of ours is skipped, and said so once.
@@ -22,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .. import places
 from ..core.result import ExitStatus, Killed, Result, error_result
@@ -49,8 +52,14 @@ SWEEP_LOCK = ".sweep"
 SKIPPED_MARK = ".skipped"
 # Where a holder's own errors go, in its session's directory.
 HOLDER_LOG = "holder.log"
+# A named shell's journal of its commands (see `SessionStore.journal`).
+JOURNAL = "commands"
+# Past this size a journal is written anew without the commands kept longer than RETENTION_S, at
+# most once in JOURNAL_PAUSE_S.
+JOURNAL_MAX = 4 << 20
+JOURNAL_PAUSE_S = 60.0
 # What a dead holder's session keeps: its record, its result, and the holder's own error log.
-KEPT_FILES = frozenset({"meta.json", "result.json", HOLDER_LOG, "recording.cast"})
+KEPT_FILES = frozenset({"meta.json", "result.json", HOLDER_LOG, "recording.cast", JOURNAL})
 
 
 def sessions_root(env: Mapping[str, str]) -> Path:
@@ -286,6 +295,29 @@ class Session:
         return Session(self.id, away)
 
 
+@dataclass(frozen=True)
+class Journaled(Session):
+    """A named shell's command kept in its journal, as `SessionStore.all` lists it: its record
+    (`fields`) and result (`kept`) as the journal holds them, since `kept_at`; its directory does
+    not exist."""
+
+    fields: dict[str, object]
+    kept: dict[str, object]
+    kept_at: float
+
+    def meta(self) -> dict[str, object]:
+        return dict(self.fields)
+
+    def problem(self) -> str | None:
+        return None
+
+    def load_result(self) -> Result | None:
+        try:
+            return Result.from_dict(self.kept)
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
 class SessionStore:
     """All of one user's sessions; every use first clears what has expired or crashed."""
 
@@ -295,6 +327,7 @@ class SessionStore:
     ) -> None:
         self.root = private_directory(root)
         self._clock = clock
+        self._compact_at: dict[Path, float] = {}  # when each journal this store writes may be compacted next
         self._report = report or _to_stderr
         if sweep:
             self.sweep(when_due=True)
@@ -328,7 +361,7 @@ class SessionStore:
 
     def make(
         self, session: Session, command: str, of_shell: Session | None, meta: Mapping[str, object],
-        result: Result | None = None,
+        result: Result | None = None, started: float | None = None,
     ) -> Session:
         """Make the reserved session's directory and record (see `create`), with its `result`
         when the command has already ended (a named shell's holder makes its commands' sessions
@@ -341,7 +374,8 @@ class SessionStore:
         if of_shell is not None:
             meta = {**meta, "shell_id": of_shell.id}
             os.symlink(os.path.join("..", of_shell.id, "socket"), staging.socket_path)
-        _write_new(staging.meta_path, json.dumps({"command": command, "started": self._clock(), **meta}))
+        started = self._clock() if started is None else started
+        _write_new(staging.meta_path, json.dumps({"command": command, "started": started, **meta}))
         if result is not None:
             _write_new(staging.result_path, result.to_json())
         os.rename(staging.path, session.path)
@@ -381,7 +415,7 @@ class SessionStore:
         if not SESSION_ID.match(session_id):
             raise SessionError(f"{session_id!r} is not a session id (24 hexadecimal digits, as --yield-after printed)")
         session = Session(session_id, self.root / session_id)
-        if not session.path.is_dir():
+        if not session.path.is_dir() and not self._from_journal(session):
             raise SessionError(
                 f"no session {session_id}: it never existed, or it ended more than {RETENTION_S / 60:g} minutes ago"
             )
@@ -391,9 +425,92 @@ class SessionStore:
         return session
 
     def all(self) -> list[Session]:
-        """Every session with a sound record, oldest first; one that has none is skipped."""
+        """Every session with a sound record, oldest first; one that has none is skipped. A named
+        shell's commands in its journal are listed as they are kept there (`Journaled`)."""
         found = [Session(p.name, p) for p in self.root.iterdir() if SESSION_ID.match(p.name) and p.is_dir()]
-        return sorted((s for s in found if self._sound(s)), key=lambda s: s.started)
+        sound = [s for s in found if self._sound(s)]
+        present = {s.id for s in sound}
+        journaled = [j for shell in sound for j in self._journaled(shell) if j.id not in present]
+        return sorted([*sound, *journaled], key=lambda s: s.started)
+
+    def journal(self, shell: Session, session: Session, command: str, meta: Mapping[str, object], result: Result) -> None:
+        """Keep an ended command of the named shell `shell` as a line of its journal: one append,
+        where a directory of its own (`make`) cost four files made and renamed in, over a
+        millisecond on a busy disk, for a command whose id nobody was told. `get` gives it its
+        directory once its id is asked for."""
+        now = self._clock()
+        started = now - (result.duration_s or 0.0)
+        entry = {"id": session.id, "kept": now, "meta": {"command": command, "started": started, **meta, "shell_id": shell.id},
+                 "result": result.to_dict()}
+        path = shell.path / JOURNAL
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, json.dumps(entry).encode("utf-8") + b"\n")
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > JOURNAL_MAX and now >= self._compact_at.get(path, 0.0):
+            self._compact(shell, now)
+
+    def _compact(self, shell: Session, now: float) -> None:
+        """The journal written anew without the commands kept longer than RETENTION_S; the next
+        time is once its oldest command has expired too, and no sooner than JOURNAL_PAUSE_S, so
+        that a journal of many large results is not read again at every append."""
+        path = shell.path / JOURNAL
+        kept = [line for line in self._journal_lines(shell) if now - line["kept"] <= RETENTION_S]
+        _write_atomically(path, "".join(json.dumps(line) + "\n" for line in kept))
+        oldest = min((float(line["kept"]) for line in kept), default=now)
+        self._compact_at[path] = max(oldest + RETENTION_S, now + JOURNAL_PAUSE_S)
+
+    def _journaled(self, shell: Session) -> list[Journaled]:
+        return [Journaled(line["id"], self.root / line["id"], line["meta"], line["result"], float(line["kept"]))
+                for line in self._journal_lines(shell) if self._clock() - line["kept"] <= RETENTION_S]
+
+    def _journal_lines(self, shell: Session) -> list[dict[str, Any]]:
+        """The journal's entries (none for a session that has no journal); one that is not a whole
+        line of ours is passed over."""
+        try:
+            text = (shell.path / JOURNAL).read_bytes()
+        except OSError:
+            return []
+        lines = []
+        for raw in text.splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            if (isinstance(line, dict) and isinstance(line.get("id"), str) and SESSION_ID.match(line["id"])
+                    and isinstance(line.get("kept"), (int, float)) and isinstance(line.get("meta"), dict)
+                    and isinstance(line.get("result"), dict)):
+                lines.append(line)
+        return lines
+
+    def _from_journal(self, session: Session) -> bool:
+        """Give a command kept in a shell's journal the directory of its own that its id names, as
+        `make` would have; False when no journal keeps it."""
+        try:
+            shells = [p for p in self.root.iterdir() if SESSION_ID.match(p.name) and (p / JOURNAL).exists()]
+        except OSError:
+            return False
+        for path in shells:
+            for entry in self._journaled(Session(path.name, path)):
+                if entry.id == session.id:
+                    return self._give_directory(entry)
+        return False
+
+    def _give_directory(self, entry: Journaled) -> bool:
+        shell = Session(str(entry.fields["shell_id"]), self.root / str(entry.fields["shell_id"]))
+        try:
+            result = Result.from_dict(entry.kept)
+            meta = {k: v for k, v in entry.fields.items() if k not in ("command", "started", "shell_id")}
+            made = self.make(Session(entry.id, entry.path), str(entry.fields.get("command", "")), shell, meta, result,
+                             started=entry.started)
+            os.utime(made.result_path, (entry.kept_at, entry.kept_at))  # kept as long as from the journal
+        except FileExistsError:
+            pass  # another caller gives it its directory right now
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        return entry.path.is_dir()
 
     def _say_where(self) -> None:
         """Made in TMPDIR under a name of its own: said once, when made, since the user looks for
