@@ -192,6 +192,25 @@ def test_set_e_ends_the_shell_where_a_prompt_would_and_nowhere_else(shells: Shel
     assert (ended["exit_code"], ended["completion_reason"]) == (1, "shell_exited"), ended
 
 
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_a_shell_whose_errors_go_to_a_file_still_ends_each_command_on_its_prompt(
+    shells: Shells, shell: str, tmp_path: Path,
+) -> None:
+    """After `exec >log 2>&1` bash draws its prompt into the file, as at a terminal: each later
+    command still ends on the integration's marks, with nothing loaded again, and the file gets
+    what a terminal would have shown, no mark of safe-run's."""
+    shell_path(shell)
+    log = tmp_path / "all.log"
+    shells.run("f", f"exec >{log} 2>&1; echo hidden", shell=shell)
+    for command in ("echo one", "false"):
+        ended = shells.result("f", command, shell=shell)
+        assert (ended["completion_reason"], ended["reinjected"], ended["downgrades"]) == ("shell_integration", [], []), ended
+    assert shells.result("f", "echo $?; exec >/dev/tty 2>&1", shell=shell)["exit_code"] == 0
+    assert shells.result("f", "echo back", shell=shell)["output"] == "back\n"
+    written = log.read_text(errors="replace")
+    assert "hidden\n" in written and "one\n" in written and "1\n" in written and "633;" not in written, written
+
+
 @pytest.mark.parametrize(("shell", "rc", "trap"), [
     ("bash", ".bashrc", "trap 'echo err-trap $?' ERR"),
     ("zsh", ".zshrc", "TRAPZERR() { echo err-trap $? }"),

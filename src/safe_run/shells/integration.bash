@@ -171,12 +171,23 @@ __sr_prompt_start=$'\[\033]633;A;'"$__sr_nonce"$'\007\]'
 __sr_prompt_end=$'\[\033]633;B;'"$__sr_nonce"$'\007\]'
 
 # Last in PROMPT_COMMAND: themes that rebuild PS1 at every prompt lose the marks, so put them back.
+# bash draws its prompt on its standard error: after a command's `exec 2>build.log` the prompt
+# goes into that file, as it would at a terminal, and safe-run would wait for a prompt mark that
+# never comes. Then the prompt goes without its marks (the file gets the prompt, not the nonce),
+# and the hook says itself that the prompt is next (B, to the terminal): all the prompt's hooks
+# have run, and what reads the terminal now is the line editor. Whether standard error is still
+# the terminal is asked of bash's own descriptor of it (255).
 __sr_wrap_ps1() {
     builtin local __sr_hook_status=$?
     case "${PS1-}" in
         *"$__sr_prompt_end"*) ;;
         *) PS1="$__sr_prompt_start${PS1-}$__sr_prompt_end" ;;
     esac
+    if [[ ! /dev/fd/2 -ef /dev/fd/255 ]]; then
+        PS1=${PS1//"$__sr_prompt_start"/}
+        PS1=${PS1//"$__sr_prompt_end"/}
+        builtin printf '\033]633;B;%s\007' "$__sr_nonce" >"$__sr_marks_to"
+    fi
     [[ $- == *e* ]] || builtin return "$__sr_hook_status"
 }
 
