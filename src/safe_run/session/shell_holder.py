@@ -45,7 +45,8 @@ KEEP_AFTER_S = 0.05
 # that come without a pause (a loop of `Shell.run`) leave no quiet moment: every result, its
 # output with it, was kept until the loop stopped (100 KB of output a call made the holder 60 MB
 # larger in 600 calls). Past either, the oldest are written as each command ends, once its
-# answer is out; below them, a burst of calls pays for no write (about 0.2 ms a command).
+# answer is out; below them, a burst of calls pays for no write (a journal line, its result
+# encoded: about 50 us a command of little output).
 OWED_MAX = 256
 OWED_OUTPUT_MAX = 4 << 20
 
@@ -415,11 +416,11 @@ class Unkept:
 
     A line is one append, but it is encoded (a result of much output: milliseconds), and a
     session is four files made in the store, over a millisecond when the disk is busy, against
-    about 1 ms for a whole warm call. Nothing may see the store
-    behind the holder's back: every request but a `run`, an answer that names a command, and the
-    holder's end first write all that is owed. A command whose id nobody was told is listed by
-    `sessions` once the holder has been left alone for KEEP_AFTER_S, or once more than OWED_MAX
-    writes, or OWED_OUTPUT_MAX of output, are owed after it.
+    about 1 ms for a whole warm call. Nothing may see the store behind the holder's back: every
+    request but a `run`, an answer that names a command, and the holder's end first write all
+    that is owed. A command whose id nobody was told is listed by `sessions` once the holder has
+    been left alone for KEEP_AFTER_S, or once more than OWED_MAX writes, or OWED_OUTPUT_MAX of
+    output, are owed after it.
     """
 
     def __init__(self) -> None:

@@ -364,8 +364,8 @@ class SessionStore:
         result: Result | None = None, started: float | None = None,
     ) -> Session:
         """Make the reserved session's directory and record (see `create`), with its `result`
-        when the command has already ended (a named shell's holder makes its commands' sessions
-        when it is idle)."""
+        and `started` time when the command has already ended (one kept in its shell's journal,
+        given its directory when its id is asked for)."""
         # Made under another name and renamed: a sweep (another caller, another thread) never
         # sees a session without its record, which it would take for one whose holder died. Out
         # of sight until then, its files are written in place.
