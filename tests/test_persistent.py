@@ -204,7 +204,8 @@ def test_a_shell_whose_errors_go_to_a_file_still_ends_each_command_on_its_prompt
     shells.run("f", f"exec >{log} 2>&1; echo hidden", shell=shell)
     for command in ("echo one", "false"):
         ended = shells.result("f", command, shell=shell)
-        assert (ended["completion_reason"], ended["reinjected"], ended["downgrades"]) == ("shell_integration", [], []), ended
+        followed = (ended["completion_reason"], ended["reinjected"], ended["downgrades"])
+        assert followed == ("shell_integration", [], []), ended
     assert shells.result("f", "echo $?; exec >/dev/tty 2>&1", shell=shell)["exit_code"] == 0
     assert shells.result("f", "echo back", shell=shell)["output"] == "back\n"
     written = log.read_text(errors="replace")

@@ -3,8 +3,8 @@
 A session directory holds `meta.json` (what runs, since when), `socket` (the holder's, while the
 command runs) and `result.json` (once it ended). A named shell's directory also holds its journal
 (`commands`): the commands that ended before anyone was told their ids, a line each, given a
-directory of their own only when one is asked for by id. Nothing else is trusted to say whether a holder is
-alive: a socket that refuses connections belongs to a holder that died. Such a session gets an
+directory of their own only when one is asked for by id. Nothing else is trusted to say whether
+a holder is alive: a socket that refuses connections belongs to a holder that died. Such a session gets an
 `error` result saying so, kept as long as any other result, and what its command left running is
 ended. A session whose `meta.json` is not one of ours is skipped, and said so once.
 """
@@ -58,6 +58,8 @@ JOURNAL = "commands"
 # most once in JOURNAL_PAUSE_S.
 JOURNAL_MAX = 4 << 20
 JOURNAL_PAUSE_S = 60.0
+# How long a caller that asks for a journaled command waits for another caller giving it its directory.
+GIVING_WAIT_S = 1.0
 # What a dead holder's session keeps: its record, its result, and the holder's own error log.
 KEPT_FILES = frozenset({"meta.json", "result.json", HOLDER_LOG, "recording.cast", JOURNAL})
 
@@ -433,15 +435,17 @@ class SessionStore:
         journaled = [j for shell in sound for j in self._journaled(shell) if j.id not in present]
         return sorted([*sound, *journaled], key=lambda s: s.started)
 
-    def journal(self, shell: Session, session: Session, command: str, meta: Mapping[str, object], result: Result) -> None:
+    def journal(
+        self, shell: Session, session: Session, command: str, meta: Mapping[str, object], result: Result,
+    ) -> None:
         """Keep an ended command of the named shell `shell` as a line of its journal: one append,
         where a directory of its own (`make`) cost four files made and renamed in, over a
         millisecond on a busy disk, for a command whose id nobody was told. `get` gives it its
         directory once its id is asked for."""
         now = self._clock()
         started = now - (result.duration_s or 0.0)
-        entry = {"id": session.id, "kept": now, "meta": {"command": command, "started": started, **meta, "shell_id": shell.id},
-                 "result": result.to_dict()}
+        record = {"command": command, "started": started, **meta, "shell_id": shell.id}
+        entry = {"id": session.id, "kept": now, "meta": record, "result": result.to_dict()}
         path = shell.path / JOURNAL
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
@@ -506,8 +510,10 @@ class SessionStore:
             made = self.make(Session(entry.id, entry.path), str(entry.fields.get("command", "")), shell, meta, result,
                              started=entry.started)
             os.utime(made.result_path, (entry.kept_at, entry.kept_at))  # kept as long as from the journal
-        except FileExistsError:
-            pass  # another caller gives it its directory right now
+        except FileExistsError:  # another caller gives it its directory right now
+            deadline = time.monotonic() + GIVING_WAIT_S
+            while not entry.path.is_dir() and time.monotonic() < deadline:
+                time.sleep(0.01)
         except (OSError, ValueError, KeyError, TypeError):
             return False
         return entry.path.is_dir()
