@@ -30,9 +30,10 @@ __sr_running=
 # runs, after ours; one the command sets replaces ours, and then the word stays.
 #
 # The EXIT and ERR traps of the user's files (ERR: see `__sr_on_err`) are kept in __sr_exit_trap
-# and __sr_err_trap, for safe-run's to run. Read through a file of the private directory (a
-# command substitution would fork the shell), and here, not in a function, which does not see
-# the ERR trap. One of safe-run's, from an earlier load, leaves the user's kept already.
+# and __sr_err_trap, for safe-run's to run; the TERM trap's text is read too, for the check
+# below. Read through a file of the private directory (a command substitution would fork the
+# shell), and here, not in a function, which does not see the ERR trap. One of safe-run's, from
+# an earlier load, leaves the user's kept already.
 __sr_exit_trap=${__sr_exit_trap-}
 __sr_err_trap=${__sr_err_trap-}
 __sr_keep_trap() {
@@ -43,13 +44,16 @@ __sr_keep_trap() {
         *) builtin printf -v "$__sr_kept" '%s' "${3-}" ;;
     esac
 }
-for __sr_signal in EXIT ERR; do
+for __sr_signal in EXIT ERR TERM; do
     if { builtin trap -p "$__sr_signal" >|"${__sr_cmd%/*}/trap"; } 2>/dev/null; then
         IFS= builtin read -r -d '' __sr_trap_text <"${__sr_cmd%/*}/trap" || builtin :
     else
         __sr_trap_text=$(builtin trap -p "$__sr_signal")
     fi
-    __sr_keep_trap "__sr_${__sr_signal,,}_trap" "$__sr_trap_text"
+    case $__sr_signal in
+        TERM) __sr_term_trap=$__sr_trap_text ;;
+        *) __sr_keep_trap "__sr_${__sr_signal,,}_trap" "$__sr_trap_text" ;;
+    esac
 done
 builtin unset __sr_signal __sr_trap_text
 __sr_on_exit() {
@@ -64,14 +68,10 @@ builtin trap '__sr_on_exit && builtin :; builtin eval -- "$__sr_exit_trap"' EXIT
 # An interactive bash ignores SIGTERM, at a terminal too: a command's `kill $$` does not end it,
 # where `bash -c` would end with 143. A trap that does no more keeps that, and says so (T) for the
 # result to tell. A TERM trap of the user's files is theirs, and kept.
-__sr_trap_term() {
-    builtin local __sr_text= __sr_file="${__sr_cmd%/*}/term-trap"
-    { builtin trap -p TERM >|"$__sr_file"; } 2>/dev/null && builtin read -r -d '' __sr_text <"$__sr_file" || builtin :
-    if [[ -z $__sr_text || $__sr_text == *__sr_mark* ]]; then
-        builtin trap '__sr_mark T' TERM
-    fi
-}
-__sr_trap_term
+if [[ -z $__sr_term_trap || $__sr_term_trap == *__sr_mark* ]]; then
+    builtin trap '__sr_mark T' TERM
+fi
+builtin unset __sr_term_trap
 
 # What safe-run adds to a line must fail nowhere a prompt would not. Its own steps are called in
 # `&&` lists (`__sr_start && builtin :`), which neither errexit nor the ERR trap looks at. eval
@@ -110,7 +110,7 @@ __sr_start() {
     __sr_running=1
     builtin read -r __sr_start_pid <"$__sr_pid_file" || builtin :
     IFS= builtin read -r -d '' __sr_text <"$__sr_cmd" || builtin :
-    builtin printf '\033]633;C;%s;%s\007' "$__sr_start_pid" "$__sr_nonce" >"$__sr_marks_to"
+    __sr_mark "C;$__sr_start_pid"
     builtin return "$__sr_status"
 }
 
@@ -126,7 +126,7 @@ __sr_line_end() {
     fi
     builtin read -r __sr_last_pid <"$__sr_pid_file" || builtin :
     builtin echo "$__sr_line_status $__sr_last_pid" >>"$__sr_status_file"
-    builtin printf '\033]633;D;%s;%s\007' "$__sr_line_status" "$__sr_nonce" >"$__sr_marks_to"
+    __sr_mark "D;$__sr_line_status"
     builtin return "$__sr_line_status"
 }
 
@@ -186,7 +186,7 @@ __sr_wrap_ps1() {
     if [[ ! /dev/fd/2 -ef /dev/fd/255 ]]; then
         PS1=${PS1//"$__sr_prompt_start"/}
         PS1=${PS1//"$__sr_prompt_end"/}
-        builtin printf '\033]633;B;%s\007' "$__sr_nonce" >"$__sr_marks_to"
+        __sr_mark B
     fi
     [[ $- == *e* ]] || builtin return "$__sr_hook_status"
 }

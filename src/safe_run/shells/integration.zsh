@@ -50,7 +50,7 @@ __sr_start() {
     fi
     __sr_running=1
     __sr_start_pid=$(<"$__sr_pid_file")
-    builtin printf '\033]633;C;%s;%s\007' "$__sr_start_pid" "$__sr_nonce" >"$__sr_marks_to"
+    __sr_mark "C;$__sr_start_pid"
     builtin return $__sr_status
 }
 
@@ -63,7 +63,7 @@ __sr_line_end() {
     __sr_running=
     __sr_last_pid=$(<"$__sr_pid_file")
     builtin echo "$__sr_line_status $__sr_last_pid" >>"$__sr_status_file"
-    builtin printf '\033]633;D;%s;%s\007' "$__sr_line_status" "$__sr_nonce" >"$__sr_marks_to"
+    __sr_mark "D;$__sr_line_status"
     builtin return $__sr_line_status
 }
 
