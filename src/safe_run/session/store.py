@@ -461,18 +461,18 @@ class SessionStore:
         time is once its oldest command has expired too, and no sooner than JOURNAL_PAUSE_S, so
         that a journal of many large results is not read again at every append."""
         path = shell.path / JOURNAL
-        kept = [line for line in self._journal_lines(shell) if now - line["kept"] <= RETENTION_S]
+        kept = self._journal_lines(shell, now)
         _write_atomically(path, "".join(json.dumps(line) + "\n" for line in kept))
         oldest = min((float(line["kept"]) for line in kept), default=now)
         self._compact_at[path] = max(oldest + RETENTION_S, now + JOURNAL_PAUSE_S)
 
     def _journaled(self, shell: Session) -> list[Journaled]:
         return [Journaled(line["id"], self.root / line["id"], line["meta"], line["result"], float(line["kept"]))
-                for line in self._journal_lines(shell) if self._clock() - line["kept"] <= RETENTION_S]
+                for line in self._journal_lines(shell, self._clock())]
 
-    def _journal_lines(self, shell: Session) -> list[dict[str, Any]]:
-        """The journal's entries (none for a session that has no journal); one that is not a whole
-        line of ours is passed over."""
+    def _journal_lines(self, shell: Session, now: float) -> list[dict[str, Any]]:
+        """The journal's entries kept no longer than RETENTION_S at `now` (none for a session that
+        has no journal); one that is not a whole line of ours is passed over."""
         try:
             text = (shell.path / JOURNAL).read_bytes()
         except OSError:
@@ -485,7 +485,7 @@ class SessionStore:
                 continue
             if (isinstance(line, dict) and isinstance(line.get("id"), str) and SESSION_ID.match(line["id"])
                     and isinstance(line.get("kept"), (int, float)) and isinstance(line.get("meta"), dict)
-                    and isinstance(line.get("result"), dict)):
+                    and isinstance(line.get("result"), dict) and now - line["kept"] <= RETENTION_S):
                 lines.append(line)
         return lines
 
