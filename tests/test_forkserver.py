@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SafeRun, alive, cmdline, shells_of_holder_ahead
+from conftest import SafeRun, alive, children_of, cmdline, shells_of_holder_ahead
 from safe_run import calls
 from safe_run.session.forkserver import JOB_BYTES, ForkServer
 
@@ -78,7 +78,7 @@ def test_once_it_died_no_holder_it_forked_ahead_takes_its_requests(forks: ForkSe
     pid = fork_server_pid(forks)
     kept_shell_ready(forks)
     # The holder and its keeper's worker, both still titled as the fork server that forked them.
-    waiting = [process for ahead in children(pid) for process in (ahead, *children(ahead))
+    waiting = [process for ahead in children_of(pid) for process in (ahead, *children_of(ahead))
                if cmdline(process).startswith(b"safe-run")]
     shells = kept_shell_of(forks)
     for process in waiting:
@@ -185,14 +185,7 @@ def kept_shell_ready(server: ForkServer, rc_marker: Path | None = None, besides:
 
 def kept_shell_of(server: ForkServer) -> list[int]:
     """The shell of the holder the fork server forked ahead."""
-    return [shell for ahead in children(fork_server_pid(server)) for shell in shells_of_holder_ahead(ahead)]
-
-
-def children(pid: int) -> list[int]:
-    try:
-        return [int(word) for word in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
+    return [shell for ahead in children_of(fork_server_pid(server)) for shell in shells_of_holder_ahead(ahead)]
 
 
 def test_the_shell_kept_for_the_next_request_starts_where_the_last_came_from(
