@@ -118,6 +118,32 @@ def test_a_journaled_command_is_listed_and_gets_its_directory_when_asked_for_unt
         listener.close()
 
 
+def test_a_journaled_command_whose_giver_died_while_making_its_directory_is_still_given_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A caller killed between making a command's directory under its staging name and renaming
+    it leaves that name taken: the next caller waits for it, then makes the directory itself; a
+    sweep removes a staging directory left long enough, and only such a one."""
+    from safe_run.session import store as store_module
+
+    monkeypatch.setattr(store_module, "GIVING_WAIT_S", 0.05)
+    shell = store(tmp_path).create("shell", shell_name="w")
+    listener = shell.listen()
+    try:
+        command = store(tmp_path).reserve()
+        store(tmp_path).journal(shell, command, "echo hi", {"shell_name": "w"}, finished("echo hi"))
+        (tmp_path / f".{command.id}.new").mkdir()
+        assert store(tmp_path).get(command.id).load_result() == finished("echo hi")
+        left, fresh = tmp_path / f".{'a' * 24}.new", tmp_path / f".{'b' * 24}.new"
+        left.mkdir()
+        fresh.mkdir()
+        os.utime(left, (time.time() - SETUP_GRACE_S - 1,) * 2)
+        SessionStore(tmp_path, sweep=False).sweep()
+        assert not left.exists() and fresh.is_dir()
+    finally:
+        listener.close()
+
+
 def test_a_journal_past_its_size_drops_the_commands_kept_long_enough(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

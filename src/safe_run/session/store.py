@@ -58,8 +58,12 @@ JOURNAL = "commands"
 # most once in JOURNAL_PAUSE_S.
 JOURNAL_MAX = 4 << 20
 JOURNAL_PAUSE_S = 60.0
-# How long a caller that asks for a journaled command waits for another caller giving it its directory.
+# How long a caller that asks for a journaled command waits for another caller giving it its
+# directory; one that has not by then has died while making it.
 GIVING_WAIT_S = 1.0
+# A session directory is made under a name of its own, ".ID.new", and renamed (see `make`). One
+# older than SETUP_GRACE_S was left by a process that died while making it.
+STAGING = re.compile(r"\.([0-9a-f]{24})\.new\Z")
 # What a dead holder's session keeps: its record, its result, and the holder's own error log.
 KEPT_FILES = frozenset({"meta.json", "result.json", HOLDER_LOG, "recording.cast", JOURNAL})
 
@@ -371,7 +375,7 @@ class SessionStore:
         # Made under another name and renamed: a sweep (another caller, another thread) never
         # sees a session without its record, which it would take for one whose holder died. Out
         # of sight until then, its files are written in place.
-        staging = Session(session.id, self.root / f".{session.id}.new")
+        staging = _staging(session)
         staging.path.mkdir(mode=0o700)
         if of_shell is not None:
             meta = {**meta, "shell_id": of_shell.id}
@@ -502,7 +506,7 @@ class SessionStore:
                     return self._give_directory(entry)
         return False
 
-    def _give_directory(self, entry: Journaled) -> bool:
+    def _give_directory(self, entry: Journaled, retried: bool = False) -> bool:
         shell = Session(str(entry.fields["shell_id"]), self.root / str(entry.fields["shell_id"]))
         try:
             result = Result.from_dict(entry.kept)
@@ -514,6 +518,9 @@ class SessionStore:
             deadline = time.monotonic() + GIVING_WAIT_S
             while not entry.path.is_dir() and time.monotonic() < deadline:
                 time.sleep(0.01)
+            if not entry.path.is_dir() and not retried:  # that caller died while giving it
+                shutil.rmtree(_staging(entry).path, ignore_errors=True)
+                return self._give_directory(entry, retried=True)
         except (OSError, ValueError, KeyError, TypeError):
             return False
         return entry.path.is_dir()
@@ -549,10 +556,16 @@ class SessionStore:
         reading each record cost 0.13 ms apiece here, on the path of a call."""
         try:
             with os.scandir(self.root) as entries:
-                names = [entry.name for entry in entries if SESSION_ID.match(entry.name.removesuffix(PUT_AWAY))]
+                names = [entry.name for entry in entries
+                         if SESSION_ID.match(entry.name.removesuffix(PUT_AWAY)) or STAGING.match(entry.name)]
         except OSError:
             return
         for name in names:
+            if STAGING.match(name):
+                made = _mtime(self.root / name)
+                if made is not None and now - made > SETUP_GRACE_S:  # its maker died before renaming it
+                    shutil.rmtree(self.root / name, ignore_errors=True)
+                continue
             if name.endswith(PUT_AWAY):
                 shutil.rmtree(self.root / name, ignore_errors=True)
                 continue
@@ -582,6 +595,11 @@ class SessionStore:
             except OSError:
                 pass
         return False
+
+
+def _staging(session: Session) -> Session:
+    """Where `make` writes a session's directory before renaming it into place."""
+    return Session(session.id, session.path.with_name(f".{session.id}.new"))
 
 
 def _last_sweep(fd: int) -> float:
