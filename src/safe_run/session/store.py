@@ -377,14 +377,18 @@ class SessionStore:
         # of sight until then, its files are written in place.
         staging = _staging(session)
         staging.path.mkdir(mode=0o700)
-        if of_shell is not None:
-            meta = {**meta, "shell_id": of_shell.id}
-            os.symlink(os.path.join("..", of_shell.id, "socket"), staging.socket_path)
-        started = self._clock() if started is None else started
-        _write_new(staging.meta_path, json.dumps({"command": command, "started": started, **meta}))
-        if result is not None:
-            _write_new(staging.result_path, result.to_json())
-        os.rename(staging.path, session.path)
+        try:
+            if of_shell is not None:
+                meta = {**meta, "shell_id": of_shell.id}
+                os.symlink(os.path.join("..", of_shell.id, "socket"), staging.socket_path)
+            started = self._clock() if started is None else started
+            _write_new(staging.meta_path, json.dumps({"command": command, "started": started, **meta}))
+            if result is not None:
+                _write_new(staging.result_path, result.to_json())
+            os.rename(staging.path, session.path)
+        except BaseException:
+            shutil.rmtree(staging.path, ignore_errors=True)
+            raise
         return session
 
     @contextmanager
@@ -506,24 +510,36 @@ class SessionStore:
                     return self._give_directory(entry)
         return False
 
-    def _give_directory(self, entry: Journaled, retried: bool = False) -> bool:
-        shell = Session(str(entry.fields["shell_id"]), self.root / str(entry.fields["shell_id"]))
-        try:
-            result = Result.from_dict(entry.kept)
-            meta = {k: v for k, v in entry.fields.items() if k not in ("command", "started", "shell_id")}
-            made = self.make(Session(entry.id, entry.path), str(entry.fields.get("command", "")), shell, meta, result,
-                             started=entry.started)
-            os.utime(made.result_path, (entry.kept_at, entry.kept_at))  # kept as long as from the journal
-        except FileExistsError:  # another caller gives it its directory right now
-            deadline = time.monotonic() + GIVING_WAIT_S
-            while not entry.path.is_dir() and time.monotonic() < deadline:
+    def _give_directory(self, entry: Journaled) -> bool:
+        """Make a journaled command's directory; True once it is there, by this caller or another.
+        Another caller may be making it right now (its staging directory is there): it is waited
+        for, at most GIVING_WAIT_S; a staging directory older than that is a dead caller's, and
+        this caller makes the directory itself."""
+        deadline = time.monotonic() + GIVING_WAIT_S
+        while True:
+            try:
+                self._make_journaled(entry)
+                return True
+            except FileExistsError:
+                pass
+            except (OSError, ValueError, KeyError, TypeError):
+                return entry.path.is_dir()  # made by another caller meanwhile, or not to be made
+            staging = _staging(entry).path
+            begun = _mtime(staging)
+            if begun is not None and time.time() - begun > GIVING_WAIT_S:
+                shutil.rmtree(staging, ignore_errors=True)
+            elif entry.path.is_dir() or time.monotonic() >= deadline:
+                return entry.path.is_dir()
+            else:
                 time.sleep(0.01)
-            if not entry.path.is_dir() and not retried:  # that caller died while giving it
-                shutil.rmtree(_staging(entry).path, ignore_errors=True)
-                return self._give_directory(entry, retried=True)
-        except (OSError, ValueError, KeyError, TypeError):
-            return False
-        return entry.path.is_dir()
+
+    def _make_journaled(self, entry: Journaled) -> None:
+        shell = Session(str(entry.fields["shell_id"]), self.root / str(entry.fields["shell_id"]))
+        result = Result.from_dict(entry.kept)
+        meta = {k: v for k, v in entry.fields.items() if k not in ("command", "started", "shell_id")}
+        made = self.make(Session(entry.id, entry.path), str(entry.fields.get("command", "")), shell, meta, result,
+                         started=entry.started)
+        os.utime(made.result_path, (entry.kept_at, entry.kept_at))  # kept as long as from the journal
 
     def _say_where(self) -> None:
         """Made in TMPDIR under a name of its own: said once, when made, since the user looks for
