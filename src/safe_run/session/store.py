@@ -513,25 +513,26 @@ class SessionStore:
     def _give_directory(self, entry: Journaled) -> bool:
         """Make a journaled command's directory; True once it is there, by this caller or another.
         Another caller may be making it right now (its staging directory is there): it is waited
-        for, at most GIVING_WAIT_S; a staging directory older than that is a dead caller's, and
-        this caller makes the directory itself."""
-        deadline = time.monotonic() + GIVING_WAIT_S
-        while True:
+        for; a staging directory older than GIVING_WAIT_S is a dead caller's, and this caller makes
+        the directory itself. Bounded: a live caller's wait, then a dead one's take-over."""
+        deadline = time.monotonic() + 2 * GIVING_WAIT_S
+        while time.monotonic() < deadline:
             try:
                 self._make_journaled(entry)
                 return True
             except FileExistsError:
                 pass
             except (OSError, ValueError, KeyError, TypeError):
-                return entry.path.is_dir()  # made by another caller meanwhile, or not to be made
+                break  # made by another caller meanwhile, or not to be made
+            if entry.path.is_dir():
+                break
             staging = _staging(entry).path
             begun = _mtime(staging)
             if begun is not None and time.time() - begun > GIVING_WAIT_S:
                 shutil.rmtree(staging, ignore_errors=True)
-            elif entry.path.is_dir() or time.monotonic() >= deadline:
-                return entry.path.is_dir()
             else:
                 time.sleep(0.01)
+        return entry.path.is_dir()
 
     def _make_journaled(self, entry: Journaled) -> None:
         shell = Session(str(entry.fields["shell_id"]), self.root / str(entry.fields["shell_id"]))
