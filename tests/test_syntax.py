@@ -69,6 +69,8 @@ POSIX_BROKEN = [
     ("or", "false ||\n\n# nothing follows\n", DANGLING),
     ("quote-swallows-fi", 'if true; then\n  echo "x\nfi\n', DOUBLE_QUOTE),
     ("stray-paren", "echo )", PARENTHESIS),
+    ("open-glob-group", "echo (", PARENTHESIS),
+    ("open-glob-group-in-a-word", "ls a(b", PARENTHESIS),
     ("stray-fi", "echo x; fi", STRAY_FI),
 ]
 

@@ -16,8 +16,10 @@ the shell (a fork and an exec saved on every `ls -la` or `cd src && grep -rn x .
 runs). In fish, only plain words are.
 
 Some mistakes the shells accept at the end of the input: bash, zsh and dash treat a heredoc
-whose terminator never comes as ending at the end of the file (bash merely warns), and zsh runs
-`echo x &&` as `echo x`. Both are almost always a truncated command, so they are reported too.
+whose terminator never comes as ending at the end of the file (bash merely warns), zsh runs
+`echo x &&` as `echo x`, and zsh ends a glob group left open (`echo (`, `echo a(b`) at the end of
+the file, where at a prompt it reads the next line into it. All are almost always a truncated
+command, so they are reported too.
 """
 
 from __future__ import annotations
@@ -141,12 +143,13 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def _heredoc_left_open(facts: SyntaxFacts, shell_path: str, command: str, timeout: float) -> bool:
-    """Whether the shell reads a line appended after the text as heredoc body.
+def _reads_on(facts: SyntaxFacts, shell_path: str, command: str, timeout: float) -> bool:
+    """Whether the shell reads a line appended after the text as part of it.
 
     A lone `)` is an error wherever the shell reads it as code, so if the text plus that line
-    still parses, the line went into a heredoc whose terminator never came. The shell's own
-    heredoc rules (quoted words, `<<-`, several on a line) decide, not a re-implementation.
+    still parses, the line went into what the text left open: a heredoc whose terminator never
+    came, or a zsh glob group. The shell's own rules (quoted words, `<<-`, several heredocs on a
+    line, zsh's patterns) decide, not a re-implementation.
     """
     with tempfile.TemporaryDirectory(prefix="safe-run-syntax-") as directory:
         Path(directory, "command").write_text(command + "\n)\n", encoding="utf-8")
@@ -160,12 +163,13 @@ def _accepted_but_unfinished(
     """The mistakes a shell lets through at the end of the input (see the module docstring)."""
     if facts.warns_open_heredoc:
         return bash_heredoc_warning(words)
-    if facts.accepts_open_heredoc and "<<" in command:
+    if facts.accepts_open_heredoc:
+        scanned = scan_posix(command)  # the shell is asked only where the text looks left open
         remaining = deadline - time.monotonic()
-        if remaining > 0 and _heredoc_left_open(facts, shell_path, command, remaining):
-            scanned = scan_posix(command)
-            construct = scanned if scanned is not None and swallows_the_rest(scanned) else heredoc("")
-            return SyntaxProblem(construct, "", None)
+        if ("<<" in command or scanned is not None) and remaining > 0 \
+                and _reads_on(facts, shell_path, command, remaining):
+            left_open = scanned is not None and (swallows_the_rest(scanned) or "<<" not in command)
+            return SyntaxProblem(scanned if left_open and scanned is not None else heredoc(""), "", None)
     if facts.accepts_dangling_operator and dangling_operator(command):
         return SyntaxProblem(DANGLING, "", None)
     return None
