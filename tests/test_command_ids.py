@@ -116,6 +116,22 @@ def test_a_listed_commands_id_answers_its_kept_result_while_its_shell_lives_and_
     assert set(listed()) >= {"echo alpha; false", "echo beta; false", "echo still"}
 
 
+def test_commands_whose_records_are_written_later_are_listed_by_when_they_ran(api_env: SafeRun) -> None:
+    """A named shell writes its commands' records once it is idle: a command followed at once by a
+    longer one is still listed first, and as older, as it ran."""
+    from safe_run import Shell
+
+    with Shell(shell=shell_path("bash")) as shell:
+        for command in ("echo zero", "echo first", "sleep 0.6; echo second"):
+            shell.run(command)
+        time.sleep(0.3)
+        out = subprocess.run([sys.executable, "-m", "safe_run", "sessions", "--format", "json"],
+                             capture_output=True, text=True, timeout=30, check=True)
+    rows = [row for row in json.loads(out.stdout)["sessions"] if row["status"] == "completed"]
+    assert [row["command"] for row in rows] == ["echo zero", "echo first", "sleep 0.6; echo second"]
+    assert rows[0]["age_s"] >= rows[1]["age_s"] >= rows[2]["age_s"] >= 0.3, rows
+
+
 def test_the_same_through_mcp(tmp_path: Path) -> None:
     pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'safe-run[mcp]')")
     from test_mcp import Server, call, drive

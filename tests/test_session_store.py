@@ -100,10 +100,14 @@ def test_a_journaled_command_is_listed_and_gets_its_directory_when_asked_for_unt
     listener = shell.listen()  # its holder lives
     try:
         early, late = store(tmp_path).reserve(), store(tmp_path).reserve()
-        store(tmp_path).journal(shell, early, "echo early", {"shell_name": "w"}, finished("echo early"))
-        store(tmp_path, RETENTION_S / 2).journal(shell, late, "echo late", {"shell_name": "w"}, finished("echo late"))
+        now = time.time()
+        store(tmp_path).journal(shell, early, "echo early", {"shell_name": "w"}, finished("echo early"), now)
+        # written long after it ran, when its holder was idle: dated by its start
+        store(tmp_path, RETENTION_S).journal(
+            shell, late, "echo late", {"shell_name": "w"}, finished("echo late"), now + RETENTION_S / 2)
         listed = {s.id: s for s in store(tmp_path, RETENTION_S / 2).all()}
         assert listed[late.id].meta()["shell_id"] == shell.id and listed[early.id].shell_id == shell.id
+        assert [listed[early.id].started, listed[late.id].started] == [now, now + RETENTION_S / 2]
         assert not late.path.exists(), "a journaled command has no directory of its own until asked for"
         later = store(tmp_path, RETENTION_S + 1)
         assert early.id not in {s.id for s in later.all()}
@@ -131,7 +135,7 @@ def test_a_journaled_command_whose_giver_died_while_making_its_directory_is_stil
     listener = shell.listen()
     try:
         command = store(tmp_path).reserve()
-        store(tmp_path).journal(shell, command, "echo hi", {"shell_name": "w"}, finished("echo hi"))
+        store(tmp_path).journal(shell, command, "echo hi", {"shell_name": "w"}, finished("echo hi"), time.time())
         (tmp_path / f".{command.id}.new").mkdir()
         assert store(tmp_path).get(command.id).load_result() == finished("echo hi")
         left, fresh = tmp_path / f".{'a' * 24}.new", tmp_path / f".{'b' * 24}.new"
@@ -155,17 +159,17 @@ def test_a_journal_past_its_size_drops_the_commands_kept_long_enough(
     shell = writer.create("shell", shell_name="w")
     journal = shell.path / "commands"
     for index in range(3):
-        writer.journal(shell, writer.reserve(), f"echo {index}", {}, finished(f"echo {index}"))
+        writer.journal(shell, writer.reserve(), f"echo {index}", {}, finished(f"echo {index}"), writer.now())
     assert len(journal.read_text().splitlines()) == 3
     clock[0] += RETENTION_S + 1
-    writer.journal(shell, writer.reserve(), "echo new", {}, finished("echo new"))
+    writer.journal(shell, writer.reserve(), "echo new", {}, finished("echo new"), writer.now())
     assert len(journal.read_text().splitlines()) == 4, "below its size a journal is only appended to"
-    writer.journal(shell, writer.reserve(), "echo more", {}, finished("echo more"))
+    writer.journal(shell, writer.reserve(), "echo more", {}, finished("echo more"), writer.now())
     commands = [json.loads(line)["meta"]["command"] for line in journal.read_text().splitlines()]
     assert commands == ["echo new", "echo more"], "past its size, what expired is dropped"
     assert journal.stat().st_mode & 0o777 == 0o600
     for index in range(3):
-        writer.journal(shell, writer.reserve(), f"echo {index}", {}, finished(f"echo {index}"))
+        writer.journal(shell, writer.reserve(), f"echo {index}", {}, finished(f"echo {index}"), writer.now())
     assert len(journal.read_text().splitlines()) == 5, "nothing else expired: not read again at once"
 
 

@@ -92,10 +92,10 @@ class ShellHolder(Holder):
         """The next command's own session: named now, made in the store when the holder is idle
         (its id given out meanwhile makes it at once); kept in the shell's journal instead when the
         command has ended by then (see `_command_ended`)."""
-        session = self._store.reserve()
+        session, started = self._store.reserve(), self._store.now()
         meta = {"shell_name": self._named.name, "holder_pid": self._holder_pid()}
-        owed = self._unkept.later(partial(self._store.make, session, command, shell, meta))
-        self._record = CommandRecord(session, command, meta, owed)
+        owed = self._unkept.later(partial(self._store.make, session, command, shell, meta, started=started))
+        self._record = CommandRecord(session, command, meta, started, owed)
         return session
 
     def _holder_pid(self) -> int:
@@ -184,7 +184,8 @@ class ShellHolder(Holder):
                 self.callers.answer(waiter, with_note(final, waiter.note))
         self._answered_at = self._clock()
         record = self._record
-        journal = partial(self._store.journal, self.session, record.session, record.command, record.meta, final)
+        journal = partial(self._store.journal, self.session, record.session, record.command, record.meta, final,
+                          record.started)
         if not self._unkept.amend(record.owed, journal, len(final.output)):
             self._unkept.later(partial(self.command.session.save_result, final), len(final.output))
         listed = (result.cwd, result.shell.name if result.shell else None)
@@ -472,6 +473,7 @@ class CommandRecord:
     session: Session
     command: str
     meta: dict[str, object]
+    started: float  # by the store's clock
     owed: Owed
 
 

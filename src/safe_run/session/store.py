@@ -359,6 +359,11 @@ class SessionStore:
         (its socket is a link to the shell's), and kept with its own result after it ended."""
         return self.make(self.reserve(), command, of_shell, meta)
 
+    def now(self) -> float:
+        """The store's clock, by which records are dated: for a holder that dates a command as it
+        starts and writes its record later."""
+        return self._clock()
+
     def reserve(self) -> Session:
         """A new session's id and place, for `make` to make (a named shell's holder names each
         command at once and makes its session when it is idle)."""
@@ -445,15 +450,17 @@ class SessionStore:
 
     def journal(
         self, shell: Session, session: Session, command: str, meta: Mapping[str, object], result: Result,
+        started: float,
     ) -> None:
         """Keep an ended command of the named shell `shell` as a line of its journal: one append,
         where a directory of its own (`make`) cost four files made and renamed in, over a
         millisecond on a busy disk, for a command whose id nobody was told. `get` gives it its
-        directory once its id is asked for."""
+        directory once its id is asked for. `started`: the store's time (`now`) as the command
+        started; the line is written later, when its holder is idle, and dated by the command."""
         now = self._clock()
-        started = now - (result.duration_s or 0.0)
         record = {"command": command, "started": started, **meta, "shell_id": shell.id}
-        entry = {"id": session.id, "kept": now, "meta": record, "result": result.to_dict()}
+        entry = {"id": session.id, "kept": started + (result.duration_s or 0.0), "meta": record,
+                 "result": result.to_dict()}
         path = shell.path / JOURNAL
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
