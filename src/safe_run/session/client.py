@@ -204,7 +204,7 @@ def close_shell(name: str, report: Report | None = None) -> Result:
 def check_name(name: str) -> None:
     if not SHELL_NAME.match(name):
         raise SessionError(
-            f"{name!r} is not a shell name: 1 to 64 letters, digits, '.', '_' or '-', not starting with a punctuation mark",
+            f"{name!r} is not a shell name: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or a digit",
             ExitStatus.USAGE,
         )
 
