@@ -186,6 +186,37 @@ def test_the_command_end_shows_no_prompt_of_the_shell_and_the_summary_has_its_ow
     assert shown.strip() == "start\nbye\n✓", f"not the last lines and the summary's mark: {shown!r}"
 
 
+def test_a_named_shells_input_wait_is_answered_at_the_persons_terminal(agent: SafeRun) -> None:
+    """At a person's terminal `--in` is their run too: a wait for input is theirs to answer there
+    (their terminal joins the command until it ends), and what they type never reaches their own
+    shell, even typed before the wait was seen."""
+    agent.shell = None
+    ran = person(agent, "--shell", shell_path("bash"), "--in", "w", "--", 'read -r -p "yours? " z; echo "z=$z"')
+    ran.send("mine\r")  # typed ahead, as a person who knows the question answers
+    ran.expect("z=mine")
+    ran.expect("completed")
+    ran.expect(pexpect.EOF)
+    ran.close()
+    assert ran.exitstatus == 0
+    kept = call(agent, "--in", "w", "--", 'echo "$z"')
+    assert (kept["status"], kept["output"]) == ("completed", "mine\n"), kept
+
+
+def test_a_person_who_leaves_a_named_shells_input_wait_leaves_it_waiting(agent: SafeRun) -> None:
+    agent.shell = None
+    ran = person(agent, "--shell", shell_path("bash"), "--in", "w", "--", 'read -r -p "yours? " z; echo "z=$z"')
+    ran.expect("yours\\?")
+    ran.send(LEAVE)
+    ran.expect("it goes on")
+    ran.expect(pexpect.EOF)
+    ran.close()
+    assert ran.exitstatus == 75, "the command still waits: input_required"
+    waiting = [row for row in call(agent, "sessions")["sessions"] if row["status"] == "input_required"]
+    assert len(waiting) == 2, "the shell and its command"
+    answered = call(agent, "send", waiting[-1]["session_id"], "later")
+    assert answered["status"] == "completed" and "z=later" in answered["output"], answered
+
+
 def test_another_users_session_cannot_be_joined(agent: SafeRun) -> None:
     """The session's directory is its user's alone, and its holder takes callers of that user only."""
     if os.geteuid() != 0:

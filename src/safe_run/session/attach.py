@@ -65,8 +65,9 @@ def title(session_id: str, watch: bool) -> bytes:
     return b"\x1b[22;0t\x1b]2;safe-run: %s %s - Ctrl-\\ d leaves it running\x07" % (what.encode(), session_id.encode())
 
 
-def join(session: Session, watch: bool, stdin: int = 0, stdout: int = 1) -> Result | Left:
-    """Join the session's terminal until the person leaves or the command ends."""
+def join(session: Session, watch: bool, stdin: int = 0, stdout: int = 1, about: str | None = None) -> Result | Left:
+    """Join the session's terminal until the person leaves or the command ends (`about`: the
+    named shell's command whose end ends it, see `wire.Attach`)."""
     rows, columns = _size(stdout)
     try:
         conn = session.connect(CONNECT_S)
@@ -75,13 +76,13 @@ def join(session: Session, watch: bool, stdin: int = 0, stdout: int = 1) -> Resu
     if conn is None:
         raise SessionError(f"session {session.id} has ended: nothing runs there to attach to")
     with conn:
-        conn.sendall(wire.encode_request(wire.Attach(watch=watch, rows=rows, columns=columns)))
+        conn.sendall(wire.encode_request(wire.Attach(watch=watch, rows=rows, columns=columns, about=about)))
         saved = termios.tcgetattr(stdin)
         wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         previous_wakeup = signal.set_wakeup_fd(wake_w)
         previous_winch = signal.signal(signal.SIGWINCH, _resized)
         try:
-            tty.setraw(stdin)
+            tty.setraw(stdin, termios.TCSANOW)  # keys typed ahead are the command's: not flushed
             _write(stdout, title(session.id, watch) + TAKE)
             return _follow(conn, watch, stdin, stdout, wake_r)
         finally:

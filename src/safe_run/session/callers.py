@@ -189,12 +189,14 @@ class Callers:
         while self._outboxes and polling.wait((), patience, self.writers())[1]:
             self.deliver()
 
-    def release(self, conn: socket.socket) -> None:
-        """No longer this module's: a connection that became something else (a person attached)."""
+    def release(self, conn: socket.socket) -> bytes:
+        """No longer this module's: a connection that became something else (a person attached);
+        what its caller sent after its request, read with it (the person's first keys)."""
         self.waiters = [w for w in self.waiters if w.conn is not conn]
-        self._inboxes.pop(conn, None)
+        inbox = self._inboxes.pop(conn, None)
         self._outboxes.pop(conn, None)
         self._kept.pop(conn, None)
+        return b"" if inbox is None else bytes(inbox.data).partition(b"\n")[2]
 
     def drop(self, conn: socket.socket) -> None:
         self.release(conn)

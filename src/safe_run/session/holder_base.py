@@ -473,15 +473,17 @@ class Holder(ABC):
         types gives the terminal their size (the program redraws for it)."""
         request, run = call.request, call.run
         assert isinstance(request, wire.Attach)
-        self.callers.release(call.conn)
+        early = self.callers.release(call.conn)
         if run is None:  # the command ended as the person came: they see its end, as those there did
             assert self.final is not None
             self.onlookers.join(call.conn, request.watch, b"")
             self.onlookers.end(self._told(self.final).to_json().encode("utf-8"))
             return
-        self.onlookers.join(call.conn, request.watch, run.redraw(request.rows, request.columns))
+        self.onlookers.join(call.conn, request.watch, run.redraw(request.rows, request.columns), request.about, early)
         if not request.watch:
             run.resize(request.rows, request.columns)
+        if early:  # keys the person typed before their terminal joined go now, not at the next wake-up
+            self._serve_onlookers(run)
 
     def _answer_due(self, run: Run) -> None:
         now = self._clock()

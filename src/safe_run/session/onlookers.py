@@ -93,6 +93,7 @@ def frames(buffer: bytearray) -> list[tuple[bytes, bytes]]:
 class Onlooker:
     conn: socket.socket
     watch: bool  # sees, but its keys are not taken
+    about: str | None = None  # the command whose end lets it go (see `wire.Attach`)
     unread: bytearray = field(default_factory=bytearray)
     unsent: bytearray = field(default_factory=bytearray)
 
@@ -134,9 +135,12 @@ class Onlookers:
     def input(self, data: bytes) -> None:
         self.recording.input(data)
 
-    def join(self, conn: socket.socket, watch: bool, screen: bytes) -> None:
+    def join(
+        self, conn: socket.socket, watch: bool, screen: bytes, about: str | None = None, early: bytes = b"",
+    ) -> None:
+        """`early`: what the person sent after their request, read with it; taken at the next `serve`."""
         conn.setblocking(False)
-        person = Onlooker(conn, watch)
+        person = Onlooker(conn, watch, about, bytearray(early))
         self._people.append(person)
         self._send(person, frame(SCREEN, screen))
 
@@ -162,9 +166,12 @@ class Onlookers:
                     actions.left = True
         return actions
 
-    def end(self, result_json: bytes) -> None:
-        """The session ended: each person gets what is still unsent and its result, within END_S."""
+    def end(self, result_json: bytes, about: str | None = None) -> None:
+        """The session ended, or (`about`) a named shell's command did: each person there for it
+        gets what is still unsent and its result, within END_S, and is let go."""
         for person in list(self._people):
+            if about is not None and person.about != about:
+                continue
             try:
                 person.conn.settimeout(END_S)
                 person.conn.sendall(bytes(person.unsent) + frame(ENDED, result_json))
@@ -174,15 +181,15 @@ class Onlookers:
 
     def _read(self, person: Onlooker) -> list[tuple[bytes, bytes]]:
         try:
-            data = person.conn.recv(FRAME_MAX)
+            data: bytes | None = person.conn.recv(FRAME_MAX)
         except BlockingIOError:
-            return []
+            data = None  # nothing new: what came with the request may still wait (see `join`)
         except OSError:
             data = b""
-        if not data:
+        if data == b"":
             self._let_go(person)
             return [(LEAVE, b"")]
-        person.unread += data
+        person.unread += data or b""
         taken = frames(person.unread)
         if len(person.unread) > FRAME_MAX + HEADER.size:
             self._let_go(person)  # not a frame any safe-run sends

@@ -179,6 +179,8 @@ class ShellHolder(Holder):
         final = replace(result, session_id=None, recording=str(self.recording.path))
         self._last = final
         self.handed_out = True  # a persistent shell's record outlives it, to say how it ended
+        if self.onlookers.count:  # a person there for this command alone is let go with its end
+            self.onlookers.end(final.to_json().encode("utf-8"), self.command.session.id)
         for waiter in list(self.callers.waiters):
             if not waiter.closing:
                 self.callers.answer(waiter, with_note(final, waiter.note))
@@ -336,13 +338,30 @@ class ShellHolder(Holder):
         return about
 
     def _answer_kept(self, call: Call, about: str) -> None:
-        """A command that has ended, answered from its kept result; one the shell never had is
-        answered so."""
-        kept = Session(about, self.session.path.parent / about).load_result() if SESSION_ID.match(about) else None
-        if kept is None:
-            kept = error_result(None, f"no command {about} in the shell {self._named.name}")
+        """A command that has ended, answered from its kept result."""
+        kept = self._kept_result(about)
         answer = with_note(kept, NOT_TYPED) if isinstance(call.request, wire.Send) else kept
         self.callers.answer_now(call.conn, answer, first=call.first)
+
+    def _kept_result(self, about: str) -> Result:
+        """The kept result of a command of this shell that has ended; one the shell never had is
+        answered so."""
+        kept = Session(about, self.session.path.parent / about).load_result() if SESSION_ID.match(about) else None
+        return kept if kept is not None else error_result(None, f"no command {about} in the shell {self._named.name}")
+
+    def _attach(self, call: Call) -> None:
+        """As any holder's; a person there for one command (`wire.Attach.about`) is let go at its
+        end, and at once, with its result, when it has ended already."""
+        request, run = call.request, call.run
+        assert isinstance(request, wire.Attach)
+        about = request.about
+        if about is None or run is None or (about == self.command.session.id and self._idle_answer(run) is None):
+            super()._attach(call)
+            return
+        ended = self._last if about == self.command.session.id and self._last is not None else self._kept_result(about)
+        self.callers.release(call.conn)
+        self.onlookers.join(call.conn, request.watch, b"", about)
+        self.onlookers.end(ended.to_json().encode("utf-8"), about)
 
     def _idle_answer(self, run: Run | None) -> Result | None:
         """While the shell waits between commands, the last command's result, which answers every
@@ -393,7 +412,7 @@ HANDLERS: dict[type[wire.Request], Callable[[ShellHolder, Call], None]] = {
     **{kind: ShellHolder._about_a_command for kind in COMMAND_HANDLERS},
     wire.Close: ShellHolder._close,
     wire.Run: ShellHolder._run,
-    wire.Attach: Holder._attach,
+    wire.Attach: ShellHolder._attach,
 }
 
 

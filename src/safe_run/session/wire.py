@@ -100,11 +100,13 @@ class Run:
 class Attach:
     """A person joins the terminal, whose size becomes theirs (`rows`, `columns`); `watch`: only
     to see it, keys not taken, size not changed. The connection then carries frames (see
-    `onlookers`), not one answer."""
+    `onlookers`), not one answer. `about`: a named shell's command whose end ends the attach
+    (None: the session's end does, or the person leaving)."""
 
     watch: bool = False
     rows: int = 24
     columns: int = 80
+    about: str | None = None
 
 
 Request = Poll | Send | Stop | Interrupt | Status | Close | Run | Attach

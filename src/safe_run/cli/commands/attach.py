@@ -5,20 +5,23 @@ from __future__ import annotations
 import os
 import sys
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ...environment import Environment
-from ...core.result import ExitStatus, exit_status
+from ...core.result import ExitStatus, Result, exit_status
 from .sessions import _complete_ids
+
+if TYPE_CHECKING:
+    from ...session.store import Session
 
 # How many of an ended command's last lines are shown below the person's screen.
 LAST_LINES = 10
 
 
 def _join(target: str, watch: bool) -> int:
-    from ...core.render import print_summary
     from ...session import SessionError
-    from ...session.attach import Left, join, last_lines
     from ...session.client import check_name
     from ...session.store import SESSION_ID, SessionStore
 
@@ -34,16 +37,27 @@ def _join(target: str, watch: bool) -> int:
         if found is None:
             raise SessionError(f"no shell named {target!r} is running", ExitStatus.NO_SESSION)
         session = found
-    outcome = join(session, watch)
+    outcome = joined(session, target, watch)
+    return 0 if outcome is None else exit_status(outcome)
+
+
+def joined(session: Session, target: str, watch: bool, about: str | None = None) -> Result | None:
+    """This terminal joined to `session` until its command ends (its result, shown below the
+    person's screen as it is again: the command's last lines, then its summary) or the person
+    leaves it (None, said on stderr); `target`: how the person names it; `about`: a named
+    shell's command whose end ends the attach."""
+    from ...core.render import print_summary
+    from ...session.attach import Left, join, last_lines
+
+    outcome = join(session, watch, about=about)
     if isinstance(outcome, Left):
         how = "stopped watching" if watch else "left"
         print(f"safe-run: {how} {target}; it goes on (`safe-run attach {target}` to come back)", file=sys.stderr)
-        return 0
-    # The person's screen is theirs again, as it was: the command's last lines, then its summary.
+        return None
     sys.stdout.write(last_lines(outcome.output, LAST_LINES))
     sys.stdout.flush()
     print_summary(outcome, Environment.current())
-    return exit_status(outcome)
+    return outcome
 
 
 @click.command("attach", context_settings={"help_option_names": ["-h", "--help"]})

@@ -16,7 +16,7 @@ from ...calls import DEFAULT_MAX_OUTPUT, DEFAULT_YIELD_AFTER_S, MIN_MAX_OUTPUT, 
 from ..invocation import Invocation, current as current_invocation
 from ...environment import Environment, is_ci
 from ..report import AnswerLost, annotate, emit, run_format_option, utf8_stdout
-from ...core.result import ExitStatus, Result, error_result, exit_status, not_started
+from ...core.result import ExitStatus, Result, Status, error_result, exit_status, not_started
 from ...core.request import DEFAULT_IDLE_EXPIRE_S, DEFAULT_WAIT_EXPIRE_S, RunRequest, Scope, Timers
 from ...session import SessionError
 from .params import (
@@ -251,7 +251,10 @@ def run_command(
     invocation = current_invocation()
     invocation.signals.keep()
     try:
-        result = _answer(request, in_shell, bound, scope, shown, invocation, environment, keyboard)
+        if in_shell is not None:
+            result = _answer_in_shell(in_shell, request, bound, scope, shown, invocation, environment, no_input)
+        else:
+            result = _run(request, bound, shown, invocation, environment, keyboard)
     finally:
         if request.log is not None:
             request.log.close()
@@ -302,16 +305,37 @@ def _for_a_person(
     return replace(request, hold_on_input=True, interactive=True, size=terminal_size(env)), keyboard
 
 
-def _answer(
-    request: RunRequest, in_shell: str | None, bound: float | None, scope: Scope, shown: str,
-    invocation: Invocation, env: Environment, keyboard: int | None,
+def _answer_in_shell(
+    name: str, request: RunRequest, bound: float | None, scope: Scope, shown: str, invocation: Invocation,
+    env: Environment, no_input: bool,
 ) -> Result:
-    """The run in the named shell, in a session or here, and its answer written."""
-    if in_shell is None:
-        return _run(request, bound, shown, invocation, env, keyboard)
-    result = _in_shell(in_shell, request, bound, scope, invocation)
+    """The run in the named shell `name`, and its answer written. At a person's terminal a wait for
+    input is theirs to answer, as in their own run: their terminal joins the command, as `attach`
+    joins it, until it ends; leaving it (Ctrl-\\ then d) leaves it waiting, and the summary says
+    how to answer it later."""
+    result = _in_shell(name, request, bound, scope, invocation)
+    if result.status is Status.INPUT_REQUIRED and result.session_id is not None and shown == "pretty" \
+            and bound is None:
+        from ...display.interactive import interactive
+
+        if interactive(env, no_input) and env.stdout_isatty:
+            answered = _answered_here(result.session_id, name)
+            if answered is not None:
+                return answered
     emit(result, shown, env)
     return result
+
+
+def _answered_here(session_id: str, name: str) -> Result | None:
+    """The command's end once the person at this terminal answered it (shown already); None when
+    they left it waiting, or it could not be joined."""
+    from .attach import joined
+    from ...session.store import SessionStore
+
+    try:
+        return joined(SessionStore.open(sweep=False).get(session_id), name, watch=False, about=session_id)
+    except SessionError:
+        return None
 
 
 def _given_stdin(asked: bool, env: Environment) -> int | None:
