@@ -175,6 +175,7 @@ def test_marks_are_unicode_only_where_the_locale_and_stderr_both_allow() -> None
         (result(status=Status.INPUT_REQUIRED, exit_code=None, completion_reason=Reason.INPUT_WAIT,
                 session_id="a" * 24), "cyan"),
         (result(status=Status.INPUT_REQUIRED, exit_code=None, completion_reason=Reason.INPUT_WAIT), "red"),
+        (result(status=Status.CLOSED, exit_code=None, completion_reason=Reason.CLOSED), "green"),
     ],
 )
 def test_summary_style(res: Result, style: str) -> None:

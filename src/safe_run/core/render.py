@@ -10,8 +10,9 @@ The command's output goes to stdout, so it can be piped as usual; the summary go
       the command did not finish within --timeout 2 s and was stopped; output so far included
 
 The first line always starts with a mark and the status word, so colour is never the only cue:
-✓ (green) the shell itself reported a clean success; ! (yellow) a fallback decided the end or a
-downgrade was needed; ✗ (red) the command failed or was stopped.
+✓ (green) the shell itself reported a clean success, or a named shell was closed as asked; !
+(yellow) a fallback decided the end or a downgrade was needed; ✗ (red) the command failed or was
+stopped.
 
 The summary is a few lines of one style each, written with SGR codes of its own: importing rich
 for them took 25 ms after the command had ended, most of what a pretty run added to its answer.
@@ -68,10 +69,13 @@ def summary_style(result: Result) -> str:
     """Green for a clean success, yellow when a fallback decided the end, red for failure.
 
     A command still going on in its session (running, or waiting for an answer) has failed at
-    nothing yet: it gets a colour of its own.
+    nothing yet: it gets a colour of its own. A named shell closed is what `close` asked for (its
+    exit status is 0).
     """
     if result.session_id is not None:
         return RUNNING_STYLE
+    if result.status is Status.CLOSED:
+        return SUCCESS_STYLE
     if result.status is Status.COMPLETED and result.exit_code == 0:
         return FALLBACK_STYLE if decided_by_fallback(result) else SUCCESS_STYLE
     return FAILURE_STYLE
