@@ -217,6 +217,27 @@ def test_a_person_who_leaves_a_named_shells_input_wait_leaves_it_waiting(agent: 
     assert answered["status"] == "completed" and "z=later" in answered["output"], answered
 
 
+def test_a_named_shells_command_stopped_by_the_persons_ctrl_c_gets_its_summary_on_a_line_of_its_own(
+    agent: SafeRun,
+) -> None:
+    agent.shell = None
+    ran = person(agent, "--shell", shell_path("bash"), "--in", "w", "--", "echo started; sleep 30")
+    attached_until_running(agent)
+    ran.sendintr()
+    ran.expect("interrupted")
+    shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]", "", ran.before or "").replace("\r", "")
+    ran.expect(pexpect.EOF)
+    assert re.search(r"\^C\n(started\n)?✗ $", shown), f"the summary follows the echoed ^C on its line: {shown!r}"
+
+
+def attached_until_running(agent: SafeRun) -> None:
+    """Until a command of the agent's runs (a person's Ctrl-C before it would find none)."""
+    deadline = time.monotonic() + BOUND_S
+    while not any(row["status"] == "running" for row in call(agent, "sessions")["sessions"]):
+        assert time.monotonic() < deadline, "nothing ran"
+        time.sleep(0.05)
+
+
 def test_another_users_session_cannot_be_joined(agent: SafeRun) -> None:
     """The session's directory is its user's alone, and its holder takes callers of that user only."""
     if os.geteuid() != 0:

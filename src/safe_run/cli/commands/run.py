@@ -322,6 +322,8 @@ def _answer_in_shell(
             answered = _answered_here(result.session_id, name)
             if answered is not None:
                 return answered
+    if result.signal == "SIGINT" and shown == "pretty" and env.stdin_isatty and env.stdout_isatty:
+        env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood
     emit(result, shown, env)
     return result
 
