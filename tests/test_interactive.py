@@ -175,6 +175,7 @@ def test_no_input_keeps_keys_away(safe_run: SafeRun) -> None:
 # The window title safe-run sets once the command waits for the person. Not the prompt itself: the
 # person's shell echoes the typed line, which holds the prompt's text too, before safe-run starts.
 ASKED = "safe-run: waiting for your input at"
+TITLE_BACK = "\x1b[23;0t"  # the terminal's title stack popped: the person's own title again
 
 
 def persons_shell(safe_run: SafeRun, tmp_path: Path) -> pexpect.spawn:
@@ -206,13 +207,15 @@ def test_ctrl_z_and_fg_and_the_terminal_given_back(safe_run: SafeRun, tmp_path: 
     shell.expect_exact(ASKED)
     shell.send("\x1a")  # Ctrl-Z: safe-run stops as a job of the person's shell
     shell.expect("Stopped")
+    assert TITLE_BACK in (shell.before or ""), "the window title is the person's while it is stopped"
     shell.expect_exact("$ ")
     assert settings(shell) == before, "the terminal is given back while safe-run is stopped"
     shell.sendline("fg")
-    time.sleep(0.5)
+    shell.expect_exact("safe-run: waiting for your input")  # its title again
     shell.send("bob\r")
     shell.expect("hello bob")
     shell.expect("completed")
+    assert (shell.before or "").count(TITLE_BACK) == 1, "the title given back once, as the run ends"
     shell.expect_exact("$ ")
     assert settings(shell) == before
     shell.sendline("exit")

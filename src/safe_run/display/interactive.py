@@ -93,6 +93,7 @@ class InteractiveDisplay(Display):
         self._line_start = True  # the command's last text on the main screen ended its line
         self._stopped = False
         self._handlers: dict[int, object] = {}
+        self._title_kept = False  # the person's window title is on the terminal's title stack
         self._quit = False  # Ctrl-\ came (as SIGQUIT), for the command
         self.dropped = 0  # bytes typed after a secret was asked that the command never read
         self.on_output = self._output
@@ -100,7 +101,7 @@ class InteractiveDisplay(Display):
     def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
         self._started_at = started_at
         self._command = command.strip().splitlines()[0] if command.strip() else ""
-        self._write(SAVE_TITLE)
+        self._own_title()
         self._raw()
         handlers = ((signal.SIGWINCH, self._on_resize), (signal.SIGCONT, self._on_continue),
                     (signal.SIGTSTP, self._on_suspend), (signal.SIGQUIT, self._on_quit))
@@ -176,7 +177,8 @@ class InteractiveDisplay(Display):
         for signum, handler in self._handlers.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]
         self._cooked()
-        self._write((LEAVE_FULL_SCREEN if self._full_screen else b"") + SANE + RESTORE_TITLE)
+        self._write((LEAVE_FULL_SCREEN if self._full_screen else b"") + SANE)
+        self._persons_title()
 
     def finished(self, result: Result) -> None:
         self.stop()
@@ -246,9 +248,11 @@ class InteractiveDisplay(Display):
     def _on_suspend(self, signum: int, frame: FrameType | None) -> None:
         """Ctrl-Z: the person's shell gets its terminal back, and safe-run stops until `fg`. A
         full-screen program's screen goes with it, as a program suspended at a plain terminal
-        leaves its screen; `fg` brings it back, and the program draws it again (see `_on_continue`)."""
+        leaves its screen; `fg` brings it back, and the program draws it again (see `_on_continue`).
+        The window title is the person's again meanwhile: the run it names is stopped."""
         self._cooked()
         self._write((LEAVE_FULL_SCREEN if self._full_screen else b"") + SANE)
+        self._persons_title()
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTSTP)
         signal.signal(signal.SIGTSTP, self._on_suspend)
@@ -262,9 +266,22 @@ class InteractiveDisplay(Display):
         the size, so that it draws that screen anew."""
         if not self._stopped:
             self._raw()
+            self._own_title()
             if self._full_screen:
                 self._write(ENTER_FULL_SCREEN)
+            self._title(self._clock())
             self._resized = True
+
+    def _own_title(self) -> None:
+        """The person's window title kept (the terminal's title stack), once, for `_persons_title`."""
+        if not self._title_kept:
+            self._title_kept = True
+            self._write(SAVE_TITLE)
+
+    def _persons_title(self) -> None:
+        if self._title_kept:
+            self._title_kept = False
+            self._write(RESTORE_TITLE)
 
     def _on_resize(self, signum: int, frame: FrameType | None) -> None:
         self._resized = True
