@@ -211,9 +211,10 @@ def test_a_person_who_leaves_a_named_shells_input_wait_leaves_it_waiting(agent: 
     ran.expect(pexpect.EOF)
     ran.close()
     assert ran.exitstatus == 75, "the command still waits: input_required"
-    waiting = [row for row in call(agent, "sessions")["sessions"] if row["status"] == "input_required"]
-    assert len(waiting) == 2, "the shell and its command"
-    answered = call(agent, "send", waiting[-1]["session_id"], "later")
+    rows = [row for row in call(agent, "sessions")["sessions"] if row["status"] == "input_required"]
+    shell, waiting = [row for row in rows if row["shell_id"] is None], [row for row in rows if row["shell_id"]]
+    assert len(shell) == len(waiting) == 1 and waiting[0]["shell_id"] == shell[0]["session_id"], rows
+    answered = call(agent, "send", waiting[0]["session_id"], "later")
     assert answered["status"] == "completed" and "z=later" in answered["output"], answered
 
 

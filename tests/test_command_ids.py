@@ -127,8 +127,11 @@ def test_commands_whose_records_are_written_later_are_listed_by_when_they_ran(ap
         time.sleep(0.3)
         out = subprocess.run([sys.executable, "-m", "safe_run", "sessions", "--format", "json"],
                              capture_output=True, text=True, timeout=30, check=True)
-    rows = [row for row in json.loads(out.stdout)["sessions"] if row["status"] == "completed"]
+    listed = json.loads(out.stdout)["sessions"]
+    rows = [row for row in listed if row["status"] == "completed"]
     assert [row["command"] for row in rows] == ["echo zero", "echo first", "sleep 0.6; echo second"]
+    shell_ids = {row["session_id"] for row in listed if row["shell_id"] is None}
+    assert len(shell_ids) == 1 and {row["shell_id"] for row in rows} == shell_ids, "each command names its shell"
     assert rows[0]["age_s"] >= rows[1]["age_s"] >= rows[2]["age_s"] >= 0.3, rows
 
 

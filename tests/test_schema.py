@@ -309,7 +309,7 @@ def test_the_running_breakage_fails_only_for_the_missing_session_id(real_result:
 @pytest.mark.parametrize("breakage", ["a row without age", "a finished row with a status as exit code"])
 def test_a_broken_session_listing_fails_validation(breakage: str, schema: Json) -> None:
     row: Json = {"session_id": "0" * 24, "command": "sleep 2", "status": "running", "exit_code": None, "age_s": 0.4,
-                 "shell_name": None, "shell": None, "cwd": None, "idle_s": 0.2, "expires_in_s": None, "recording": None, "attached": 0}
+                 "shell_name": None, "shell_id": None, "shell": None, "cwd": None, "idle_s": 0.2, "expires_in_s": None, "recording": None, "attached": 0}
     validator = session_list_validator(schema)
     assert errors(validator, {"schema_version": 1, "sessions": [row]}) == []
     if breakage == "a row without age":

@@ -420,6 +420,7 @@ def listing(now: float, report: Report | None = None) -> list[dict[str, object]]
             "exit_code": None if isinstance(status, str) else status.result.exit_code,
             "age_s": round(now - started, 1) if started else None,
             "shell_name": None,
+            "shell_id": None,
             "shell": None,
             "cwd": None,
             "idle_s": None,
@@ -444,9 +445,9 @@ def _recording_of(session: Session) -> str | None:
 
 def _shell_row(session: Session, meta: dict[str, object], status: Standing | str) -> dict[str, object]:
     """A persistent shell: its name, program, directory, and idle (waiting for a command) or closed;
-    or one command of it, with the shell's name and its own status."""
+    or one command of it, with the shell's name and id and its own status."""
     if session.shell_id is not None:
-        return {"shell_name": meta["shell_name"]}
+        return {"shell_name": meta["shell_name"], "shell_id": session.shell_id}
     ended = session.result_path.exists()
     row: dict[str, object] = {"shell_name": meta["shell_name"], "shell": meta.get("shell"), "cwd": meta.get("cwd")}
     if isinstance(status, Standing):
