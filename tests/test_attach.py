@@ -275,6 +275,17 @@ def test_the_recording_plays_with_asciinema(agent: SafeRun) -> None:
     assert "first line" in played.stdout and "hello bob" in played.stdout, played.stderr
 
 
+def test_a_named_shells_recording_shows_each_command_where_it_was_typed(agent: SafeRun) -> None:
+    """The shell echoes the short line safe-run types (` __sr_c`); the recording shows the command
+    that line ran in its place, after the prompt, as a terminal would have shown it typed."""
+    call(agent, "--in", "w", "--", "true")
+    ran = call(agent, "--in", "w", "--", "echo one; printf 'two\\n'")
+    events = [json.loads(event) for event in Path(ran["recording"]).read_text().splitlines()[1:]]
+    shown = "".join(event[2] for event in events if event[1] == "o")
+    assert "echo one; printf 'two\\n'\r\n" in shown and "one\r\ntwo\r\n" in shown
+    assert "__sr_c" not in shown
+
+
 def test_attach_gives_the_persons_screen_back_as_tmux_does(agent: SafeRun, tmux: Tmux) -> None:
     """In a real terminal (a tmux pane): what was on the person's screen before the attach is
     there after it, the attached screen never drawn over it, then the command's lines and summary."""

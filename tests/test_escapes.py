@@ -105,3 +105,13 @@ def test_alternate_switches_are_found_in_order_and_none_where_there_is_no_escape
     assert [m[1] for m in escapes.alternate_switches(data, data.index(b"drawn"))] == [b"l"]
     assert list(escapes.alternate_switches(b"\x1b[31mred\x1b[0m" * 100)) == []
     assert list(escapes.alternate_switches(b"plain text\r\n" * 100)) == []
+
+
+@pytest.mark.parametrize(("command", "shown"), [
+    ("echo hi", b"echo hi"),
+    ("a\x1b[31mb\nc\x7f\td", b"a^[[31mb\r\nc^?\td"),  # a control is shown, never acted on
+    ("x\u009by é", b"x?y \xc3\xa9"),
+    ("y" * (escapes.TYPED_SHOWN_MAX + 5), b"y" * escapes.TYPED_SHOWN_MAX + " …".encode()),
+])
+def test_a_command_is_shown_as_a_terminal_shows_it_typed(command: str, shown: bytes) -> None:
+    assert escapes.as_typed(command) == shown

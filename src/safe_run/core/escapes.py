@@ -214,3 +214,21 @@ bracketed paste, application cursor keys and keypad, and the reports a terminal 
 (focus changes, colour scheme changes, resizes). A person's terminal left in them sends escape
 sequences for every click, arrow key, change of window or theme, into whatever reads it next: the
 person's shell; so they go off whenever it is given back (one that was off stays off)."""
+
+
+# How much of a command its echo shows in a recording (see `as_typed`).
+TYPED_SHOWN_MAX = 1000
+
+
+def as_typed(command: str) -> bytes:
+    """A command as a terminal shows it typed: its lines one under the other, its controls in caret
+    notation (`^[`, never acted on), at most TYPED_SHOWN_MAX characters of it. A recording shows
+    it where the shell echoed the short line safe-run types to run it."""
+    shown = command if len(command) <= TYPED_SHOWN_MAX else command[:TYPED_SHOWN_MAX] + " …"
+    return "".join(map(_caret, shown)).replace("\n", "\r\n").encode("utf-8", "replace")
+
+
+def _caret(char: str) -> str:
+    if char in "\n\t" or " " <= char < "\x7f" or char > "\x9f":
+        return char
+    return "^" + chr(ord(char) ^ 0x40) if char < "\x80" else "?"

@@ -24,6 +24,7 @@ from .. import shells
 from .cleanup import Reaper
 from .loop import Watcher, follow
 from .interrupts import Wakeup
+from ..core.escapes import as_typed
 from ..core.evidence import Observation, Span, pid_after
 from .kernel import KernelObserver, ObserverLike, boot_ticks, last_pid, pid_max, read_stat
 from ..core.output import HeadTail
@@ -169,6 +170,7 @@ class Run:
         self.reinjected: list[Reinjection] = []
         self.waiting: Decision | None = None
         self._typed: int | None = None  # when the command line was typed (clock ticks since boot)
+        self._echo: bytes | None = None  # the typed line as the shell will echo it, until it has
         self._stopped = False
 
     def _check(self, command: str, command_file: Path) -> None:
@@ -676,7 +678,7 @@ class Run:
         for item in items:
             if isinstance(item, bytes):
                 if self._audience is not None:
-                    self._audience.output(item, self.tracker.phase is Phase.RUNNING)
+                    self._audience.output(self._as_typed(item), self.tracker.phase is Phase.RUNNING)
                 self._act(self.tracker.feed(item, now))
             elif item.body.startswith(END_MARK) or (item.body.startswith(PROMPT_MARKS) and
                                                     self.tracker.phase is Phase.RUNNING):
@@ -686,6 +688,16 @@ class Run:
                 self._act(self.tracker.feed(item, now))
                 if typed and self.tracker.phase is Phase.RUNNING:
                     self._note_start(item)
+
+    def _as_typed(self, data: bytes) -> bytes:
+        """The shell's echo of the line safe-run typed, as the command that line runs: a recording
+        shows what ran where the shell showed ` __sr_c`. Once a command, and only where the echo
+        came whole (a line editor that colours what is typed echoes something else)."""
+        echo = self._echo
+        if echo is None or self.tracker.phase is not Phase.TYPED or echo not in data:
+            return data
+        self._echo = None
+        return data.replace(echo, as_typed(self.request.command), 1)
 
     def _note_start(self, start_mark: Osc) -> None:
         """C began a command: the shell has read its integration, whose files are removed now (see
@@ -714,6 +726,9 @@ class Run:
                         self._first_typed, self._first_typed_pid = self._typed, last_pid()
                 if action.command_line:
                     self._clear_line_status()
+                    # its echo, which the audience sees as the command (see `_as_typed`)
+                    integrated = action.data == self.tracker.config.lines.integrated
+                    self._echo = action.data.rstrip(b"\r") if integrated else None
                     if action.data == self.tracker.config.lines.heal:
                         self._write_heal_file()
                     if self._shell_argv is None:
