@@ -29,7 +29,9 @@ pytestmark = pytest.mark.slow
 
 BOUND_S = 20
 LEAVE = "\x1c" + "d"  # Ctrl-\ then d
-GETPASS = "python3 -c 'import getpass; p = getpass.getpass(\"Password: \"); print(\"right\" if p == \"hunter2\" else \"wrong\")'"
+# The password is spelled backwards in the command: the recording shows the command, and must not
+# show the password typed.
+GETPASS = "python3 -c 'import getpass; p = getpass.getpass(\"Password: \"); print(\"right\" if p[::-1] == \"2retnuh\" else \"wrong\")'"
 
 
 @pytest.fixture
