@@ -63,7 +63,7 @@ JOURNAL_PAUSE_S = 60.0
 GIVING_WAIT_S = 1.0
 # A session directory is made under a name of its own, ".ID.new", and renamed (see `make`). One
 # older than SETUP_GRACE_S was left by a process that died while making it.
-STAGING = re.compile(r"\.([0-9a-f]{24})\.new\Z")
+STAGING = re.compile(r"\.[0-9a-f]{24}\.new\Z")
 # What a dead holder's session keeps: its record, its result, and the holder's own error log.
 KEPT_FILES = frozenset({"meta.json", "result.json", HOLDER_LOG, "recording.cast", JOURNAL})
 
