@@ -81,7 +81,8 @@ def test_only_unlocked_directories_of_ours_are_swept(tmp_path: Path) -> None:
     (dead / "command").write_text("echo hi")
     alive = tmp_path / "safe-run-alive000"
     alive.mkdir()
-    other_names = [tmp_path / "safe-run-notoursbecauselong", tmp_path / "safe-run", tmp_path / "my-safe-run-abcdefgh"]
+    other_names = [tmp_path / "safe-run-notoursbecauselong", tmp_path / "safe-run", tmp_path / "my-safe-run-abcdefgh",
+                   tmp_path / "safe-run-12345678"]  # the last: the sessions of a user whose uid has eight digits
     for path in other_names:
         path.mkdir()
     target = tmp_path / "target"

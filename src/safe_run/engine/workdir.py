@@ -21,8 +21,10 @@ import tempfile
 from pathlib import Path
 
 PREFIX = "safe-run-"
-# The names tempfile.mkdtemp gives with that prefix; nothing else in TMPDIR is ever touched.
-NAME = re.compile(re.escape(PREFIX) + r"[a-z0-9_]{8}")
+# The names tempfile.mkdtemp gives with that prefix; nothing else in TMPDIR is ever touched. Eight
+# digits are not one: that is where a user whose uid has eight digits keeps their sessions
+# (`places.temporary_root`), so a run never keeps a directory of that name (see `_make_locked`).
+NAME = re.compile(re.escape(PREFIX) + r"(?![0-9]{8}\Z)[a-z0-9_]{8}")
 # A directory swept from under its maker before it was locked is made again; more than a few in a
 # row would take a sweeper that finds each new one within microseconds.
 ATTEMPTS = 5
@@ -80,6 +82,9 @@ def _sweep(path: Path) -> None:
 def _make_locked(parent: Path | None) -> tuple[Path, int]:
     for _ in range(ATTEMPTS):
         path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
+        if not NAME.fullmatch(path.name):  # all digits, once in 35,000 names: made again
+            path.rmdir()
+            continue
         try:
             fd = os.open(path, OPEN_FLAGS)
         except FileNotFoundError:
