@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -107,3 +108,35 @@ def test_an_xdg_runtime_dir_the_user_cannot_enter_is_one_line_for_a_session_and_
         assert refused.returncode == 125, refused.stderr
         assert refused.stderr.decode() == f"safe-run: {expected}\n"
         assert json.loads(refused.stdout)["message"] == expected
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can take another uid")
+def test_a_warm_call_is_never_handed_to_a_process_of_another_user(shared_tmp: Path) -> None:
+    """Whatever path the socket has (another user can make the place first in a shared TMPDIR,
+    and listen where the call looks), its listener must be of the caller's uid: the call carries
+    the caller's environment and descriptors."""
+    from safe_run.warm.client import _served_by_us
+
+    try:
+        python, _ = interpreter()
+    except Unavailable as why:
+        pytest.skip(str(why))
+    path = shared_tmp / "listening"
+    listener = subprocess.Popen(
+        [python, "-c", "import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); "
+         "s.listen(); print('up', flush=True); time.sleep(60)", str(path)],
+        stdout=subprocess.PIPE, preexec_fn=lambda: (os.setgroups([]), os.setgid(UID), os.setuid(UID)),
+    )
+    try:
+        assert listener.stdout is not None and listener.stdout.readline() == b"up\n"
+        with socket.socket(socket.AF_UNIX) as theirs:
+            theirs.connect(str(path))
+            assert not _served_by_us(theirs)
+        with socket.socket(socket.AF_UNIX) as server, socket.socket(socket.AF_UNIX) as ours:
+            server.bind(str(shared_tmp / "ours"))
+            server.listen()
+            ours.connect(str(shared_tmp / "ours"))
+            assert _served_by_us(ours)
+    finally:
+        listener.kill()
+        listener.wait()

@@ -314,7 +314,8 @@ def test_what_a_dead_holder_left_is_its_shells_session_started_no_earlier() -> N
 
 def test_a_temporary_place_someone_else_made_first_is_passed_over(tmp_path: Path) -> None:
     """No runtime directory and no writable home: safe-run-UID in TMPDIR, unless it is not ours
-    alone; then a place under a name nobody can guess, made only when a session needs it."""
+    alone; then nothing is looked for there, and a place under a name nobody can guess is made
+    when a session needs it."""
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     env = {"XDG_STATE_HOME": str(blocked / "state"), "TMPDIR": str(tmp_path)}
@@ -322,8 +323,11 @@ def test_a_temporary_place_someone_else_made_first_is_passed_over(tmp_path: Path
     first = tmp_path / f"safe-run-{os.geteuid()}"
     assert places.sessions_root(env, no_login) == str(first)
     first.mkdir(mode=0o755)  # another's (or anyone's to read): never ours
-    assert places.sessions_root(env, no_login) == str(first), "looking makes nothing"
-    assert sorted(tmp_path.glob("safe-run-*")) == [first]
+    with pytest.raises(places.NotPrivate):  # nothing of this user's is there to find, no warm process to ask
+        places.sessions_root(env, no_login)
+    with pytest.raises(places.NotPrivate):
+        places.warm_directory(env)
+    assert sorted(tmp_path.glob("safe-run-*")) == [first], "looking makes nothing"
     made, instead = places.make_sessions_root(env, no_login)
     assert instead and Path(made).parent == tmp_path and Path(made).name.startswith(f"{first.name}.")
     assert len(Path(made).name) - len(first.name) > 16 and Path(made).stat().st_mode & 0o777 == 0o700

@@ -31,10 +31,15 @@ def sessions_root(env: Mapping[str, str], login_runtime: str = LOGIN_RUNTIME) ->
     made; else, for a user whose HOME cannot be written (a random uid with HOME=/ in a container),
     a directory in TMPDIR or /tmp (`temporary_root`).
 
-    Raises NoEntry when XDG_RUNTIME_DIR names a directory this user cannot use.
+    Raises NoEntry when XDG_RUNTIME_DIR names a directory this user cannot use, and NotPrivate when
+    the place is there but not this user's alone (safe-run-UID made first by another user in a
+    shared TMPDIR): what listens or lies there is not this user's to find.
     """
     settled = _settled_root(env, login_runtime)
-    return temporary_root(_temporary_directory(env), os.geteuid()) if settled is None else settled
+    root = temporary_root(_temporary_directory(env), os.geteuid()) if settled is None else settled
+    if os.path.lexists(root) and not _ours_alone(root):
+        raise NotPrivate(errno.EACCES, "not this user's alone (mode 0700)", root)
+    return root
 
 
 def make_sessions_root(env: Mapping[str, str], login_runtime: str = LOGIN_RUNTIME) -> tuple[str, bool]:

@@ -59,7 +59,7 @@ def call(args: list[str]) -> int | None:
         if conn is None:
             _start_when_used_again(directory, path, context, environ)
             return None
-        if not within_reach(peer_pid(conn)):
+        if not _served_by_us(conn):
             conn.close()
             return None
         prepared = _call(args, context, status)
@@ -98,8 +98,14 @@ def exit_like(code: int) -> NoReturn:
     os._exit(code)
 
 
-def peer_pid(conn: _socket.socket) -> int:
-    return int.from_bytes(conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)[:4], sys.byteorder, signed=True)
+def _served_by_us(conn: _socket.socket) -> bool:
+    """Whether the process listening is one of this user's, in this sandbox: the call carries the
+    caller's environment and descriptors, and is never handed to another user's process, whatever
+    the directory it listens in (one another user made first in a shared TMPDIR, or an
+    XDG_RUNTIME_DIR that sudo passed on)."""
+    credentials = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    pid, uid = (int.from_bytes(credentials[at:at + 4], sys.byteorder, signed=True) for at in (0, 4))
+    return uid == os.getuid() and within_reach(pid)
 
 
 def within_reach(pid: int) -> bool:
