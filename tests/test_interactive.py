@@ -53,6 +53,20 @@ def ended(terminal: pexpect.spawn) -> int:
     return terminal.exitstatus
 
 
+def test_the_window_title_never_splits_a_sequence_or_a_character_of_the_commands(safe_run: SafeRun) -> None:
+    """The title is brought up to date every second of the run. Written between a colour's
+    ESC [ 3 and its 1m, or between the two bytes of an é, it cut them on the screen: the colour
+    was lost and 1m shown, the é shown as two marks. It waits for the rest of them now."""
+    safe_run.shell = safe_run.shell or shell_path("bash")
+    command = r"printf '\033[3'; sleep 1.5; printf '1mRED\033[0m\n'; printf 'caf\303'; sleep 1.5; printf '\251\n'"
+    terminal = pexpect.spawn(sys.executable, ["-m", "safe_run", "--shell", safe_run.shell, command],
+                             env={**safe_run.environment(), "TERM": "xterm-256color"}, timeout=BOUND_S)
+    terminal.expect(pexpect.EOF)
+    shown = terminal.before
+    assert b"\x1b[31mRED\x1b[0m" in shown and "café".encode() in shown, shown
+    assert shown.count(b"\x1b]2;safe-run: printf") >= 2, "the title was still written, around them"
+
+
 def test_a_question_is_answered_by_the_person(safe_run: SafeRun) -> None:
     terminal = person(safe_run, "read -p 'Delete all? [y/N] ' a; echo got=$a")
     terminal.expect(r"(?<!')Delete all\? \[y/N\] ")  # the prompt, not the window title that names the command

@@ -44,6 +44,9 @@ SAVE_TITLE, RESTORE_TITLE = b"\x1b[22;0t", b"\x1b[23;0t"
 LEAVE_FULL_SCREEN = b"\x1b[?1049l"
 ENTER_FULL_SCREEN = escapes.ENTER_ALTERNATE + escapes.FRESH_SCREEN
 SANE = b"\x1b[0m\x1b[?25h" + escapes.MODES_OFF
+# The longest unfinished sequence waited for before safe-run writes its title again: a control
+# string (a title, a hyperlink) that long has lost its end.
+UNFINISHED_MAX = 4096
 
 
 def interactive(env: Environment, no_input: bool) -> bool:
@@ -86,6 +89,8 @@ class InteractiveDisplay(Display):
         self._started_at: float | None = None
         self._command = ""
         self._titled = float("-inf")
+        self._title_due = False  # the title is to be written once the command's bytes allow it
+        self._unfinished = b""  # the end of the command's output, when it leaves a sequence or a character open
         self._prompt: str | None = None
         self._waiting_since: float | None = None
         self.waited = 0.0  # seconds the command waited for the person, all told
@@ -163,6 +168,8 @@ class InteractiveDisplay(Display):
             self._title(now)
 
     def wait(self, now: float) -> float | None:
+        if self._title_due:
+            return None  # the title goes with the output that completes the command's sequence
         return max(0.0, self._titled + TITLE_INTERVAL - now)
 
     def tick(self, now: float) -> None:
@@ -201,6 +208,18 @@ class InteractiveDisplay(Display):
             self._full_screen, start = match.group(1) == b"h", match.end()
         self._note_main_screen(data[start:])
         self._write(data)
+        self._note_unfinished(data)
+        if self._title_due and not self._unfinished:
+            self._title(self._clock())
+
+    def _note_unfinished(self, data: bytes) -> None:
+        """What of the command's output is an escape sequence or a UTF-8 character not yet
+        complete (`escapes.unfinished_length`; a string longer than UNFINISHED_MAX is taken as
+        done): safe-run writes nothing of its own into the middle of one, which would split it on
+        the screen (ESC [ 3, then a title, then 1m: the colour lost, and 1m shown as text)."""
+        joined = self._unfinished + data if self._unfinished else data
+        kept = escapes.unfinished_length(joined, len(self._unfinished) + escapes.UNFINISHED_LOOKBACK)
+        self._unfinished = joined[len(joined) - kept:] if 0 < kept <= UNFINISHED_MAX else b""
 
     def _note_main_screen(self, data: bytes) -> None:
         """Whether the command's last text on the main screen ended its line, so that the summary
@@ -210,7 +229,10 @@ class InteractiveDisplay(Display):
             self._line_start = escapes.ends_line(data, self._line_start)
 
     def _title(self, now: float) -> None:
-        self._titled = now
+        if self._unfinished and not self._stopped:
+            self._title_due = True
+            return
+        self._titled, self._title_due = now, False
         if self._started_at is None or self._stopped:
             return
         if self._waiting_since is not None:
