@@ -186,8 +186,11 @@ def test_run_answers_the_result_and_cd_persists(server: Server, tmp_path: Path) 
             assert (await call(session, "run", {"command": "pwd"}))["output"] == f"{tmp_path}/home\n"
             fresh = await call(session, "run", {"command": "pwd", "fresh": True})
             assert fresh["output"] == f"{tmp_path}\n" and fresh["shell_name"] is None
-            listed = await call(session, "sessions", {})
-            assert any(row["shell_name"] and row["cwd"] == f"{tmp_path}/home" for row in listed["sessions"])
+            listed = await session.call_tool("sessions", {})
+            assert listed.structured_content is not None
+            assert any(row["shell_name"] and row["cwd"] == f"{tmp_path}/home" for row in listed.structured_content["sessions"])
+            # The shell that `exit` ended and the one after it share the name: the live one is told of.
+            assert listed.content[0].text.endswith(f"(idle, in {tmp_path}/home)")  # type: ignore[union-attr]
 
     drive(test)
 
@@ -537,3 +540,15 @@ def test_a_client_that_vanishes_mid_call_leaves_a_named_shells_command_running(
             proc.kill()
         cli(server, "close", "KN")
 
+
+
+def test_the_connections_shell_is_told_of_by_its_live_row() -> None:
+    """A shell that `exit` ended and the one started after it share the connection's name; the
+    listing's order is not theirs to decide which is told of."""
+    from safe_run.mcp.server import _standing
+
+    closed = {"shell_name": "mcp-1", "status": "closed", "cwd": None}
+    live = {"shell_name": "mcp-1", "status": "idle", "cwd": "/srv"}
+    assert _standing([closed, live]) == _standing([live, closed]) == "(idle, in /srv)"
+    assert _standing([closed]) == "(closed)"
+    assert _standing([]) == "(not started yet)"

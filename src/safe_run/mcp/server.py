@@ -727,14 +727,23 @@ class Tools:
         from ..session.client import listing
 
         rows = await anyio.to_thread.run_sync(listing, time.time())
-        mine = [row for row in rows if row.get("shell_name") == connection.shell_name]
-        text = f"{len(rows)} sessions; this connection's shell is {connection.shell_name!r}" + (
-            f" ({mine[0]['status']}, in {mine[0]['cwd']})" if mine else " (not started yet)"
+        text = f"{len(rows)} sessions; this connection's shell is {connection.shell_name!r} " + _standing(
+            [row for row in rows if row.get("shell_name") == connection.shell_name and not row.get("shell_id")]
         )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             structured_content={"schema_version": SCHEMA_VERSION, "sessions": rows},
         )
+
+
+def _standing(shells: list[dict[str, object]]) -> str:
+    """Where the connection's shell stands, from its rows in `sessions` (a shell that ended and the
+    one started after it share the name): the live one's, else the last one's."""
+    live = [row for row in shells if row.get("status") != "closed"]
+    if not shells:
+        return "(not started yet)"
+    row = (live or shells)[0]
+    return f"({row['status']}, in {row['cwd']})" if row.get("cwd") else f"({row['status']})"
 
 
 async def _list_tools(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
