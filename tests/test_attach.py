@@ -98,6 +98,26 @@ def test_a_full_screen_program_is_drawn_on_attach_and_left_running(agent: SafeRu
     assert still["status"] == "input_required", "leaving left vim running"
 
 
+def test_the_commands_title_pops_never_take_the_persons_titles(agent: SafeRun, tmp_path: Path) -> None:
+    """A program pushes the window title as it starts and pops it as it ends (vim): a person who
+    joined in between got its pops without its pushes, each taking one of their own titles off
+    their terminal's stack. The attach keeps the person's title once and gives it back once."""
+    go = tmp_path / "go"
+    started = call(agent, "--yield-after", "0.5", "--",
+                   f"printf '\\033[22;0t'; while [ ! -e {go} ]; do sleep 0.05; done; "
+                   "printf '\\033[23;0t\\033[23;0t\\033[23;2t'; echo popped")
+    assert started["status"] == "running", started
+    agent.shell = None
+    joined = person(agent, "attach", started["session_id"])
+    joined.expect("attached to")
+    go.touch()
+    joined.expect("completed")
+    seen = joined.before or ""
+    joined.expect(pexpect.EOF)
+    assert "popped" in seen
+    assert re.findall(r"\x1b\[23(?:;\d*)*t", seen) == ["\x1b[23;0t"], f"one pop, the attach's own: {seen!r}"
+
+
 def test_watching_passes_no_keys_and_two_people_see_the_same(agent: SafeRun) -> None:
     command = 'for i in 1 2; do read -p "q$i: " a; echo "answer $i=[$a]"; done'
     asked = call(agent, "--yield-after", str(BOUND_S), "--", command)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import termios
@@ -50,6 +51,8 @@ CONNECT_S = 5.0
 GIVE_BACK = b"\x1b[0m\x1b[?1049l\x1b[?25h" + MODES_OFF + b"\x1b[23;0t"
 # What the attached screen starts on: the person's alternate screen, blank.
 TAKE = ENTER_ALTERNATE + FRESH_SCREEN
+# A push or a pop of the window title's stack (XTPUSHTITLE, XTPOPTITLE), with its parameters.
+TITLE_STACK = re.compile(rb"\x1b\[2[23](?:;[0-9]*)*t")
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,14 @@ class Keys:
 
 def on_attached_screen(data: bytes) -> bytes:
     """The terminal's bytes with the command's screen switches kept off the person's terminal,
-    which stays on its alternate screen while attached: each is a fresh start of the attached screen."""
+    which stays on its alternate screen while attached: each is a fresh start of the attached screen.
+
+    The command's pushes and pops of the window title (CSI 22 t, CSI 23 t) are left out too: the
+    person joined it after some pushes and maybe before their pops (vim pushes as it starts and
+    pops as it ends), and each pop the person's terminal got beyond its pushes took one of the
+    person's own titles off its stack. The attach keeps their title once and gives it back."""
+    if b"\x1b[2" in data:
+        data = TITLE_STACK.sub(b"", data)
     return ALTERNATE_SWITCH.sub(FRESH_SCREEN, data) if b"\x1b[?" in data else data
 
 
