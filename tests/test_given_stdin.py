@@ -47,6 +47,16 @@ def test_the_command_reads_the_given_stdin_and_nothing_else_of_it_is_left_open(s
     assert lines[-1].split() == ["0", "1", "2", "3"], "only the terminal and ls's own directory"
 
 
+@pytest.mark.parametrize("name", FAMILIES)
+def test_the_shells_own_read_reads_the_given_stdin(safe_run: SafeRun, name: str) -> None:
+    """fish's builtins read the shell's own standard input, not the `<&N` of the block around the
+    command, and `read` waited on the terminal: the given stdin is piped into the block."""
+    safe_run.shell = shell_path(name)
+    loop = 'while read -l l; echo "<$l>"; end' if name == "fish" else 'while read -r l; do echo "<$l>"; done'
+    answer = safe_run("--stdin", "--format", "json", "--", loop, stdin=b"b\na\n").json
+    assert (answer["status"], answer["output"]) == ("completed", "<b>\n<a>\n"), answer
+
+
 def test_a_command_that_ignores_the_given_stdin_still_reads_its_terminal_as_usual(bash: SafeRun) -> None:
     answer = bash("--stdin", "--format", "json", "--", "test -t 0 && echo tty || echo not-a-tty; "
                        "test -t 1 && echo out-tty", stdin=b"").json

@@ -56,7 +56,9 @@ def scoped(command: str, cwd: str | None, env: Mapping[str, str]) -> str:
 
 
 def with_stdin(command: str, fd: int) -> str:
-    return f"begin; {command}\nend <&{fd} {fd}<&-"
+    """Piped into the block by cat: fish gives a block's `<&N` to the programs it runs, but its
+    builtins (`read`) read the shell's own standard input (the terminal) instead."""
+    return f"command cat <&{fd} {fd}<&- | begin; {command}\nend {fd}<&-"
 
 
 def _argv(setup: RunSetup) -> list[str]:
