@@ -272,6 +272,25 @@ def test_a_named_shells_command_shows_its_output_as_it_comes(agent: SafeRun, tmp
     assert ran.exitstatus == 0
 
 
+def test_a_named_shells_full_screen_is_not_written_as_text_before_the_person_joins_it(
+    agent: SafeRun, tmp_path: Path,
+) -> None:
+    """Shown as it comes, a full screen's text (vim's lines of ~) landed on the person's own
+    screen before their terminal joined the editor; it is left out."""
+    if shutil.which("vim") is None:
+        pytest.skip("vim is not installed")
+    text = tmp_path / "notes.txt"
+    text.write_text("remember the milk\n")
+    agent.shell = None
+    ran = person(agent, "--shell", shell_path("bash"), "--in", "w", "--", f"vim -u NONE {text}")
+    ran.expect("attached to")
+    assert "remember the milk" not in (ran.before or "") and "~" not in (ran.before or ""), ran.before
+    ran.expect("remember the milk")  # the editor itself, on the attached screen
+    ran.send(":q!\r")
+    ran.expect("completed")
+    ran.expect(pexpect.EOF)
+
+
 def attached_until_running(agent: SafeRun) -> None:
     """Until a command of the agent's runs (a person's Ctrl-C before it would find none)."""
     deadline = time.monotonic() + BOUND_S

@@ -12,7 +12,7 @@ from ..core.result import Downgrade, Result, ShellInfo, Strategy
 from .interface import Display
 from .status_line import STATUS_INTERVAL, QuietKeys, StatusLine, elapsed
 from .streams import Out
-from .terminal_filter import TerminalFilter
+from .terminal_filter import FULL_SCREEN_HIDDEN, TerminalFilter
 
 # The command's bytes are passed on at most this often (or at this size).
 LIVE_INTERVAL = 0.05
@@ -154,5 +154,5 @@ class TerminalDisplay(Display):
             self._line_start = True
         notes = []
         if self._filter.hid_alternate:
-            notes.append("the full screen the command drew (alternate screen) is not shown; --format json keeps its text")
+            notes.append(FULL_SCREEN_HIDDEN)
         print_summary(result, self._env, omitted=0, notes=notes)

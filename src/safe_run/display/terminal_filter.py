@@ -18,6 +18,10 @@ _FOR_TERMINAL = escapes.binary(
 )
 
 
+# Said in the summary of a run shown as cleaned text whose full screen was left out.
+FULL_SCREEN_HIDDEN = "the full screen the command drew (alternate screen) is not shown; --format json keeps its text"
+
+
 class TerminalFilter:
     """The command's bytes as a terminal would show them, without what would change its state.
 

@@ -17,6 +17,7 @@ from ..environment import Environment
 from ..core.result import Result, Status
 from .status_line import QuietKeys, StatusLine, elapsed
 from .streams import Out
+from .terminal_filter import FULL_SCREEN_HIDDEN
 
 # How long each answer waits at most: how often the screen is brought up to date.
 STEP_S = 0.25
@@ -42,9 +43,9 @@ def follow_yielding(start: Start, ask: Ask, bound: float | None, env: Environmen
         while True:
             if result.session_id is None:  # the end: its output is the whole output again
                 rest = result.output[len(shown):] if result.output.startswith(shown) else ""
-                _show(rest, status, out)
+                _show("" if result.alternate_screen else rest, status, out)
                 return replace(result, output=shown + rest)
-            _show(result.output, status, out)
+            _show("" if result.alternate_screen else result.output, status, out)
             shown += result.output
             step = _step(bound, clock() - began)
             if result.status is not Status.RUNNING or step <= 0:
@@ -57,6 +58,13 @@ def follow_yielding(start: Start, ask: Ask, bound: float | None, env: Environmen
             status.clear()
         if keys is not None:
             keys.restore()
+
+
+def summary_notes(result: Result) -> list[str]:
+    """What the summary says of the output that was not shown: a full screen's text (an editor's, a
+    pager's), from the first answer that had one on, which cleaned of its cursor moves would
+    land scattered over the screen."""
+    return [FULL_SCREEN_HIDDEN] if result.alternate_screen else []
 
 
 def _step(bound: float | None, spent: float) -> float:

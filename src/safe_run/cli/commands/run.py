@@ -329,8 +329,9 @@ def _answer_in_shell(
     if result.signal == "SIGINT" and env.stdin_isatty and env.stdout_isatty and not env.presentation.status_line:
         env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood (a status line takes it)
     from ...core.render import print_summary
+    from ...display.yielding import summary_notes
 
-    print_summary(result, env)
+    print_summary(result, env, notes=summary_notes(result))
     return result
 
 
@@ -398,8 +399,9 @@ def _run(
         if shown == "pretty":
             result = _watched_session(request, bound, invocation, env)
             from ...core.render import print_summary
+            from ...display.yielding import summary_notes
 
-            print_summary(result, env)
+            print_summary(result, env, notes=summary_notes(result))
             return result
         result = _in_session(request, bound, invocation)
         emit(result, shown, env)
