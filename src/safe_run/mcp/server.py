@@ -738,10 +738,10 @@ class Tools:
 
 def _standing(shells: list[dict[str, object]]) -> str:
     """Where the connection's shell stands, from its rows in `sessions` (a shell that ended and the
-    one started after it share the name): the live one's, else the last one's."""
-    live = [row for row in shells if row.get("status") != "closed"]
+    one started after it share the name): the live one's, else the first listed."""
     if not shells:
         return "(not started yet)"
+    live = [row for row in shells if row.get("status") != "closed"]
     row = (live or shells)[0]
     return f"({row['status']}, in {row['cwd']})" if row.get("cwd") else f"({row['status']})"
 

@@ -327,7 +327,7 @@ def _answer_in_shell(
             if answered is not None:
                 return answered
     if result.signal == "SIGINT" and env.stdin_isatty and env.stdout_isatty and not env.presentation.status_line:
-        env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood (a status line takes it)
+        env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood
     from ...core.render import print_summary
     from ...display.yielding import summary_notes
 
