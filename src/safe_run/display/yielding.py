@@ -1,5 +1,5 @@
-"""A `--yield-after` run, or a command of a named shell (`--in`), shown in pretty output: its
-output as it comes, and a status line, until the command ends or the bound passes.
+"""A `--yield-after` run watched by a person: its output as it comes, and a status line, until
+the command ends or the bound passes.
 
 The command runs in a session's holder, which hands its output out with each answer; so the
 watcher asks for an answer every fraction of a second (each wakes the moment the command ends)
@@ -26,11 +26,9 @@ Start = Callable[[float], Result]
 Ask = Callable[[str, float], Result]
 
 
-def follow_yielding(start: Start, ask: Ask, bound: float | None, env: Environment, about: str,
+def follow_yielding(start: Start, ask: Ask, bound: float, env: Environment,
                     clock: Callable[[], float] = time.monotonic) -> Result:
-    """The answer to give, with its output already written; the caller writes the summary.
-    `bound`: None follows the command to its end (or its input wait); `about`: the status line's
-    last words, where the command runs."""
+    """The answer to give, with its output already written; the caller writes the summary."""
     status = StatusLine(env.stderr, env.presentation.colour, env.unicode) if env.presentation.status_line else None
     keys = QuietKeys.for_streams(env.stdin, env.stderr) if status is not None else None
     if keys is not None:
@@ -39,7 +37,7 @@ def follow_yielding(start: Start, ask: Ask, bound: float | None, env: Environmen
     shown = ""
     out = Out(env.stdout)
     try:
-        result = start(_step(bound, 0.0))
+        result = start(min(STEP_S, bound))
         while True:
             if result.session_id is None:  # the end: its output is the whole output again
                 rest = result.output[len(shown):] if result.output.startswith(shown) else ""
@@ -47,12 +45,12 @@ def follow_yielding(start: Start, ask: Ask, bound: float | None, env: Environmen
                 return replace(result, output=shown + rest)
             _show("" if result.alternate_screen else result.output, status, out)
             shown += result.output
-            step = _step(bound, clock() - began)
-            if result.status is not Status.RUNNING or step <= 0:
+            remaining = bound - (clock() - began)
+            if result.status is not Status.RUNNING or remaining <= 0:
                 return replace(result, output="")
             if status is not None:
-                status.draw(f"running · {elapsed(clock() - began)} · {about}")
-            result = ask(result.session_id, step)
+                status.draw(f"running · {elapsed(clock() - began)} · --yield-after {bound:g}")
+            result = ask(result.session_id, min(STEP_S, remaining))
     finally:
         if status is not None:
             status.clear()
@@ -65,11 +63,6 @@ def summary_notes(result: Result) -> list[str]:
     pager's), from the first answer that had one on, which cleaned of its cursor moves would
     land scattered over the screen."""
     return [FULL_SCREEN_HIDDEN] if result.alternate_screen else []
-
-
-def _step(bound: float | None, spent: float) -> float:
-    """How long the next answer may wait: STEP_S, or what is left of the bound."""
-    return STEP_S if bound is None else min(STEP_S, bound - spent)
 
 
 def _show(text: str, status: StatusLine | None, out: Out) -> None:

@@ -40,14 +40,11 @@ def _join(target: str, watch: bool) -> int:
     return 0 if outcome is None else exit_status(outcome)
 
 
-def joined(
-    session: Session, target: str, watch: bool, about: str | None = None, shown: str = "",
-) -> Result | None:
+def joined(session: Session, target: str, watch: bool, about: str | None = None) -> Result | None:
     """This terminal joined to `session` until its command ends (its result, shown below the
     person's screen as it is again: the command's last lines, then its summary) or the person
     leaves it (None, said on stderr); `target`: how the person names it; `about`: a named
-    shell's command whose end ends the attach; `shown`: its output written on this screen
-    already, not written again."""
+    shell's command whose end ends the attach."""
     from ...core.render import print_summary
     from ...session.attach import Left, join, last_lines
 
@@ -56,8 +53,7 @@ def joined(
         how = "stopped watching" if watch else "left"
         print(f"safe-run: {how} {target}; it goes on (`safe-run attach {target}` to come back)", file=sys.stderr)
         return None
-    output = outcome.output[len(shown):] if outcome.output.startswith(shown) else outcome.output
-    sys.stdout.write(last_lines(output, LAST_LINES))
+    sys.stdout.write(last_lines(outcome.output, LAST_LINES))
     sys.stdout.flush()
     print_summary(outcome, Environment.current())
     return outcome

@@ -309,69 +309,33 @@ def _answer_in_shell(
     name: str, request: RunRequest, bound: float | None, scope: Scope, shown: str, invocation: Invocation,
     env: Environment, no_input: bool,
 ) -> Result:
-    """The run in the named shell `name`, and its answer written. Pretty output shows the
-    command's output as it comes, as a `--yield-after` run's. At a person's terminal a wait for
+    """The run in the named shell `name`, and its answer written. At a person's terminal a wait for
     input is theirs to answer, as in their own run: their terminal joins the command, as `attach`
     joins it, until it ends; leaving it (Ctrl-\\ then d) leaves it waiting, and the summary says
     how to answer it later."""
-    if shown != "pretty":
-        result = _in_shell(name, request, bound, scope, invocation)
-        emit(result, shown, env)
-        return result
-    result, seen = _followed_in_shell(name, request, bound, scope, invocation, env)
-    if result.status is Status.INPUT_REQUIRED and result.session_id is not None and bound is None:
+    result = _in_shell(name, request, bound, scope, invocation)
+    if result.status is Status.INPUT_REQUIRED and result.session_id is not None and shown == "pretty" \
+            and bound is None:
         from ...display.interactive import interactive
 
         if interactive(env, no_input) and env.stdout_isatty:
-            answered = _answered_here(result.session_id, name, seen)
+            answered = _answered_here(result.session_id, name)
             if answered is not None:
                 return answered
-    if result.signal == "SIGINT" and env.stdin_isatty and env.stdout_isatty and not env.presentation.status_line:
+    if result.signal == "SIGINT" and shown == "pretty" and env.stdin_isatty and env.stdout_isatty:
         env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood
-    from ...core.render import print_summary
-    from ...display.yielding import summary_notes
-
-    print_summary(result, env, notes=summary_notes(result))
+    emit(result, shown, env)
     return result
 
 
-def _followed_in_shell(
-    name: str, request: RunRequest, bound: float | None, scope: Scope, invocation: Invocation, env: Environment,
-) -> tuple[Result, str]:
-    """The command in the named shell, its output written as it comes (see `follow_yielding`); and
-    that output, all that was written of it."""
-    from ...display.yielding import follow_yielding
-    from ...session.client import follow
-
-    seen: list[str] = []
-
-    def noted(result: Result) -> Result:
-        seen.append(result.output)
-        return result
-
-    wakeup = invocation.signals.wakeup
-    about = f"in {name}" if bound is None else f"in {name} · --yield-after {bound:g}"
-    try:
-        result = follow_yielding(
-            lambda wait: noted(_in_shell(name, request, wait, scope, invocation)),
-            lambda session_id, wait: noted(follow(session_id, wait, wakeup)),
-            bound, env, about,
-        )
-    except SessionError as exc:
-        result = error_result(request.command, str(exc))
-    return result, "".join(seen)
-
-
-def _answered_here(session_id: str, name: str, shown: str) -> Result | None:
-    """The command's end once the person at this terminal answered it (its output after `shown`,
-    what was written of it before, then its summary); None when they left it waiting, or it could
-    not be joined."""
+def _answered_here(session_id: str, name: str) -> Result | None:
+    """The command's end once the person at this terminal answered it (shown already); None when
+    they left it waiting, or it could not be joined."""
     from .attach import joined
     from ...session.store import SessionStore
 
     try:
-        return joined(SessionStore.open(sweep=False).get(session_id), name, watch=False, about=session_id,
-                      shown=shown)
+        return joined(SessionStore.open(sweep=False).get(session_id), name, watch=False, about=session_id)
     except SessionError:
         return None
 
@@ -511,7 +475,7 @@ def _watched_session(request: RunRequest, bound: float, invocation: Invocation, 
         return follow_yielding(
             lambda wait: start_session(request, wait, launcher, wakeup=wakeup),
             lambda session_id, wait: follow(session_id, wait, wakeup),
-            bound, env, f"--yield-after {bound:g}",
+            bound, env,
         )
     except SessionError as exc:
         return error_result(request.command, str(exc))
