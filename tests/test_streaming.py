@@ -149,6 +149,25 @@ def test_progress_through_a_pipe_is_the_text_of_the_json_output(safe_run: SafeRu
     assert piped.stdout == as_json["output"]
 
 
+def test_what_a_followed_run_writes_at_its_end_is_what_it_did_not_show() -> None:
+    from safe_run.display.yielding import unshown
+
+    assert unshown("a\nb\nc\n", "a\nb\n") == "c\n"
+    # A progress line rewritten across two answers was shown as its frames run together: from
+    # that line on, the whole output is written again, on a line of its own.
+    assert unshown("p2 done\nafter\nlater\n", "p1p2 done\nafter\n") == "p2 done\nafter\nlater\n"
+    assert unshown("a\nxyz\n", "a\nq") == "\nxyz\n"
+
+
+@pytest.mark.slow
+def test_a_yield_after_run_through_a_pipe_loses_nothing_after_a_rewritten_line(safe_run: SafeRun) -> None:
+    """Its answers' text is cleaned one piece at a time; the whole output at the end did not begin
+    with what was shown, and the rest (`later`) was dropped."""
+    command = "printf '\\rp1'; sleep 0.6; printf '\\rp2'; sleep 0.6; printf ' done\\n'; echo after; sleep 0.5; echo later"
+    piped = with_bash(safe_run)("--format", "pretty", "--yield-after", "20", "--", command)
+    assert piped.stdout.endswith("p2 done\nafter\nlater\n"), piped.stdout
+
+
 @pytest.mark.parametrize("env", [{"LANG": "C"}, {"LC_ALL": "C"}, {"LC_ALL": "POSIX", "LANG": "C.UTF-8"}])
 def test_a_locale_that_is_not_utf8_gets_ascii_marks(safe_run: SafeRun, env: dict[str, str]) -> None:
     """Python's UTF-8 mode makes stderr UTF-8 under LANG=C; the marks follow the locale anyway."""
@@ -447,6 +466,14 @@ def test_yield_after_at_a_terminal_shows_the_output_as_it_comes_and_once(tmux: T
     screen = tmux.wait_for("interrupted")
     assert screen.count("\nstarted") == 1, screen
     assert "running · " not in screen, screen
+
+
+@pytest.mark.slow
+def test_yield_after_at_a_terminal_draws_no_status_line_over_a_line_being_written(tmux: Tmux) -> None:
+    line = run_line('printf "na""me? "; sleep 1.5; echo ok').replace("--format pretty", "--format pretty --yield-after 20")
+    tmux.keys(line, "Enter")
+    screen = tmux.wait_for("completed")
+    assert "name? ok" in screen, screen
 
 
 @pytest.mark.slow

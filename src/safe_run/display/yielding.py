@@ -4,11 +4,13 @@ the command ends or the bound passes.
 The command runs in a session's holder, which hands its output out with each answer; so the
 watcher asks for an answer every fraction of a second (each wakes the moment the command ends)
 and shows what came. The final result holds the whole output again: only what was not shown yet
-is written after it.
+is written after it (see `unshown`). The status line is drawn only below a complete line, so that
+it never takes the place of one still being written (a prompt's `name? `).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -34,21 +36,22 @@ def follow_yielding(start: Start, ask: Ask, bound: float, env: Environment,
     if keys is not None:
         keys.quiet()
     began = clock()
-    shown = ""
+    shown = ""  # all the answers' text, shown or left out
+    line_start = True  # what was written last ended its line
     out = Out(env.stdout)
     try:
         result = start(min(STEP_S, bound))
         while True:
             if result.session_id is None:  # the end: its output is the whole output again
-                rest = result.output[len(shown):] if result.output.startswith(shown) else ""
-                _show("" if result.alternate_screen else rest, status, out)
-                return replace(result, output=shown + rest)
-            _show("" if result.alternate_screen else result.output, status, out)
+                _show("" if result.alternate_screen else unshown(result.output, shown), status, out)
+                return result
+            if _show("" if result.alternate_screen else result.output, status, out):
+                line_start = result.output.endswith("\n")
             shown += result.output
             remaining = bound - (clock() - began)
             if result.status is not Status.RUNNING or remaining <= 0:
                 return replace(result, output="")
-            if status is not None:
+            if status is not None and line_start:
                 status.draw(f"running · {elapsed(clock() - began)} · --yield-after {bound:g}")
             result = ask(result.session_id, min(STEP_S, remaining))
     finally:
@@ -65,9 +68,25 @@ def summary_notes(result: Result) -> list[str]:
     return [FULL_SCREEN_HIDDEN] if result.alternate_screen else []
 
 
-def _show(text: str, status: StatusLine | None, out: Out) -> None:
+def unshown(final: str, shown: str) -> str:
+    """What to write at the end, when `shown` was written from the answers and `final` is the
+    whole output: its rest. Each answer's text is cleaned by itself, so a line the command
+    rewrote across two answers (a progress frame after a carriage return) was written as the two
+    run together, and the whole output then does not begin with what was shown: from that line
+    on it is written again, as it ends up, on a line of its own (what is written cannot be taken
+    back)."""
+    if final.startswith(shown):
+        return final[len(shown):]
+    common = len(os.path.commonprefix([final, shown]))
+    again = final[final.rfind("\n", 0, common) + 1:]
+    return again if not shown or shown.endswith("\n") else "\n" + again
+
+
+def _show(text: str, status: StatusLine | None, out: Out) -> bool:
+    """Whether anything was written."""
     if not text:
-        return
+        return False
     if status is not None:
         status.clear()
     out.write_text(text)
+    return True
