@@ -118,6 +118,22 @@ def test_the_commands_title_pops_never_take_the_persons_titles(agent: SafeRun, t
     assert re.findall(r"\x1b\[23(?:;\d*)*t", seen) == ["\x1b[23;0t"], f"one pop, the attach's own: {seen!r}"
 
 
+def test_attaching_to_a_named_shells_command_by_its_id_ends_with_it(agent: SafeRun) -> None:
+    """As for a session's command: the attach ends with the command's end and its result, where it
+    lasted until the person left (the shell, named by its name, still does)."""
+    asked = call(agent, "--in", "ag", "--yield-after", str(BOUND_S), "--", 'read -r -p "na""me? " n; echo "hi $n"')
+    assert asked["status"] == "input_required", asked
+    agent.shell = None
+    joined = person(agent, "attach", asked["session_id"])
+    joined.expect("name\\?")
+    joined.send("bob\r")
+    joined.expect("hi bob")
+    joined.expect("completed")
+    joined.expect(pexpect.EOF)
+    joined.close()
+    assert joined.exitstatus == 0
+
+
 def test_watching_passes_no_keys_and_two_people_see_the_same(agent: SafeRun) -> None:
     command = 'for i in 1 2; do read -p "q$i: " a; echo "answer $i=[$a]"; done'
     asked = call(agent, "--yield-after", str(BOUND_S), "--", command)

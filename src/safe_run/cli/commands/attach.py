@@ -36,7 +36,10 @@ def _join(target: str, watch: bool) -> int:
         if found is None:
             raise SessionError(f"no shell named {target!r} is running", ExitStatus.NO_SESSION)
         session = found
-    outcome = joined(session, target, watch)
+    # A named shell's command, named by its own id, ends the attach when it ends, as a session's
+    # command does; the shell, named by its name, lasts until the person leaves.
+    about = session.id if session.shell_id is not None else None
+    outcome = joined(session, target, watch, about=about)
     return 0 if outcome is None else exit_status(outcome)
 
 
