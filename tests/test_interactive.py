@@ -67,6 +67,18 @@ def test_the_window_title_never_splits_a_sequence_or_a_character_of_the_commands
     assert shown.count(b"\x1b]2;safe-run: printf") >= 2, "the title was still written, around them"
 
 
+def test_a_hyperlink_reaches_the_persons_terminal_and_the_json_keeps_its_text(safe_run: SafeRun) -> None:
+    """The command's screen is the person's: its OSC sequences (a hyperlink, the clipboard) reach
+    it as they are, where they were dropped; JSON's output is the text, as it was."""
+    safe_run.shell = safe_run.shell or shell_path("bash")
+    command = r"printf '\033]8;;https://example.com/\033\\linked\033]8;;\033\\\n'"
+    terminal = pexpect.spawn(sys.executable, ["-m", "safe_run", "--shell", safe_run.shell, command],
+                             env={**safe_run.environment(), "TERM": "xterm-256color"}, timeout=BOUND_S)
+    terminal.expect(pexpect.EOF)
+    assert b"\x1b]8;;https://example.com/\x1b\\linked\x1b]8;;\x1b\\" in terminal.before, terminal.before
+    assert safe_run("--format", "json", "--", command).json["output"] == "linked\n"
+
+
 def test_a_question_is_answered_by_the_person(safe_run: SafeRun) -> None:
     terminal = person(safe_run, "read -p 'Delete all? [y/N] ' a; echo got=$a")
     terminal.expect(r"(?<!')Delete all\? \[y/N\] ")  # the prompt, not the window title that names the command

@@ -1009,3 +1009,16 @@ def test_a_command_followed_with_the_kernels_view_says_nothing_of_it() -> None:
     t = tracker()
     running(t)
     assert not downgrades(t.feed(mark("D", "0"), T0 + 0.1, SHELLS))
+
+
+def test_another_programs_sequence_is_output_and_a_mark_not_of_this_run_is_dropped() -> None:
+    """A hyperlink, the clipboard, a colour are the command's output, for a person's own terminal
+    to get as they are (cleaning takes them out of the text); a mark with another nonce, or of
+    another shell's integration, is never passed on."""
+    t = tracker()
+    running(t)
+    link = Osc(b"8;;https://example.com")
+    assert t.feed(link, T0 + 0.1) == [Output(b"\x1b]8;;https://example.com\x1b\\")]
+    assert t.feed(mark("D", "0", nonce="f" * 32), T0 + 0.2) == []
+    assert t.feed(mark("A", family=133), T0 + 0.3) == []
+    assert t.phase is Phase.RUNNING

@@ -50,6 +50,14 @@ class Osc:
 
     body: bytes
 
+    def sequence(self) -> bytes:
+        """The whole sequence again, ended by ST (what ended it in the output is not kept)."""
+        return b"\x1b]" + self.body + b"\x1b\\"
+
+    def is_mark(self) -> bool:
+        """A shell-integration mark's number (OSC 133 or 633), whoever's and however it is made."""
+        return self.body.startswith((b"133;", b"633;"))
+
 
 @dataclass(frozen=True)
 class Mark:

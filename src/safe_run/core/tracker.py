@@ -410,9 +410,13 @@ class CommandTracker:
         said as the OSC arrived, for an end mark (see `EndCheck`)."""
         if isinstance(item, bytes):
             return self._handle("output", now, item)
+        if not item.is_mark():
+            # Another program's sequence (a hyperlink, the clipboard, a colour): output like any,
+            # which reaches a person's own terminal as it is, and which cleaning takes out.
+            return self._handle("output", now, item.sequence())
         mark = decode_mark(item)
         if mark is None or not self._trusted(mark):
-            return []  # not this run's: an escape sequence of the output, dropped with the others
+            return []  # a mark not of this run (forged, or another shell's): never passed on
         if mark.kind == "D" or (mark.kind in PROMPT_KINDS and self.phase is Phase.RUNNING):
             return self._handle(f"mark {mark.kind}", now, (mark, end))
         return self._handle(f"mark {mark.kind}" if mark.kind in _MARK_KINDS else "mark other", now, mark)
