@@ -240,6 +240,23 @@ def test_a_named_shells_input_wait_is_answered_at_the_persons_terminal(agent: Sa
     assert (kept["status"], kept["output"]) == ("completed", "mine\n"), kept
 
 
+def test_a_named_shells_input_wait_is_answered_at_the_persons_terminal_with_stdout_piped(agent: SafeRun) -> None:
+    """`safe-run --in w ... | tee log` at a person's terminal: the wait answered `input_required` and
+    what they typed next went to their own shell. The join is drawn on the terminal stderr is,
+    and the pipe gets the command's output as it would have without the wait."""
+    line = (f"{sys.executable} -m safe_run --shell {shell_path('bash')} --in w -- "
+            "'echo a; read -r -p \"na\"\"me? \" n; echo hi $n' | cat; echo rc=${PIPESTATUS[0]}")
+    ran = pexpect.spawn("bash", ["--norc", "-c", line], env={**agent.environment(), "TERM": "xterm-256color"},
+                        dimensions=(30, 100), timeout=BOUND_S, encoding="utf-8", codec_errors="replace")
+    ran.expect("name\\?")
+    ran.send("bob\r")
+    ran.expect("rc=0")
+    assert "a\r\nname? bob\r\nhi bob\r\n" in (ran.before or ""), ran.before
+    ran.expect(pexpect.EOF)
+    kept = call(agent, "--in", "w", "--", 'echo "$n"')
+    assert (kept["status"], kept["output"]) == ("completed", "bob\n"), kept
+
+
 def test_a_person_who_leaves_a_named_shells_input_wait_leaves_it_waiting(agent: SafeRun) -> None:
     agent.shell = None
     ran = person(agent, "--shell", shell_path("bash"), "--in", "w", "--", 'read -r -p "yours? " z; echo "z=$z"')

@@ -43,22 +43,26 @@ def _join(target: str, watch: bool) -> int:
     return 0 if outcome is None else exit_status(outcome)
 
 
-def joined(session: Session, target: str, watch: bool, about: str | None = None) -> Result | None:
+def joined(
+    session: Session, target: str, watch: bool, about: str | None = None, screen: int = 1,
+) -> Result | None:
     """This terminal joined to `session` until its command ends (its result, shown below the
     person's screen as it is again: the command's last lines, then its summary) or the person
     leaves it (None, said on stderr); `target`: how the person names it; `about`: a named
-    shell's command whose end ends the attach."""
+    shell's command whose end ends the attach; `screen`: the person's terminal when it is not
+    stdout, which goes elsewhere (`| tee log`): the caller then writes the result there."""
     from ...core.render import print_summary
     from ...session.attach import Left, join, last_lines
 
-    outcome = join(session, watch, about=about)
+    outcome = join(session, watch, stdout=screen, about=about)
     if isinstance(outcome, Left):
         how = "stopped watching" if watch else "left"
         print(f"safe-run: {how} {target}; it goes on (`safe-run attach {target}` to come back)", file=sys.stderr)
         return None
-    sys.stdout.write(last_lines(outcome.output, LAST_LINES))
-    sys.stdout.flush()
-    print_summary(outcome, Environment.current())
+    if screen == 1:
+        sys.stdout.write(last_lines(outcome.output, LAST_LINES))
+        sys.stdout.flush()
+        print_summary(outcome, Environment.current())
     return outcome
 
 

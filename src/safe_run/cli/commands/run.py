@@ -312,15 +312,19 @@ def _answer_in_shell(
     """The run in the named shell `name`, and its answer written. At a person's terminal a wait for
     input is theirs to answer, as in their own run: their terminal joins the command, as `attach`
     joins it, until it ends; leaving it (Ctrl-\\ then d) leaves it waiting, and the summary says
-    how to answer it later."""
+    how to answer it later. With stdout going elsewhere (`| tee log`) the join is drawn on the
+    terminal that stderr is, and stdout gets the command's output as it would without the wait."""
     result = _in_shell(name, request, bound, scope, invocation)
     if result.status is Status.INPUT_REQUIRED and result.session_id is not None and shown == "pretty" \
             and bound is None:
         from ...display.interactive import interactive
 
-        if interactive(env, no_input) and env.stdout_isatty:
-            answered = _answered_here(result.session_id, name)
+        if interactive(env, no_input) and (env.stdout_isatty or env.stderr_isatty):
+            screen = 1 if env.stdout_isatty else 2
+            answered = _answered_here(result.session_id, name, screen)
             if answered is not None:
+                if screen != 1:
+                    emit(answered, shown, env)
                 return answered
     if result.signal == "SIGINT" and shown == "pretty" and env.stdin_isatty and env.stdout_isatty:
         env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood
@@ -328,14 +332,15 @@ def _answer_in_shell(
     return result
 
 
-def _answered_here(session_id: str, name: str) -> Result | None:
-    """The command's end once the person at this terminal answered it (shown already); None when
-    they left it waiting, or it could not be joined."""
+def _answered_here(session_id: str, name: str, screen: int) -> Result | None:
+    """The command's end once the person at this terminal (`screen`) answered it; None when they
+    left it waiting, or it could not be joined."""
     from .attach import joined
     from ...session.store import SessionStore
 
     try:
-        return joined(SessionStore.open(sweep=False).get(session_id), name, watch=False, about=session_id)
+        return joined(SessionStore.open(sweep=False).get(session_id), name, watch=False, about=session_id,
+                      screen=screen)
     except SessionError:
         return None
 
