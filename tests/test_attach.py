@@ -289,8 +289,8 @@ def test_a_named_shells_command_stopped_by_the_persons_ctrl_c_gets_its_summary_o
 def test_a_named_shells_full_screen_is_not_written_as_text_before_the_person_joins_it(
     agent: SafeRun, tmp_path: Path,
 ) -> None:
-    """Shown as it comes, a full screen's text (vim's lines of ~) landed on the person's own
-    screen before their terminal joined the editor; it is left out."""
+    """Nothing of a full screen's text (vim's lines of ~) reaches the person's own screen before
+    their terminal joins the editor, where the editor itself is drawn."""
     if shutil.which("vim") is None:
         pytest.skip("vim is not installed")
     text = tmp_path / "notes.txt"
