@@ -18,7 +18,6 @@ import fcntl
 import os
 import signal
 import socket
-import struct
 import sys
 import time
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from ..engine import polling
 from ..engine.interrupts import STOP_SIGNALS
 from ..session.adoption import adopt_orphans, ended_children
 from ..session.launch import Fork
-from ..warm.client import within_reach
+from ..warm.client import peer, within_reach
 from ..warm.context import start_time
 from ..warm.wire import GO, MAX_DESCRIPTORS, MAX_REQUEST, Call, decode, encode, request_length
 from .caller import Caller
@@ -40,7 +39,6 @@ REQUEST_TIMEOUT_S = 2.0
 # How often the socket is checked to still be this process's own: a removed state directory (a
 # temporary HOME, a test's) ends it within this long. One stat a second is no load.
 CHECK_INTERVAL_S = 1.0
-PEER_CREDENTIALS = struct.Struct("3i")
 
 
 def main() -> None:
@@ -273,7 +271,7 @@ class Server:
                 os.close(fd)
 
     def _refusal(self, conn: socket.socket, call: Call, fds: list[int]) -> bytes | None:
-        pid, uid, _ = PEER_CREDENTIALS.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        pid, uid = peer(conn)
         if uid != os.getuid():
             return b"another user"
         if not within_reach(pid):

@@ -103,9 +103,15 @@ def _served_by_us(conn: _socket.socket) -> bool:
     caller's environment and descriptors, and is never handed to another user's process, whatever
     the directory it listens in (one another user made first in a shared TMPDIR, or an
     XDG_RUNTIME_DIR that sudo passed on)."""
+    pid, uid = peer(conn)
+    return uid == os.getuid() and within_reach(pid)
+
+
+def peer(conn: _socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a Unix socket, as the kernel gives them."""
     credentials = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
     pid, uid = (int.from_bytes(credentials[at:at + 4], sys.byteorder, signed=True) for at in (0, 4))
-    return uid == os.getuid() and within_reach(pid)
+    return pid, uid
 
 
 def within_reach(pid: int) -> bool:
