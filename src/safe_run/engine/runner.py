@@ -117,6 +117,7 @@ class Run:
         # The shell process's argv when the first line was typed: another one later means a
         # command replaced the shell, even by the same program (`exec bash`).
         self._shell_argv: bytes | None = None
+        self._program: str | None = None  # the program the shell's process ran at the last look
         # What the tracker decided to type and the terminal has not taken yet: typed as it takes
         # it, never waited for, so a caller of the holder is never held up by a full terminal.
         self._to_type = bytearray()
@@ -156,6 +157,7 @@ class Run:
         self._questions = Questions()
         self._status_file = posix.status_file(setup)
         self._status_from = 0  # where the status of the line typed last begins in the file
+        self._record: tuple[int, int | None] | None = None  # that line's record, once read
         self.terminal, self.kernel = started.terminal, started.kernel
         self.tracker.start(clock())
 
@@ -195,7 +197,7 @@ class Run:
         previous = self.finish
         self._begin_command(request)
         try:
-            replaced = self._replacement()
+            replaced = self._replacement(previous.reason is Reason.SHELL_INTEGRATION)
             self._check(command or request.command, self._setup.command_file)
         except (CommandRefused, RunFailed):
             self.finish = previous  # nothing was typed: the shell still waits for a command
@@ -210,14 +212,19 @@ class Run:
         if end is not None and self._spans and self._spans[-1][1] is None:
             self._spans[-1] = (self._spans[-1][0], end)
 
-    def _replacement(self) -> tuple[Config, str] | None:
+    def _replacement(self, ended_by_its_line: bool = False) -> tuple[Config, str] | None:
         """The shell's config anew when a command replaced the shell by another (`exec zsh`, or
         `exec bash` in bash), from the program its process runs now. A program that is no shell
         gets nothing typed: RunFailed.
+
+        `ended_by_its_line`: the last line's own end mark ended it, so the process that read that
+        line ran it to its end; then the same program means the same shell, and its argv (a file
+        to read each time) is not looked at.
         """
-        program, argv = self.kernel.program(), self.kernel.argv()
-        if program is None:
+        program = self.kernel.program()
+        if program is None or (ended_by_its_line and program == self._program):
             return None
+        self._program, argv = program, self.kernel.argv()
         kind = kind_of(program)
         anew = argv is not None and self._shell_argv is not None and argv != self._shell_argv
         if kind.name == self.shell.name and not anew:
@@ -570,7 +577,9 @@ class Run:
     def _line_record(self) -> tuple[int | None, int | None]:
         """What the typed line recorded at its end: its exit status, and the last process id the
         system had given out then (None where /proc did not say): what the shell started after
-        it is its prompt's (see `close`)."""
+        it is its prompt's (see `close`). Once there, it is kept: the line writes it once."""
+        if self._record is not None:
+            return self._record
         try:
             fd = os.open(self._status_file, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -581,10 +590,14 @@ class Run:
             return None, None
         finally:
             os.close(fd)
-        fields = text.partition("\n")[0].split()
+        line, whole, _ = text.partition("\n")
+        fields = line.split()
         if not fields or not fields[0].isdigit():
             return None, None
-        return int(fields[0]), int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+        record = int(fields[0]), int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+        if whole:
+            self._record = record
+        return record
 
     def _end_check(self) -> EndCheck:
         """What the kernel says as an end mark arrives (see `tracker.EndCheck`): the line's record,
@@ -612,7 +625,7 @@ class Run:
         """What runs the first command line: the shell asked for, or the one its start-up files
         `exec`ed (`exec dash` in .bashrc). Only a change after this is a command replacing it."""
         self._shell_argv = self.kernel.argv()
-        program = self.kernel.program()
+        program = self._program = self.kernel.program()
         if program is not None and kind_of(program).name != self.shell.name and is_shell(kind_of(program)):
             self.shell = ShellInfo(name=kind_of(program).name, path=program)
 
@@ -628,6 +641,7 @@ class Run:
         flush (0.1 ms a command). It is emptied only once it has grown to STATUS_FILE_MAX, and
         never removed, so that it keeps the mode it was made with, whatever umask a command set.
         """
+        self._record = None
         try:
             size = os.stat(self._status_file, follow_symlinks=False).st_size
         except FileNotFoundError:

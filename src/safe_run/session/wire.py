@@ -115,6 +115,8 @@ _BY_NAME: dict[str, type[Request]] = {
     "attach": Attach,
 }
 _NAMES = {kind: name for name, kind in _BY_NAME.items()}
+# Each request's field names, looked up once: `fields()` builds its answer anew at every call.
+_FIELD_NAMES = {kind: tuple(item.name for item in fields(kind)) for kind in _BY_NAME.values()}
 
 
 def encode(message: dict[str, object]) -> bytes:
@@ -144,12 +146,12 @@ def decode_request(line: bytes) -> Request | None:
     if kind is None or message is None:
         return None
     given: dict[str, Any] = {}
-    for item in fields(kind):
-        if item.name in message:
-            value = message.pop(item.name)
-            if not _fits(item.name, value):
+    for name in _FIELD_NAMES[kind]:
+        if name in message:
+            value = message.pop(name)
+            if not _fits(name, value):
                 return None
-            given[item.name] = value
+            given[name] = value
     if message:
         return None  # a field that this request does not have
     try:
