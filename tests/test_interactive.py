@@ -8,6 +8,7 @@ The person's terminal is pexpect's pseudo-terminal (what a tmux pane is to the k
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -18,6 +19,7 @@ import pexpect
 import pytest
 
 from conftest import SafeRun, shell_path
+from throwaway_user import Unavailable, Users
 from test_streaming import Tmux, run_line, tmux  # noqa: F401 - the tmux fixture, a person's pane
 
 pytestmark = pytest.mark.slow
@@ -248,6 +250,21 @@ def test_ctrl_z_and_fg_and_the_terminal_given_back(safe_run: SafeRun, tmp_path: 
     shell.expect(pexpect.EOF)
 
 
+def test_a_run_in_the_background_runs_and_leaves_the_keys_to_the_shell(safe_run: SafeRun, tmp_path: Path) -> None:
+    """`safe-run CMD &` is a job in the background: its keys are the shell's. It took the terminal
+    as a run in front does, and the kernel stopped it for that (SIGTTOU) until `fg`."""
+    shell = persons_shell(safe_run, tmp_path)
+    before = settings(shell)
+    shell.sendline("safe-run 'sleep 1; echo bg-done' & wait $!; echo status=$?")
+    shell.expect("bg-done")
+    shell.expect("status=0")
+    assert "Stopped" not in (shell.before or "")
+    shell.expect_exact("$ ")
+    assert settings(shell) == before, "the terminal was never taken"
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
 def test_sigterm_to_safe_run_gives_the_terminal_back(safe_run: SafeRun, tmp_path: Path) -> None:
     shell = persons_shell(safe_run, tmp_path)
     before = settings(shell)
@@ -355,3 +372,27 @@ def test_in_tmux_what_is_typed_while_the_command_works_is_the_persons_shells(tmu
     screen = tmux.wait_for("completed")
     assert "typed-ahead-42" not in screen.split("completed")[0], screen
     tmux.wait_for("typed-ahead-42\n")
+
+
+def test_keys_come_from_a_terminal_another_user_owns(tmp_path: Path) -> None:
+    """A person who became another user (`su`, `sudo -iu`, `runuser`) keeps a terminal that is
+    still theirs: its name refuses the new user. With stdin a pipe, the keys were then not read at
+    all, and `seq 9 | safe-run -- fzf` showed nothing and never ended. The terminal opens as the
+    process's own /dev/tty."""
+    try:
+        users = Users()
+        user = users.make()
+    except Unavailable as why:
+        pytest.skip(str(why))
+    try:
+        line = shlex.join(user.argv("--shell", shell_path("bash"), "--", 'cat; read -r k </dev/tty; echo "key:$k"'))
+        terminal = pexpect.spawn("sh", ["-c", f"seq 3 | {line}"], cwd=str(user.home), timeout=BOUND_S,
+                                 encoding="utf-8", codec_errors="replace", dimensions=(24, 80))
+        assert os.stat(os.readlink(f"/proc/{terminal.pid}/fd/2")).st_mode & 0o077 == 0, "the terminal is root's alone"
+        terminal.expect("3")
+        time.sleep(0.5)  # the command reads its terminal by now
+        terminal.send("hello\r")
+        terminal.expect("key:hello")
+        assert ended(terminal) == 0
+    finally:
+        users.remove()

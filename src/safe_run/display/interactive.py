@@ -51,19 +51,39 @@ UNFINISHED_MAX = 4096
 
 def interactive(env: Environment, no_input: bool) -> bool:
     """Whether the run is the person's: stdin their terminal (whatever stdout is: `| tee log`), and
-    they did not ask for --no-input."""
-    if no_input or not env.persons_keyboard:
+    they did not ask for --no-input; not in the background (`safe-run CMD &`), where the keys are
+    the shell's and taking the terminal would stop safe-run (SIGTTOU) until `fg`."""
+    if no_input or not env.persons_keyboard or not _in_front(env.stdin.fileno()):
         return False
     return env.presentation.passthrough or not env.stdout_isatty
+
+
+def _in_front(terminal: int) -> bool:
+    """Whether this process's group is the terminal's foreground, or the terminal cannot say (it
+    is not this process's controlling terminal)."""
+    try:
+        return os.tcgetpgrp(terminal) == os.getpgrp()
+    except OSError:
+        return True
 
 
 def open_keyboard(env: Environment) -> int | None:
     """The person's terminal on stdout opened again for their keys, when stdin is not it (`seq 9 |
     safe-run -- fzf`: the pipe is the command's, the keys come from the terminal, as fzf takes
-    them); None when it cannot be opened."""
+    them); None when it cannot be opened.
+
+    By its name first; a terminal another user owns (a person who became this user with `su`,
+    `sudo -iu` or `runuser` keeps their own) refuses that, but opens as /dev/tty, this process's
+    controlling terminal, when that is the one on stdout."""
+    stdout = env.stdout.fileno()
     try:
-        return os.open(os.ttyname(env.stdout.fileno()), os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+        return os.open(os.ttyname(stdout), os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
     except (OSError, ValueError):
+        pass
+    try:
+        os.tcgetpgrp(stdout)  # answered for the controlling terminal only
+        return os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
         return None
 
 
