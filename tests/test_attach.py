@@ -273,17 +273,36 @@ def test_a_person_who_leaves_a_named_shells_input_wait_leaves_it_waiting(agent: 
     assert answered["status"] == "completed" and "z=later" in answered["output"], answered
 
 
-def test_a_named_shells_command_stopped_by_the_persons_ctrl_c_gets_its_summary_on_a_line_of_its_own(
+def test_a_named_shells_command_ended_by_the_persons_ctrl_c_gets_its_summary_on_a_line_of_its_own(
     agent: SafeRun,
 ) -> None:
     agent.shell = None
     ran = person(agent, "--shell", shell_path("bash"), "--in", "w", "--", "echo started; sleep 30")
     attached_until_running(agent)
     ran.sendintr()
-    ran.expect("interrupted")
+    ran.expect("exit 130")
     shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]", "", ran.before or "").replace("\r", "")
     ran.expect(pexpect.EOF)
-    assert re.search(r"\^C\n(started\n)?✗ $", shown), f"the summary follows the echoed ^C on its line: {shown!r}"
+    assert re.search(r"\^C\n(started\n)?✗ completed · $", shown), f"the summary follows the echoed ^C on its line: {shown!r}"
+
+
+def test_a_persons_ctrl_c_lets_a_named_shells_command_clean_up_and_choose_its_exit(agent: SafeRun) -> None:
+    """Ctrl-C at a person's terminal is the command's, in a named shell as in their own run: it
+    goes to the command's terminal, and the command ends as it chooses. It stopped the command
+    instead: SIGTERM came in the middle of its clean-up, and its last words and status were lost."""
+    cleans_up = ("python3 -c 'import sys, time\ntry:\n    print(\"ready\", flush=True); time.sleep(30)\n"
+                 "except KeyboardInterrupt:\n    print(\"cleaning up\", flush=True); time.sleep(0.5); "
+                 "print(\"clean exit\"); sys.exit(7)'")
+    agent.shell = None
+    ran = person(agent, "--shell", shell_path("bash"), "--in", "c", "--", cleans_up)
+    attached_until_running(agent)
+    time.sleep(0.3)  # python is in its sleep
+    ran.sendintr()
+    ran.expect("clean exit")
+    ran.expect("exit 7")
+    ran.expect(pexpect.EOF)
+    ran.close()
+    assert ran.exitstatus == 7
 
 
 def test_a_named_shells_full_screen_is_not_written_as_text_before_the_person_joins_it(

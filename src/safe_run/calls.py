@@ -259,18 +259,19 @@ def run_in_session(
 
 def run_in_shell(
     name: str, run_request: RunRequest, bound: float | None, command_scope: Scope = Scope(), *,
-    launcher: Launcher, started: bool = True, wakeup: Wakeup | None = None,
+    launcher: Launcher, started: bool = True, wakeup: Wakeup | None = None, person: bool = False,
 ) -> Result:
     """The command in the named shell, started on first use with `run_request`'s shell, directory,
     variables and idle limit. `command_scope` is this command's own directory and variables; a
     shell not `started` yet by this caller first runs a command of its own, so that a scoped first
-    command stays scoped (a shell takes its start directory from the command that starts it)."""
+    command stays scoped (a shell takes its start directory from the command that starts it).
+    `person`: a person at their terminal calls, whose Ctrl-C is the command's."""
     from .session.client import run_in_shell as in_shell
 
     if not started and not command_scope.empty:
         warm_up = replace(run_request, command=WARM_UP, timers=replace(run_request.timers, timeout=None))
         in_shell(name, warm_up, None, Scope(), wakeup=wakeup, launcher=launcher)
-    return in_shell(name, run_request, bound, command_scope, wakeup=wakeup, launcher=launcher)
+    return in_shell(name, run_request, bound, command_scope, wakeup=wakeup, launcher=launcher, person=person)
 
 
 def warm_shell_run(

@@ -44,6 +44,7 @@ class Wakeup:
         os.set_blocking(self.fd, False)
         os.set_blocking(self._write_fd, False)
         self.pending: list[int] = []
+        self.passed_on: list[int] = []  # stop requests the command got instead: a person's Ctrl-C
         self.released = False
 
     def release(self) -> None:
@@ -62,6 +63,12 @@ class Wakeup:
             os.write(self._write_fd, b"\0")
         except OSError:
             pass  # full: the loop is woken already
+
+    def pass_on(self) -> int:
+        """The first stop request is the command's (its terminal got it), not a stop: taken off."""
+        signum = self.pending.pop(0)
+        self.passed_on.append(signum)
+        return signum
 
     @property
     def write_fd(self) -> int:

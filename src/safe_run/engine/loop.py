@@ -57,7 +57,7 @@ def follow(run: Followed, wakeup: Wakeup, watcher: Watcher | None = None) -> Dec
             return finish
         if wakeup.pending:
             if run.interrupt(wakeup.pending[0]):
-                wakeup.pending.pop(0)  # passed on to the command: not a stop
+                wakeup.pass_on()
             continue
         if wakeup.fd in run.woken:
             wakeup.drain()  # a signal someone else handles (Ctrl-Z for a display) woke the loop

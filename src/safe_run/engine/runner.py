@@ -344,13 +344,14 @@ class Run:
         """The shell's working directory now."""
         return self.kernel.directory()
 
-    def interrupt(self, signum: int) -> bool:
+    def interrupt(self, signum: int, typed: bool = False) -> bool:
         """safe-run itself was told to stop: stop the command and report what there is; False.
 
         At a person's own run, their Ctrl-C (SIGINT to safe-run, which is in the foreground of their
         terminal) is the command's: it goes to the command's terminal as its interrupt character,
-        and the command decides what it means (a REPL goes on); True: passed on."""
-        if signum == signal.SIGINT and self.request.interactive and self.finish is None \
+        and the command decides what it means (a REPL goes on); True: passed on. `typed`: such a
+        Ctrl-C from a person whose call asks a named shell."""
+        if signum == signal.SIGINT and (typed or self.request.interactive) and self.finish is None \
                 and self.tracker.phase is Phase.RUNNING:
             self.terminal.write(b"\x03", timeout=0.0)
             return True

@@ -72,18 +72,19 @@ def start_session(
 
 def run_in_shell(
     name: str, request: RunRequest, bound: float | None, scope: Scope = Scope(), *,
-    launcher: Launcher, report: Report | None = None, wakeup: Wakeup | None = None,
+    launcher: Launcher, report: Report | None = None, wakeup: Wakeup | None = None, person: bool = False,
 ) -> Result:
     """Run the command in the persistent shell `name`, started with `request`'s shell (and its
     idle limit, its holder by `launcher`) on first use.
 
     `scope` holds a later command's own --cwd and --env. Answers at the command's end, or after
-    `bound` seconds with the session that holds it (None: at the end).
+    `bound` seconds with the session that holds it (None: at the end). `person`: the caller is a
+    person at their terminal, whose Ctrl-C is the command's (see `_ask_held`).
     """
     check_name(name)
     ask_run = run_message(request, bound, scope)
     warm = warm_shell(name, report)
-    held = None if warm is None else ask_warm(warm, ask_run, wakeup)
+    held = None if warm is None else ask_warm(warm, ask_run, wakeup, person=person)
     if held is not None:
         return held
     store = SessionStore.open(report=report, sweep=False)
@@ -105,7 +106,8 @@ def run_in_shell(
         if started:
             store.sweep(when_due=True)  # while the holder starts (see `start_session`)
         assert session is not None
-        answer = _ask_interruptibly(session, wire.Poll(wait=ask_run.wait, first=True) if started else ask_run, wakeup)
+        asked = wire.Poll(wait=ask_run.wait, first=True) if started else ask_run
+        answer = _ask_interruptibly(session, asked, wakeup, person)
         if started or not gone_first(answer):
             break
     return answer
@@ -134,11 +136,13 @@ def warm_shell(name: str, report: Report | None = None, last: Session | None = N
 
 def ask_warm(
     session: Session, request: wire.Run, wakeup: Wakeup | None = None, line: Line | None = None,
+    person: bool = False,
 ) -> Result | None:
     """The answer of the warm shell `warm_shell` found; None when its holder took no command after
     all (it is ending, or its shell went first): the careful way then looks the name up again.
-    `line`: the caller's connection to that holder, kept from its last call if the holder kept it."""
-    held = _ask_held(session, request, wakeup, line)
+    `line`: the caller's connection to that holder, kept from its last call if the holder kept it;
+    `person`: see `run_in_shell`."""
+    held = _ask_held(session, request, wakeup, line, person)
     return held if held is not None and not gone_first(held) else None
 
 
@@ -343,17 +347,21 @@ def _unresponsive_message(session: Session, bound: float) -> str:
     return f"{prefix}: its holder process {pid} is busy or stuck; ask again, or end it with `kill {pid}`"
 
 
-def _ask_interruptibly(session: Session, request: wire.Request, wakeup: Wakeup | None) -> Result:
+def _ask_interruptibly(
+    session: Session, request: wire.Request, wakeup: Wakeup | None, person: bool = False,
+) -> Result:
     """Ask and wait for the answer; a stop request on `wakeup` meanwhile stops the command."""
-    answer = _ask_held(session, request, wakeup)
+    answer = _ask_held(session, request, wakeup, person=person)
     return _unanswered(session, request) if answer is None else answer
 
 
 def _ask_held(
-    session: Session, request: wire.Request, wakeup: Wakeup | None, line: Line | None = None,
+    session: Session, request: wire.Request, wakeup: Wakeup | None, line: Line | None = None, person: bool = False,
 ) -> Result | None:
     """As `_ask_interruptibly`, but None when no holder takes the request any more; `line`: see
-    `ask_warm`, and where the connection is kept if its holder keeps it."""
+    `ask_warm`, and where the connection is kept if its holder keeps it. A person's Ctrl-C
+    (`person`) goes to the command as its interrupt character, and the answer is still awaited
+    here: the command ends as it chooses (a clean-up, its own exit status), or goes on (a REPL)."""
     deadline = _deadline(request)
     reused = line.take(session) if line is not None else None
     conn = _sent_on(reused, session, request, deadline) if reused is not None else None
@@ -380,7 +388,10 @@ def _ask_held(
                 raise SessionError(f"the caller stopped waiting; session {session.id} goes on")
             if wakeup is not None and wakeup.pending:
                 signal_name = signal.Signals(wakeup.pending[0]).name
-                return interrupt(session, signal_name, getattr(request, "about", None))
+                if not (person and wakeup.pending[0] == signal.SIGINT):
+                    return interrupt(session, signal_name, getattr(request, "about", None))
+                wakeup.pass_on()
+                _request(session, wire.Interrupt(signal=signal_name, about=getattr(request, "about", None), typed=True))
             if wakeup is not None:
                 wakeup.drain()
     finally:

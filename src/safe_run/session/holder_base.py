@@ -455,8 +455,9 @@ class Holder(ABC):
         request = call.request
         assert isinstance(request, wire.Interrupt)
         run = self._running(call)
-        if run is not None:
-            run.interrupt(signal.Signals.__members__.get(request.signal, signal.SIGINT))
+        if run is not None and run.interrupt(signal.Signals.__members__.get(request.signal, signal.SIGINT), request.typed):
+            self.callers.answer_now(call.conn, self._progress(run, take_output=False))
+            return
         self.callers.wait(call.conn, None)
 
     def _status(self, call: Call) -> None:

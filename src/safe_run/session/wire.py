@@ -65,10 +65,14 @@ class Stop:
 
 @dataclass(frozen=True)
 class Interrupt:
-    """Stop the command as `signal` to safe-run would (the caller that started it got it)."""
+    """Stop the command as `signal` to safe-run would (the caller that started it got it).
+    `typed`: a person at the caller's terminal pressed Ctrl-C, which the command gets as its
+    interrupt character while it runs, as at their own run; answered at once then, the output
+    left for the caller's own answer."""
 
     signal: str = "SIGINT"
     about: str | None = None
+    typed: bool = False
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,7 @@ def _environment(value: object) -> bool:
 
 
 _FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
+    "typed": _flag,
     "wait": _finite, "rows": _side, "columns": _side, "max_output": _output_bound,
     "first": _flag, "queue": _flag, "watch": _flag,
     "text": _text, "keys": _text, "signal": _text, "command": _text,

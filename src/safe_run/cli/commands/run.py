@@ -314,11 +314,12 @@ def _answer_in_shell(
     joins it, until it ends; leaving it (Ctrl-\\ then d) leaves it waiting, and the summary says
     how to answer it later. With stdout going elsewhere (`| tee log`) the join is drawn on the
     terminal that stderr is, and stdout gets the command's output as it would without the wait."""
-    result = _in_shell(name, request, bound, scope, invocation)
+    from ...display.interactive import interactive
+
+    person = shown == "pretty" and bound is None and interactive(env, no_input)
+    result = _in_shell(name, request, bound, scope, invocation, person)
     if result.status is Status.INPUT_REQUIRED and result.session_id is not None and shown == "pretty" \
             and bound is None:
-        from ...display.interactive import interactive
-
         if interactive(env, no_input) and (env.stdout_isatty or env.stderr_isatty):
             screen = 1 if env.stdout_isatty else 2
             answered = _answered_here(result.session_id, name, screen)
@@ -326,7 +327,8 @@ def _answer_in_shell(
                 if screen != 1:
                     emit(answered, shown, env)
                 return answered
-    if result.signal == "SIGINT" and shown == "pretty" and env.stdin_isatty and env.stdout_isatty:
+    pressed = signal.SIGINT in invocation.signals.wakeup.passed_on
+    if (result.signal == "SIGINT" or pressed) and shown == "pretty" and env.stdin_isatty and env.stdout_isatty:
         env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood
     emit(result, shown, env)
     return result
@@ -452,13 +454,17 @@ def _in_session(request: RunRequest, bound: float, invocation: Invocation) -> Re
     return result
 
 
-def _in_shell(name: str, request: RunRequest, bound: float | None, scope: Scope, invocation: Invocation) -> Result:
-    """The command in the persistent shell `name`; nothing runs when a signal came first."""
+def _in_shell(
+    name: str, request: RunRequest, bound: float | None, scope: Scope, invocation: Invocation, person: bool,
+) -> Result:
+    """The command in the persistent shell `name`; nothing runs when a signal came first.
+    `person`: their Ctrl-C is the command's, as in their own run."""
     wakeup = invocation.signals.wakeup
     if wakeup.pending:
         return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
     try:
-        return calls.run_in_shell(name, request, bound, scope, launcher=invocation.launcher(), wakeup=wakeup)
+        return calls.run_in_shell(name, request, bound, scope, launcher=invocation.launcher(), wakeup=wakeup,
+                                  person=person)
     except SessionError as exc:
         if exc.status == ExitStatus.USAGE:
             raise click.UsageError(str(exc)) from None
