@@ -206,11 +206,13 @@ ASKED = "safe-run: waiting for your input at"
 TITLE_BACK = "\x1b[23;0t"  # the terminal's title stack popped: the person's own title again
 
 
-def persons_shell(safe_run: SafeRun, tmp_path: Path) -> pexpect.spawn:
-    """The person's own bash, with safe-run on its PATH and a plain prompt."""
+def persons_shell(safe_run: SafeRun, tmp_path: Path, commands_shell: str = "bash") -> pexpect.spawn:
+    """The person's own bash, with safe-run on its PATH (running commands in `commands_shell`) and
+    a plain prompt."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    (bindir / "safe-run").write_text(f"#!/bin/sh\nexec {sys.executable} -m safe_run --shell {shell_path('bash')} \"$@\"\n")
+    (bindir / "safe-run").write_text(
+        f"#!/bin/sh\nexec {sys.executable} -m safe_run --shell {shell_path(commands_shell)} \"$@\"\n")
     (bindir / "safe-run").chmod(0o755)
     env = {**safe_run.environment(), "TERM": "xterm-256color", "PS1": "$ ",
            "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', os.defpath)}"}
@@ -246,6 +248,38 @@ def test_ctrl_z_and_fg_and_the_terminal_given_back(safe_run: SafeRun, tmp_path: 
     assert (shell.before or "").count(TITLE_BACK) == 1, "the title given back once, as the run ends"
     shell.expect_exact("$ ")
     assert settings(shell) == before
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
+@pytest.mark.parametrize("commands_shell", ["bash", "zsh", "fish"])
+def test_ctrl_z_stops_the_command_with_safe_run_and_fg_lets_both_go_on(
+    safe_run: SafeRun, tmp_path: Path, commands_shell: str,
+) -> None:
+    """Ctrl-Z stopped safe-run alone: the command went on working (until the terminal's buffer
+    filled) while the person thought it paused. Its shell is stopped with it, and its job gets
+    SIGTSTP, as at a terminal; the shell never sees its job stopped, and the run goes on to its
+    own end after `fg`."""
+    ticks = tmp_path / "ticks"
+    shell = persons_shell(safe_run, tmp_path, commands_shell)
+    loop = f"for i in (seq 30); echo $i >> {ticks}; sleep 0.05; end; echo looped" if commands_shell == "fish" else \
+        f"for i in $(seq 30); do echo $i >> {ticks}; sleep 0.05; done; echo looped"
+    shell.sendline(f"safe-run '{loop}'")
+    deadline = time.monotonic() + BOUND_S
+    while not ticks.exists() or len(ticks.read_text().split()) < 3:
+        assert time.monotonic() < deadline, "the loop never ran"
+        time.sleep(0.05)
+    shell.send("\x1a")
+    shell.expect("Stopped")
+    shell.expect_exact("$ ")
+    stopped_at = ticks.read_text()
+    time.sleep(0.5)  # ten turns of the loop, were it going on
+    assert ticks.read_text() == stopped_at, "the command went on while safe-run was stopped"
+    shell.sendline("fg")
+    shell.expect("looped")
+    shell.expect("completed · exit 0")
+    assert ticks.read_text().split() == [str(i) for i in range(1, 31)]
+    shell.expect_exact("$ ")
     shell.sendline("exit")
     shell.expect(pexpect.EOF)
 

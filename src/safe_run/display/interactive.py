@@ -118,6 +118,7 @@ class InteractiveDisplay(Display):
         self._line_start = True  # the command's last text on the main screen ended its line
         self._stopped = False
         self._handlers: dict[int, object] = {}
+        self._hold: Callable[[bool], None] | None = None  # stops the command with safe-run, and lets it go on
         self._title_kept = False  # the person's window title is on the terminal's title stack
         self._quit = False  # Ctrl-\ came (as SIGQUIT), for the command
         self.dropped = 0  # bytes typed after a secret was asked that the command never read
@@ -136,6 +137,9 @@ class InteractiveDisplay(Display):
             except ValueError:
                 pass  # not the main thread: the size stays as it was at the start
         self._title(self._clock())
+
+    def holding(self, hold: Callable[[bool], None]) -> None:
+        self._hold = hold
 
     def input_fds(self) -> Sequence[int]:
         return (self._in,)
@@ -288,10 +292,13 @@ class InteractiveDisplay(Display):
                 pass
 
     def _on_suspend(self, signum: int, frame: FrameType | None) -> None:
-        """Ctrl-Z: the person's shell gets its terminal back, and safe-run stops until `fg`. A
-        full-screen program's screen goes with it, as a program suspended at a plain terminal
-        leaves its screen; `fg` brings it back, and the program draws it again (see `_on_continue`).
-        The window title is the person's again meanwhile: the run it names is stopped."""
+        """Ctrl-Z: the person's shell gets its terminal back, and safe-run stops until `fg`, the
+        command with it. A full-screen program's screen goes with it, as a program suspended at a
+        plain terminal leaves its screen; `fg` brings it back, and the program draws it again (see
+        `_on_continue`). The window title is the person's again meanwhile: the run it names is
+        stopped."""
+        if self._hold is not None:
+            self._hold(True)
         self._cooked()
         self._write((LEAVE_FULL_SCREEN if self._full_screen else b"") + SANE)
         self._persons_title()
@@ -306,6 +313,8 @@ class InteractiveDisplay(Display):
     def _on_continue(self, signum: int, frame: FrameType | None) -> None:
         """Taken up again: raw mode back, a full-screen program's screen again, and the command told
         the size, so that it draws that screen anew."""
+        if self._hold is not None:
+            self._hold(False)
         if not self._stopped:
             self._raw()
             self._own_title()

@@ -20,6 +20,10 @@ class Display:
     def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
         """The shell runs; `started_at` is in the clock given to the display."""
 
+    def holding(self, hold: Callable[[bool], None]) -> None:
+        """How the command is stopped with safe-run (True) and let go on with it (False): a
+        person's Ctrl-Z, then `fg`."""
+
     def downgraded(self, downgrade: Downgrade) -> None:
         """The strategy stepped down."""
 

@@ -25,7 +25,7 @@ from .cleanup import Reaper
 from .loop import Watcher, follow
 from .interrupts import Wakeup
 from ..core.escapes import as_typed
-from ..core.evidence import Observation, Span, pid_after
+from ..core.evidence import STOPPED_STATES, Observation, Span, pid_after
 from .kernel import KernelObserver, ObserverLike, boot_ticks, last_pid, pid_max, read_stat
 from ..core.output import HeadTail
 from ..core.queries import Questions, answer
@@ -59,6 +59,8 @@ END_MARK = b"633;D;"
 PROMPT_MARKS = (b"633;A;", b"633;B;")
 # The status file is emptied when it has grown this big (a few bytes a command).
 STATUS_FILE_MAX = 64 * 1024
+# How long a person's Ctrl-Z waits for the shell to be stopped before its job is (see `Run.hold`).
+HOLD_S = 0.2
 
 
 class CommandRefused(Exception):
@@ -374,6 +376,24 @@ class Run:
             seen = self.take_a_look() if fresh and self.kernel.available else self.last_seen
         waiting = self.waiting
         return reading(seen, waiting is not None, running and self.finish is None, waiting is not None and waiting.secret)
+
+    def hold(self, stopped: bool) -> None:
+        """A person's Ctrl-Z stops safe-run, and the command with it, as at their terminal: its job
+        gets SIGTSTP (a full-screen program leaves its screen first), and `fg` lets both go on.
+        The shell is stopped first, and its job only once it is (a shell waiting for its job would
+        otherwise see it stop, say so and go on with the rest of the line), and let go last."""
+        shell, front = self.terminal.pid, self.terminal.foreground()
+        job = front if front not in (None, 0, shell) else None
+        if not stopped:
+            _signalled(job, signal.SIGCONT, os.killpg)
+            _signalled(shell, signal.SIGCONT, os.kill)
+            return
+        _signalled(shell, signal.SIGSTOP, os.kill)
+        deadline = time.monotonic() + HOLD_S
+        while (seen := read_stat(shell)) is not None and seen.state not in STOPPED_STATES \
+                and time.monotonic() < deadline:
+            time.sleep(0.001)
+        _signalled(job, signal.SIGTSTP, os.killpg)
 
     def resize(self, rows: int, columns: int) -> None:
         """Give the terminal its size (a person attached with theirs, or back at their terminal
@@ -865,6 +885,14 @@ def _first_strategy(requested: str, integrated: bool) -> Strategy:
     if not integrated:
         return Strategy.NONE
     return Strategy.BASIC if requested == "basic" else Strategy.RICH
+
+
+def _signalled(target: int | None, signum: int, send: Callable[[int, int], None]) -> None:
+    if target is not None:
+        try:
+            send(target, signum)
+        except OSError:
+            pass  # gone meanwhile
 
 
 def _earliest(a: float | None, b: float | None) -> float | None:
