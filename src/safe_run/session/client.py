@@ -384,21 +384,29 @@ def _ask_held(
                     raise unresponsive(session, request) from None
                 kept = line is not None and answer is not None and answer.pop(wire.KEPT, None) is True
                 return answered(session, request, answer)
-            if wakeup is not None and wakeup.released:
-                raise SessionError(f"the caller stopped waiting; session {session.id} goes on")
-            if wakeup is not None and wakeup.pending:
-                signal_name = signal.Signals(wakeup.pending[0]).name
-                if not (person and wakeup.pending[0] == signal.SIGINT):
-                    return interrupt(session, signal_name, getattr(request, "about", None))
-                wakeup.pass_on()
-                _request(session, wire.Interrupt(signal=signal_name, about=getattr(request, "about", None), typed=True))
-            if wakeup is not None:
-                wakeup.drain()
+            stopped = None if wakeup is None else _woken(session, request, wakeup, person)
+            if stopped is not None:
+                return stopped
     finally:
         if kept and line is not None:
             line.keep(session, conn)
         else:
             conn.close()
+
+
+def _woken(session: Session, request: wire.Request, wakeup: Wakeup, person: bool) -> Result | None:
+    """What woke a caller waiting for its answer: the command's result once a stop request stopped
+    it; None when the wait goes on (nothing, or a person's Ctrl-C, which went to the command)."""
+    if wakeup.released:
+        raise SessionError(f"the caller stopped waiting; session {session.id} goes on")
+    if wakeup.pending:
+        signum, about = wakeup.pending[0], getattr(request, "about", None)
+        if not (person and signum == signal.SIGINT):
+            return interrupt(session, signal.Signals(signum).name, about)
+        wakeup.pass_on()
+        _request(session, wire.Interrupt(signal="SIGINT", about=about, typed=True))
+    wakeup.drain()
+    return None
 
 
 def interrupt(session: Session, signal_name: str = "SIGINT", about: str | None = None) -> Result:
