@@ -42,3 +42,13 @@ def test_comments_in_a_zsh_command_are_comments_and_the_option_stays_the_users(s
     command = "# a note\necho 'a # b' # said\n[[ -o interactivecomments ]] && echo on || echo off"
     result = safe_run("--format", "json", "--", command).json
     assert (result["status"], result["output"]) == ("completed", "a # b\noff\n"), result
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_a_job_left_as_the_line_ends_is_reported_as_its_program(safe_run: SafeRun, shell: str) -> None:
+    """The sweep came before the forked job had started `sleep`: it was reported as the shell
+    (`zsh`), and an agent read that safe-run had killed a shell."""
+    safe_run.shell = shell_path(shell)
+    result = safe_run("--format", "json", "--", "sleep 304 & echo started").json
+    assert result["status"] == "completed" and result["output"].strip().endswith("started"), result
+    assert [killed["command"] for killed in result["killed"]] == ["sleep"], result

@@ -16,7 +16,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.evidence import Owner, ProcessInfo, Span, owners, shell_at_work
 from .kernel import ObserverLike, already_ending, last_pid, pid_max, read_stat
@@ -51,6 +51,9 @@ SETTLE_S = 0.5
 # The wait comes after the answer, and ends as soon as the work does.
 SHELL_WORK_S = 2.0
 QUIET_LOOKS = 3
+# How long a job the shell forked and had not started its program in yet (`sleep 30 &` as the
+# line's last act) is given to start it before the sweep ends it: reported, it is that program.
+EXEC_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -191,10 +194,27 @@ class Reaper:
                 left_alive = left_alive or any(whose[p.pid] is not Owner.COMMAND for p in leftovers)
                 leftovers = self._ended_now(leftovers, whose, to_hang_up)
             leftovers = _not_gone_by_themselves(leftovers)
+            leftovers = self._let_forks_start(leftovers)
             ended += leftovers
             self._end(leftovers)
         self._swept_clean = to_hang_up and not left_alive
         return self._report(ended)
+
+    def _let_forks_start(self, leftovers: list[ProcessInfo]) -> list[ProcessInfo]:
+        """A job forked by the shell a moment before the line ended still runs as a copy of the
+        shell, and was reported as `bash` or `zsh`: its program is given EXEC_S to start, and
+        the job is known by that program's name (a subshell, which never starts one, keeps the
+        shell's)."""
+        shell = self._shell if self._shell is not None else read_stat(self._terminal.pid)
+        if shell is None:
+            return leftovers
+        forks = [p.pid for p in leftovers if p.ppid == shell.pid and p.comm == shell.comm]
+        waiting = list(forks)
+        deadline = time.monotonic() + EXEC_S
+        while waiting and time.monotonic() < deadline:
+            time.sleep(POLL_S / 10)
+            waiting = [p.pid for p in leftovers if p.pid in waiting and self._kernel.name_now(p) == shell.comm]
+        return [replace(p, comm=self._kernel.name_now(p)) if p.pid in forks else p for p in leftovers]
 
     def _owners(self, processes: list[ProcessInfo], spans: list[Span], wrap: int) -> dict[int, Owner]:
         """`evidence.owners`, with the shell's own stat (its terminal, its program's name) read once."""
