@@ -252,6 +252,43 @@ def test_ctrl_z_and_fg_and_the_terminal_given_back(safe_run: SafeRun, tmp_path: 
     shell.expect(pexpect.EOF)
 
 
+def test_ctrl_z_then_bg_runs_the_command_on_in_the_background(safe_run: SafeRun, tmp_path: Path) -> None:
+    """After Ctrl-Z, `bg` took safe-run up again in the background, where it took the terminal
+    back at once, and the kernel stopped it again: the command went on unseen, or stayed stopped.
+    In the background it leaves the terminal to the shell and the command goes on; `fg` brings the
+    run to the front."""
+    ticks = tmp_path / "ticks"
+    shell = persons_shell(safe_run, tmp_path)
+    before = settings(shell)
+    shell.sendline(f"safe-run 'for i in $(seq 20); do echo $i >> {ticks}; sleep 0.05; done; read -p \"go? \" a; echo got $a'")
+    deadline = time.monotonic() + BOUND_S
+    while not ticks.exists():
+        assert time.monotonic() < deadline, "the loop never ran"
+        time.sleep(0.05)
+    shell.send("\x1a")
+    shell.expect("Stopped")
+    shell.expect_exact("$ ")
+    shell.sendline("bg")
+    shell.expect_exact("$ ")
+    deadline = time.monotonic() + BOUND_S
+    while len(ticks.read_text().split()) < 20:
+        assert time.monotonic() < deadline, "the command did not go on in the background"
+        time.sleep(0.05)
+    assert settings(shell) == before, "the terminal is the shell's while the run is in the background"
+    shell.sendline("jobs")
+    shell.expect("Running")
+    shell.expect_exact("$ ")
+    shell.sendline("fg")
+    shell.expect_exact("go? ")
+    shell.send("yes\r")
+    shell.expect("got yes")
+    shell.expect("completed · exit 0")
+    shell.expect_exact("$ ")
+    assert settings(shell) == before
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
 @pytest.mark.parametrize("commands_shell", ["bash", "zsh", "fish"])
 def test_ctrl_z_stops_the_command_with_safe_run_and_fg_lets_both_go_on(
     safe_run: SafeRun, tmp_path: Path, commands_shell: str,
@@ -286,13 +323,14 @@ def test_ctrl_z_stops_the_command_with_safe_run_and_fg_lets_both_go_on(
 
 def test_a_run_in_the_background_runs_and_leaves_the_keys_to_the_shell(safe_run: SafeRun, tmp_path: Path) -> None:
     """`safe-run CMD &` is a job in the background: its keys are the shell's. It took the terminal
-    as a run in front does, and the kernel stopped it for that (SIGTTOU) until `fg`."""
+    as a run in front does, and the kernel stopped it for that (SIGTTOU) until `fg`; kept from
+    that, it drew its status line over the shell's prompt."""
     shell = persons_shell(safe_run, tmp_path)
     before = settings(shell)
     shell.sendline("safe-run 'sleep 1; echo bg-done' & wait $!; echo status=$?")
     shell.expect("bg-done")
     shell.expect("status=0")
-    assert "Stopped" not in (shell.before or "")
+    assert "Stopped" not in (shell.before or "") and "running ·" not in (shell.before or "")
     shell.expect_exact("$ ")
     assert settings(shell) == before, "the terminal was never taken"
     shell.sendline("exit")

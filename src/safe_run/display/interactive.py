@@ -33,7 +33,7 @@ from ..core.render import print_summary
 from ..core.result import Result, ShellInfo, Strategy
 from .interface import Display
 from .lines import LineDisplay
-from .status_line import elapsed
+from .status_line import elapsed, in_front
 
 QUIT = b"\x1c"  # Ctrl-\, the command's quit character
 # The window title is brought up to date this often while the run goes on.
@@ -47,24 +47,17 @@ SANE = b"\x1b[0m\x1b[?25h" + escapes.MODES_OFF
 # The longest unfinished sequence waited for before safe-run writes its title again: a control
 # string (a title, a hyperlink) that long has lost its end.
 UNFINISHED_MAX = 4096
+# How often a run going on in the background (`bg`) looks whether `fg` brought it to the front.
+BEHIND_LOOK_S = 0.1
 
 
 def interactive(env: Environment, no_input: bool) -> bool:
     """Whether the run is the person's: stdin their terminal (whatever stdout is: `| tee log`), and
     they did not ask for --no-input; not in the background (`safe-run CMD &`), where the keys are
     the shell's and taking the terminal would stop safe-run (SIGTTOU) until `fg`."""
-    if no_input or not env.persons_keyboard or not _in_front(env.stdin.fileno()):
+    if no_input or not env.persons_keyboard or not in_front(env.stdin.fileno()):
         return False
     return env.presentation.passthrough or not env.stdout_isatty
-
-
-def _in_front(terminal: int) -> bool:
-    """Whether this process's group is the terminal's foreground, or the terminal cannot say (it
-    is not this process's controlling terminal)."""
-    try:
-        return os.tcgetpgrp(terminal) == os.getpgrp()
-    except OSError:
-        return True
 
 
 def open_keyboard(env: Environment) -> int | None:
@@ -119,6 +112,7 @@ class InteractiveDisplay(Display):
         self._stopped = False
         self._handlers: dict[int, object] = {}
         self._hold: Callable[[bool], None] | None = None  # stops the command with safe-run, and lets it go on
+        self._behind = False  # taken up again in the background (`bg`): the terminal is the shell's
         self._title_kept = False  # the person's window title is on the terminal's title stack
         self._quit = False  # Ctrl-\ came (as SIGQUIT), for the command
         self.dropped = 0  # bytes typed after a secret was asked that the command never read
@@ -142,10 +136,10 @@ class InteractiveDisplay(Display):
         self._hold = hold
 
     def input_fds(self) -> Sequence[int]:
-        return (self._in,)
+        return () if self._behind else (self._in,)
 
     def input_ready(self) -> bool:
-        return bool(polling.readable([self._in], 0))
+        return not self._behind and bool(polling.readable([self._in], 0))
 
     def typed(self) -> bytes:
         """What the person typed since the last look (never a blocking read: the terminal's file
@@ -163,6 +157,8 @@ class InteractiveDisplay(Display):
 
     def drop_typed(self, kept: int = 0) -> None:
         self.dropped += kept
+        if self._behind:
+            return  # what is typed now is the shell's
         try:
             pending = polling.unread(self._in)
             termios.tcflush(self._in, termios.TCIFLUSH)
@@ -192,11 +188,15 @@ class InteractiveDisplay(Display):
             self._title(now)
 
     def wait(self, now: float) -> float | None:
+        if self._behind:
+            return BEHIND_LOOK_S
         if self._title_due:
             return None  # the title goes with the output that completes the command's sequence
         return max(0.0, self._titled + TITLE_INTERVAL - now)
 
     def tick(self, now: float) -> None:
+        if self._behind and in_front(self._in):
+            self._on_continue(signal.SIGCONT, None)  # `fg` of a running job sends no SIGCONT
         if now - self._titled >= TITLE_INTERVAL:
             self._title(now)
 
@@ -257,8 +257,8 @@ class InteractiveDisplay(Display):
             self._title_due = True
             return
         self._titled, self._title_due = now, False
-        if self._started_at is None or self._stopped:
-            return
+        if self._started_at is None or self._stopped or self._behind:
+            return  # in the background the window's title is the shell's
         if self._waiting_since is not None:
             shown = f" at {self._prompt.strip()!r}" if self._prompt and self._prompt.strip() else ""
             what = f"waiting for your input{shown} ({elapsed(now - self._waiting_since)})"
@@ -285,7 +285,7 @@ class InteractiveDisplay(Display):
             pass
 
     def _cooked(self) -> None:
-        if self._saved is not None:
+        if self._saved is not None and not self._behind:
             try:
                 termios.tcsetattr(self._in, termios.TCSADRAIN, self._saved)
             except (OSError, termios.error):
@@ -312,10 +312,13 @@ class InteractiveDisplay(Display):
 
     def _on_continue(self, signum: int, frame: FrameType | None) -> None:
         """Taken up again: raw mode back, a full-screen program's screen again, and the command told
-        the size, so that it draws that screen anew."""
+        the size, so that it draws that screen anew. Taken up in the background (`bg`), the command
+        goes on, its output shown as any job's, and the terminal stays the shell's (its keys, its
+        modes) until `fg` brings the run to the front again."""
         if self._hold is not None:
             self._hold(False)
-        if not self._stopped:
+        self._behind = not in_front(self._in)
+        if not self._stopped and not self._behind:
             self._raw()
             self._own_title()
             if self._full_screen:

@@ -42,6 +42,17 @@ class StatusLine:
             return 80
 
 
+def in_front(terminal: int) -> bool:
+    """Whether this process's group is the terminal's foreground (not a job in the background,
+    `safe-run CMD &` or after `bg`), or the terminal cannot say (it is not this process's
+    controlling terminal). In the background, changing the terminal or reading it stops safe-run
+    (SIGTTOU, SIGTTIN), and a status line would be drawn over the shell's prompt."""
+    try:
+        return os.tcgetpgrp(terminal) == os.getpgrp()
+    except OSError:
+        return True
+
+
 class QuietKeys:
     """What the person types during a run is not echoed while the status line is on screen.
 
@@ -66,9 +77,9 @@ class QuietKeys:
         return QuietKeys(stderr.fileno()) if same else None
 
     def quiet(self) -> None:
+        if not in_front(self._fd):
+            return
         try:
-            if os.tcgetpgrp(self._fd) != os.getpgrp():
-                return  # in the background: changing the terminal would stop safe-run (SIGTTOU)
             attrs = termios.tcgetattr(self._fd)
             if attrs[3] & termios.ECHO:
                 attrs[3] &= ~termios.ECHO

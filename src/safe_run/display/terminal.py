@@ -10,7 +10,7 @@ from ..environment import Environment
 from ..core.render import print_summary
 from ..core.result import Downgrade, Result, ShellInfo, Strategy
 from .interface import Display
-from .status_line import STATUS_INTERVAL, QuietKeys, StatusLine, elapsed
+from .status_line import STATUS_INTERVAL, QuietKeys, StatusLine, elapsed, in_front
 from .streams import Out
 from .terminal_filter import FULL_SCREEN_HIDDEN, TerminalFilter
 
@@ -40,6 +40,7 @@ class TerminalDisplay(Display):
         self._shell = ""
         self._downgraded = False
         self._stopped = False
+        self._hold: Callable[[bool], None] | None = None  # stops the command with safe-run, and lets it go on
         self.on_output = self._output
 
     @property
@@ -54,6 +55,9 @@ class TerminalDisplay(Display):
                 self._keys.quiet()
         self._draw(self._clock())
 
+    def holding(self, hold: Callable[[bool], None]) -> None:
+        self._hold = hold
+
     def _catch_suspend(self) -> None:
         """Ctrl-Z: take the status line off the screen (and give echo back) before stopping."""
         try:
@@ -64,6 +68,8 @@ class TerminalDisplay(Display):
             pass  # not the main thread, or no job control here
 
     def _suspend(self, signum: int, frame: object) -> None:
+        if self._hold is not None:
+            self._hold(True)
         if self._status is not None:
             self._status.clear()
         if self._keys is not None:
@@ -71,6 +77,8 @@ class TerminalDisplay(Display):
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTSTP)
         # Continued (fg or bg): carry on as before, quietly only if in the foreground again.
+        if self._hold is not None:
+            self._hold(False)
         signal.signal(signal.SIGTSTP, self._suspend)
         if self._keys is not None and not self._stopped:
             self._keys.quiet()
@@ -127,6 +135,8 @@ class TerminalDisplay(Display):
             return
         assert self._status is not None and self._started_at is not None
         self._drawn = now
+        if not in_front(self._env.stderr.fileno()):
+            return  # a job in the background: the last line is the shell's prompt
         strategy = self._strategy.value if self._strategy else "?"
         if self._downgraded:
             strategy += " (downgraded)"
