@@ -205,6 +205,8 @@ class Reaper:
         shell, and was reported as `bash` or `zsh`: its program is given EXEC_S to start, and
         the job is known by that program's name (a subshell, which never starts one, keeps the
         shell's)."""
+        if not leftovers:
+            return leftovers
         shell = self._shell if self._shell is not None else read_stat(self._terminal.pid)
         if shell is None:
             return leftovers
