@@ -135,12 +135,18 @@ class TerminalDisplay(Display):
             return
         assert self._status is not None and self._started_at is not None
         self._drawn = now
-        if not in_front(self._env.stderr.fileno()):
+        if not self._in_front():
             return  # a job in the background: the last line is the shell's prompt
         strategy = self._strategy.value if self._strategy else "?"
         if self._downgraded:
             strategy += " (downgraded)"
         self._status.draw(f"running · {elapsed(now - self._started_at)} · {self._shell} · strategy {strategy}")
+
+    def _in_front(self) -> bool:
+        try:
+            return in_front(self._env.stderr.fileno())
+        except (OSError, ValueError):  # a stream with no descriptor: nobody's terminal
+            return True
 
     def stop(self) -> None:
         if self._stopped:
