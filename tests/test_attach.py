@@ -277,8 +277,8 @@ def test_a_named_shells_command_ended_by_the_persons_ctrl_c_gets_its_summary_on_
     agent: SafeRun,
 ) -> None:
     agent.shell = None
-    ran = person(agent, "--shell", shell_path("bash"), "--in", "w", "--", "echo started; sleep 30")
-    attached_until_running(agent)
+    ran = person(agent, "--shell", shell_path("bash"), "--in", "w", "--", "echo started; sleep 30.25")
+    until_running("sleep", "30.25")
     ran.sendintr()
     ran.expect("exit 130")
     shown = re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]", "", ran.before or "").replace("\r", "")
@@ -286,17 +286,37 @@ def test_a_named_shells_command_ended_by_the_persons_ctrl_c_gets_its_summary_on_
     assert re.search(r"\^C\n(started\n)?✗ completed · $", shown), f"the summary follows the echoed ^C on its line: {shown!r}"
 
 
-def test_a_persons_ctrl_c_lets_a_named_shells_command_clean_up_and_choose_its_exit(agent: SafeRun) -> None:
+def test_a_persons_ctrl_backslash_is_a_named_shells_commands_quit_key(agent: SafeRun, tmp_path: Path) -> None:
+    """Ctrl-\\ at a person's terminal during `--in` ended safe-run with a core dump (SIGQUIT's own
+    way) and left the command running unseen; it is the command's quit character, as in their own
+    run, and the call waits for the command's end."""
+    ready = tmp_path / "ready"
+    quits = ("python3 -c 'import signal, sys, time\nsignal.signal(signal.SIGQUIT, lambda *_: (print(\"quit asked\", "
+             f"flush=True), sys.exit(9)))\nopen(\"{ready}\", \"w\").close()\ntime.sleep(30)'")
+    agent.shell = None
+    ran = person(agent, "--shell", shell_path("bash"), "--in", "q", "--", quits)
+    until_exists(ready)  # python has its handler
+    ran.sendcontrol("\\")
+    ran.expect("quit asked")
+    ran.expect("exit 9")
+    ran.expect(pexpect.EOF)
+    ran.close()
+    assert ran.exitstatus == 9
+
+
+def test_a_persons_ctrl_c_lets_a_named_shells_command_clean_up_and_choose_its_exit(
+    agent: SafeRun, tmp_path: Path,
+) -> None:
     """Ctrl-C at a person's terminal is the command's, in a named shell as in their own run: it
     goes to the command's terminal, and the command ends as it chooses. It stopped the command
     instead: SIGTERM came in the middle of its clean-up, and its last words and status were lost."""
-    cleans_up = ("python3 -c 'import sys, time\ntry:\n    print(\"ready\", flush=True); time.sleep(30)\n"
+    ready = tmp_path / "ready"
+    cleans_up = (f"python3 -c 'import sys, time\ntry:\n    open(\"{ready}\", \"w\").close(); time.sleep(30)\n"
                  "except KeyboardInterrupt:\n    print(\"cleaning up\", flush=True); time.sleep(0.5); "
                  "print(\"clean exit\"); sys.exit(7)'")
     agent.shell = None
     ran = person(agent, "--shell", shell_path("bash"), "--in", "c", "--", cleans_up)
-    attached_until_running(agent)
-    time.sleep(0.3)  # python is in its sleep
+    until_exists(ready)  # python is in its try
     ran.sendintr()
     ran.expect("clean exit")
     ran.expect("exit 7")
@@ -322,6 +342,29 @@ def test_a_named_shells_full_screen_is_not_written_as_text_before_the_person_joi
     ran.send(":q!\r")
     ran.expect("completed")
     ran.expect(pexpect.EOF)
+
+
+def until_exists(path: Path) -> None:
+    deadline = time.monotonic() + BOUND_S
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never came"
+        time.sleep(0.02)
+
+
+def until_running(*argv: str) -> None:
+    """Until a process runs with this command line (a person's Ctrl-C before it would reach the
+    shell between two commands of the line)."""
+    wanted = "\0".join(argv).encode() + b"\0"
+    deadline = time.monotonic() + BOUND_S
+    while True:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if Path(f"/proc/{pid}/cmdline").read_bytes() == wanted:
+                    return
+            except OSError:
+                continue
+        assert time.monotonic() < deadline, f"{argv} never ran"
+        time.sleep(0.02)
 
 
 def attached_until_running(agent: SafeRun) -> None:

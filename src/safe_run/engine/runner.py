@@ -59,6 +59,8 @@ END_MARK = b"633;D;"
 PROMPT_MARKS = (b"633;A;", b"633;B;")
 # The status file is emptied when it has grown this big (a few bytes a command).
 STATUS_FILE_MAX = 64 * 1024
+# The keys a person's signals are, typed into the command's terminal (see `Run.interrupt`).
+TYPED_KEYS: dict[int, bytes] = {signal.SIGINT: b"\x03", signal.SIGQUIT: b"\x1c"}
 # How long a person's Ctrl-Z waits for the shell to be stopped before its job is (see `Run.hold`).
 HOLD_S = 0.2
 
@@ -352,10 +354,13 @@ class Run:
         At a person's own run, their Ctrl-C (SIGINT to safe-run, which is in the foreground of their
         terminal) is the command's: it goes to the command's terminal as its interrupt character,
         and the command decides what it means (a REPL goes on); True: passed on. `typed`: such a
-        Ctrl-C from a person whose call asks a named shell."""
-        if signum == signal.SIGINT and (typed or self.request.interactive) and self.finish is None \
-                and self.tracker.phase is Phase.RUNNING:
-            self.terminal.write(b"\x03", timeout=0.0)
+        Ctrl-C, or Ctrl-\\ (SIGQUIT), from a person whose call asks a named shell."""
+        if typed:
+            key = TYPED_KEYS.get(signum)
+        else:  # a person's own run: its display gives Ctrl-\\ to the command itself
+            key = TYPED_KEYS[signum] if signum == signal.SIGINT and self.request.interactive else None
+        if key is not None and self.finish is None and self.tracker.phase is Phase.RUNNING:
+            self.terminal.write(key, timeout=0.0)
             return True
         self.signal_name = signal.Signals(signum).name
         self._take_written_before_the_stop()

@@ -38,6 +38,8 @@ ANSWER_MARGIN_S = 5.0
 # `sessions` asks this many holders at once, so that stuck ones cost one margin, not one each.
 LISTING_PARALLEL = 16
 UNRESPONSIVE = "unresponsive"
+# A person's signals that are the command's keys, Ctrl-C and Ctrl-\\ (see `_woken`).
+TYPED_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
 # How long a caller that forked a holder waits for it to exit after its final answer.
 HOLDER_EXIT_S = 2.0
 # A connection its holder kept (see `callers`) carries the next request only this soon after its
@@ -401,10 +403,10 @@ def _woken(session: Session, request: wire.Request, wakeup: Wakeup, person: bool
         raise SessionError(f"the caller stopped waiting; session {session.id} goes on")
     if wakeup.pending:
         signum, about = wakeup.pending[0], getattr(request, "about", None)
-        if not (person and signum == signal.SIGINT):
+        if not (person and signum in TYPED_SIGNALS):
             return interrupt(session, signal.Signals(signum).name, about)
         wakeup.pass_on()
-        _request(session, wire.Interrupt(signal="SIGINT", about=about, typed=True))
+        _request(session, wire.Interrupt(signal=signal.Signals(signum).name, about=about, typed=True))
     wakeup.drain()
     return None
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from .params import (
 
 if TYPE_CHECKING:
     from ...display import Display
+    from ...engine.interrupts import Wakeup
     from ...engine.runner import Follower, Run
 
 EXIT_STATUS_HELP = (
@@ -326,7 +328,7 @@ def _answer_in_shell(
                 if screen != 1:
                     emit(answered, shown, env)
                 return answered
-    pressed = signal.SIGINT in invocation.signals.wakeup.passed_on
+    pressed = bool(invocation.signals.wakeup.passed_on)
     if (result.signal == "SIGINT" or pressed) and shown == "pretty" and env.stdin_isatty and env.stdout_isatty:
         env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood
     emit(result, shown, env)
@@ -479,14 +481,30 @@ def _in_shell(
     if wakeup.pending:
         return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
     try:
-        return calls.run_in_shell(name, request, bound, scope, launcher=invocation.launcher(), wakeup=wakeup,
-                                  person=person)
+        with _quit_for_the_command(wakeup) if person else nullcontext():
+            return calls.run_in_shell(name, request, bound, scope, launcher=invocation.launcher(), wakeup=wakeup,
+                                      person=person)
     except SessionError as exc:
         if exc.status == ExitStatus.USAGE:
             raise click.UsageError(str(exc)) from None
         return error_result(request.command, str(exc))
     except OSError as exc:
         return error_result(request.command, f"cannot start the shell {name}: {exc.strerror or exc}")
+
+
+@contextmanager
+def _quit_for_the_command(wakeup: Wakeup) -> Iterator[None]:
+    """A person's Ctrl-\\ while their call waits is the command's quit character, as in their own
+    run; SIGQUIT's own way (safe-run ends, dumping core) left the command running unseen."""
+    try:
+        previous = signal.signal(signal.SIGQUIT, lambda signum, frame: wakeup.trigger(signum))
+    except ValueError:  # not the main thread: SIGQUIT stays as it was
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGQUIT, previous)
 
 
 def _watched_session(request: RunRequest, bound: float, invocation: Invocation, env: Environment) -> Result:
