@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -547,25 +546,3 @@ def test_a_kept_shell_no_call_takes_is_hung_up_before_its_workers_are_ended(call
         time.sleep(0.3)  # the next shell is kept ahead meanwhile, and its prompt's work done
     caller.stop()
     assert sorted(path.name for path in tmp.iterdir() if path.name.startswith("zsh-async")) == []
-
-
-@pytest.mark.parametrize("how", [("--timeout", "30"), ("--format", "pretty")])
-def test_a_served_call_does_not_wait_for_the_prompts_own_work(caller: Caller, how: tuple[str, str]) -> None:
-    """A run in the served call's own process hangs its shell up once the prompt's own work after
-    the command is done (pure's `git fetch`), for up to two seconds; the call waited for that,
-    and so did every reader of its output. Its exit status goes out with the answer now, and the
-    prompt's work still finishes before the hang-up."""
-    gate, done = caller.home / "go", caller.home / "done"
-    (caller.home / ".bashrc").write_text(
-        f"__work() {{ ( while [ ! -e {gate} ]; do sleep 0.05; done; touch {done} ) & }}\nPROMPT_COMMAND=__work\n")
-    caller.warmed()
-    gate.unlink(missing_ok=True)  # the warming calls' work waits on it too: it goes on after the gate
-    answered = caller(*how, "--", "echo shell=$$")
-    shell = int(re.search(rb"shell=(\d+)", answered.stdout).group(1))  # type: ignore[union-attr]
-    assert answered.returncode == 0 and alive(shell) and not zombie(shell), "the call waited for the prompt's work"
-    gate.touch()
-    deadline = time.monotonic() + WAIT_S
-    while not done.exists():
-        assert time.monotonic() < deadline, "the prompt's work was cut short"
-        time.sleep(0.05)
-    assert gone(lambda: alive(shell) and not zombie(shell)), "the shell was not hung up after its prompt's work"

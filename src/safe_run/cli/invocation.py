@@ -1,14 +1,12 @@
 """What the process running the command line hands its verbs besides their arguments.
 
 The command line runs in a process of its own, in a warm call's child (`processes.warm_call`), or for
-a caller of `cli.main`. Each hands its verbs the stop signals it installed, its one way of
-starting a session's holder (`session.launch`), and where work goes that the caller need not
-wait for, so that no verb reaches for a process-wide one.
+a caller of `cli.main`. Each hands its verbs the stop signals it installed and its one way of
+starting a session's holder (`session.launch`), so that no verb reaches for a process-wide one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..engine.interrupts import StopSignals
@@ -24,10 +22,6 @@ class Invocation:
     # A warm process's child hands the holder it forked ahead (`session.launch.Fork`); None: a verb forks
     # its holder when it needs one (a fresh `session.launch.Fork`, imported only then).
     holders: Launcher | None = None
-    # Takes work that the caller need not wait for (a shell's hang-up once its prompt's own work is
-    # done): a warm process's child does it after its exit status went to its client. None: the
-    # verb does it before it returns.
-    later: Callable[[Callable[[], None]], None] | None = None
 
     def launcher(self) -> Launcher:
         from ..session.launch import Fork

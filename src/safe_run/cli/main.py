@@ -25,7 +25,6 @@ from .verbs import GROUP_OPTIONS, RUN, SERVER_VERB, VERBS, VERSION_ONLY
 
 from .. import TYPE_CHECKING
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import NoReturn
 
     import click
@@ -235,12 +234,9 @@ def _leave(leaving: SystemExit) -> NoReturn:
     os._exit(0 if code is None else code)
 
 
-def main_here(
-    args: list[str], holders: Launcher | None = None, later: Callable[[Callable[[], None]], None] | None = None,
-) -> NoReturn:
+def main_here(args: list[str], holders: Launcher | None = None) -> NoReturn:
     """The call, in this process: the command line's own, a warm process's child, or a library
-    caller's. `holders`, `later`: how its sessions' holders start, and where work goes that the
-    caller need not wait for (see `invocation.Invocation`)."""
+    caller's. `holders`: how its sessions' holders start (see `invocation.Invocation`)."""
     stdout_open = _occupy_standard_descriptors()
     if stdout_open and args == VERSION_ONLY:
         sys.exit(_version(args))  # before loading what a call needs (dataclasses, inspect: milliseconds)
@@ -250,7 +246,7 @@ def main_here(
     signals = StopSignals()
     signals.install()
     try:
-        code = _main(args, Invocation(signals, holders, later), stdout_open)
+        code = _main(args, Invocation(signals, holders), stdout_open)
     except Interrupted as exc:
         signals.keep()
         code = _interrupted(exc, args)

@@ -44,7 +44,6 @@ def become(
     nor a reader of its output then waits for. This process's end is still reported as well, for
     a call that ends otherwise (killed)."""
     code = 125
-    after: list[Callable[[], None]] = []  # what the call left for after its exit status is out
     try:
         signal.set_wakeup_fd(-1)
         if not die_with(warm):
@@ -64,7 +63,7 @@ def become(
 
         process_title.hide_command()
 
-        cli.main_here(sys.argv[1:], holders, after.append)
+        cli.main_here(sys.argv[1:], holders)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException as exc:  # noqa: BLE001 - the child must end here, whatever happened
@@ -76,19 +75,8 @@ def become(
             except (OSError, ValueError):
                 pass
         _report_early(conn, code)
-        for work in after:
-            _quietly(work)
         holders.abandon()  # a holder forked ahead and not used ends its shell and directory first
         os._exit(code)
-
-
-def _quietly(work: Callable[[], None]) -> None:
-    """Work after the client has its answer: a failure has nobody to tell, and must not keep the
-    rest from being done."""
-    try:
-        work()
-    except Exception:  # noqa: BLE001 - nobody is there to tell
-        pass
 
 
 def _report_early(conn: socket.socket, code: int) -> None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING
 
 import click
@@ -26,6 +25,8 @@ from .params import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ...display import Display
     from ...engine.interrupts import Wakeup
     from ...engine.runner import Follower, Run
@@ -397,7 +398,7 @@ def _run(
 
     with adopting():
         result = execute(request, wakeup=invocation.signals.wakeup, on_output=on_output, follower=follower,
-                         answer=answer, later=_after_the_answer(invocation))
+                         answer=answer)
     if display is None:
         return result
     if shown == "jsonl" and display.broken and result.signal != "SIGPIPE":
@@ -405,23 +406,6 @@ def _run(
         # end took the answer with it, and that is said, as for JSON.
         raise AnswerLost("the reader of standard output went away", result)
     return result
-
-
-def _after_the_answer(invocation: Invocation) -> Callable[[Callable[[], None]], None] | None:
-    """Where the shell's hang-up goes once the answer is written (see `Invocation.later`): a
-    prompt's own work after the command (pure's `git fetch`) may take up to two seconds, which
-    the caller then does not wait for. What the hang-up ends comes back to this process as during
-    the run, to be collected."""
-    later = invocation.later
-    if later is None:
-        return None
-    from ...session.adoption import adopting
-
-    def adopted(work: Callable[[], None]) -> None:
-        with adopting():
-            work()
-
-    return lambda work: later(partial(adopted, work))
 
 
 def _followed_by(
