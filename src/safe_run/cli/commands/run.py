@@ -316,13 +316,10 @@ def _answer_in_shell(
     joins it, until it ends; leaving it (Ctrl-\\ then d) leaves it waiting, and the summary says
     how to answer it later. With stdout going elsewhere (`| tee log`) the join is drawn on the
     terminal that stderr is, and stdout gets the command's output as it would without the wait."""
-    from ...display.interactive import interactive
-
-    person = shown == "pretty" and bound is None and interactive(env, no_input)
+    person = shown == "pretty" and bound is None and _persons(env, no_input)
     result = _in_shell(name, request, bound, scope, invocation, person)
-    if result.status is Status.INPUT_REQUIRED and result.session_id is not None and shown == "pretty" \
-            and bound is None:
-        if interactive(env, no_input) and (env.stdout_isatty or env.stderr_isatty):
+    if result.status is Status.INPUT_REQUIRED and result.session_id is not None and person:
+        if env.stdout_isatty or env.stderr_isatty:
             screen = 1 if env.stdout_isatty else 2
             answered = _answered_here(result.session_id, name, screen)
             if answered is not None:
@@ -334,6 +331,14 @@ def _answer_in_shell(
         env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood
     emit(result, shown, env)
     return result
+
+
+def _persons(env: Environment, no_input: bool) -> bool:
+    """Whether a pretty call is a person's at their terminal (`display.interactive`, loaded only
+    then: an agent's JSON call does without its 6 ms of imports)."""
+    from ...display.interactive import interactive
+
+    return interactive(env, no_input)
 
 
 def _answered_here(session_id: str, name: str, screen: int) -> Result | None:
