@@ -27,6 +27,7 @@ from typing import Any
 
 from ..core import escapes
 from ..engine import polling
+from ..engine.interrupts import KEYS
 from ..environment import Environment
 from ..core.request import sized
 from ..core.render import print_summary
@@ -35,7 +36,7 @@ from .interface import Display
 from .lines import LineDisplay
 from .status_line import elapsed, in_front
 
-QUIT = b"\x1c"  # Ctrl-\, the command's quit character
+QUIT = KEYS[signal.SIGQUIT]  # Ctrl-\, the command's quit character
 # The window title is brought up to date this often while the run goes on.
 TITLE_INTERVAL = 1.0
 SAVE_TITLE, RESTORE_TITLE = b"\x1b[22;0t", b"\x1b[23;0t"

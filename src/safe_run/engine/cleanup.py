@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from ..core.evidence import Owner, ProcessInfo, Span, owners, shell_at_work
+from .interrupts import KEYS
 from .kernel import ObserverLike, already_ending, last_pid, pid_max, read_stat
 from ..core.result import Killed
 from .terminal import TerminalLike
@@ -33,7 +34,7 @@ SETTLE_FRONT_S = 0.05
 POLL_S = 0.01
 # The first pause while the shell goes back to its prompt; each next one twice as long, up to 2 POLL_S.
 FIRST_PAUSE_S = 0.0005
-CTRL_C = b"\x03"
+CTRL_C = KEYS[signal.SIGINT]
 # `Reaper`'s `typed` for a shell no command line was ever typed into: all it started is its own.
 NEVER_TYPED = 1 << 62
 # How many times the sweep looks again for what it has not ended yet. A process that forks and

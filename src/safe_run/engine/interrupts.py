@@ -21,6 +21,9 @@ from types import FrameType
 from . import polling
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# The keys with which a terminal sends these signals to its foreground (its interrupt and quit
+# characters): what a person's Ctrl-C or Ctrl-\ to safe-run is, typed into the command's terminal.
+KEYS: dict[int, bytes] = {signal.SIGINT: b"\x03", signal.SIGQUIT: b"\x1c"}
 
 
 class Interrupted(BaseException):

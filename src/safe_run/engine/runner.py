@@ -23,7 +23,7 @@ from typing import Protocol
 from .. import shells
 from .cleanup import Reaper
 from .loop import Watcher, follow
-from .interrupts import Wakeup
+from .interrupts import KEYS, Wakeup
 from ..core.escapes import as_typed
 from ..core.evidence import STOPPED_STATES, Observation, Span, pid_after
 from .kernel import KernelObserver, ObserverLike, boot_ticks, last_pid, pid_max, read_stat
@@ -59,8 +59,6 @@ END_MARK = b"633;D;"
 PROMPT_MARKS = (b"633;A;", b"633;B;")
 # The status file is emptied when it has grown this big (a few bytes a command).
 STATUS_FILE_MAX = 64 * 1024
-# The keys a person's signals are, typed into the command's terminal (see `Run.interrupt`).
-TYPED_KEYS: dict[int, bytes] = {signal.SIGINT: b"\x03", signal.SIGQUIT: b"\x1c"}
 # How long a person's Ctrl-Z waits for the shell to be stopped before its job is (see `Run.hold`).
 HOLD_S = 0.2
 
@@ -356,9 +354,9 @@ class Run:
         and the command decides what it means (a REPL goes on); True: passed on. `typed`: such a
         Ctrl-C, or Ctrl-\\ (SIGQUIT), from a person whose call asks a named shell."""
         if typed:
-            key = TYPED_KEYS.get(signum)
+            key = KEYS.get(signum)
         else:  # a person's own run: its display gives Ctrl-\\ to the command itself
-            key = TYPED_KEYS[signum] if signum == signal.SIGINT and self.request.interactive else None
+            key = KEYS[signum] if signum == signal.SIGINT and self.request.interactive else None
         if key is not None and self.finish is None and self.tracker.phase is Phase.RUNNING:
             self.terminal.write(key, timeout=0.0)
             return True

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from ..engine import polling
-from ..engine.interrupts import Wakeup
+from ..engine.interrupts import KEYS, Wakeup
 from ..core.request import RunRequest, Scope
 from ..core.result import ExitStatus, Result, Status
 from . import SessionError, wire
@@ -38,8 +38,6 @@ ANSWER_MARGIN_S = 5.0
 # `sessions` asks this many holders at once, so that stuck ones cost one margin, not one each.
 LISTING_PARALLEL = 16
 UNRESPONSIVE = "unresponsive"
-# A person's signals that are the command's keys, Ctrl-C and Ctrl-\\ (see `_woken`).
-TYPED_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
 # How long a caller that forked a holder waits for it to exit after its final answer.
 HOLDER_EXIT_S = 2.0
 # A connection its holder kept (see `callers`) carries the next request only this soon after its
@@ -403,7 +401,7 @@ def _woken(session: Session, request: wire.Request, wakeup: Wakeup, person: bool
         raise SessionError(f"the caller stopped waiting; session {session.id} goes on")
     if wakeup.pending:
         signum, about = wakeup.pending[0], getattr(request, "about", None)
-        if not (person and signum in TYPED_SIGNALS):
+        if not (person and signum in KEYS):
             return interrupt(session, signal.Signals(signum).name, about)
         wakeup.pass_on()
         _request(session, wire.Interrupt(signal=signal.Signals(signum).name, about=about, typed=True))
