@@ -26,7 +26,8 @@ from ..engine import polling
 from ..engine.interrupts import STOP_SIGNALS
 from ..session.adoption import adopt_orphans, ended_children
 from ..session.launch import Fork
-from ..warm.client import peer, within_reach
+from ..peers import peer
+from ..warm.client import within_reach
 from ..warm.context import start_time
 from ..warm.wire import GO, MAX_DESCRIPTORS, MAX_REQUEST, Call, decode, encode, request_length
 from .caller import Caller

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 import socket
-import struct
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from ..engine import polling
+from ..peers import peer
 from ..core.result import Result
 from . import wire
 
@@ -263,8 +263,6 @@ def _hung_up(conn: socket.socket) -> bool:
 
 def _peer_uid(conn: socket.socket) -> int | None:
     try:
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return peer(conn)[1]
     except OSError:
         return None
-    uid: int = struct.unpack("3i", creds)[1]
-    return uid

@@ -14,6 +14,7 @@ import sys
 import time
 
 from .. import places
+from ..peers import peer
 from . import IDLE_S, OFF, SEEN_S, VARIABLE
 from .context import NO_AUDIT_SESSION, fingerprint, read_proc, read_status, start_time
 from .wire import GO, MAX_DESCRIPTORS, Call, encode
@@ -105,13 +106,6 @@ def _served_by_us(conn: _socket.socket) -> bool:
     XDG_RUNTIME_DIR that sudo passed on)."""
     pid, uid = peer(conn)
     return uid == os.getuid() and within_reach(pid)
-
-
-def peer(conn: _socket.socket) -> tuple[int, int]:
-    """The pid and uid of the process at the other end of a Unix socket, as the kernel gives them."""
-    credentials = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
-    pid, uid = (int.from_bytes(credentials[at:at + 4], sys.byteorder, signed=True) for at in (0, 4))
-    return pid, uid
 
 
 def within_reach(pid: int) -> bool:
