@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import fastcli
+from throwaway_user import Unavailable, User, Users
 from safe_run.cli.verbs import RUN, VERBS
 
 SHELLS = ("bash", "zsh", "fish")
@@ -246,6 +247,20 @@ def shell_path(name: str) -> str:
     if path is None:
         pytest.skip(f"{name} is not installed")
     return path
+
+
+@pytest.fixture
+def ordinary_user() -> Iterator[User]:
+    """An ordinary user made for the test (as root), removed with everything of theirs after it;
+    the test is skipped where none can be made."""
+    try:
+        users = Users()
+    except Unavailable as why:
+        pytest.skip(str(why))
+    try:
+        yield users.make()
+    finally:
+        users.remove()
 
 
 @pytest.fixture

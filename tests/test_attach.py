@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -290,18 +291,10 @@ def test_a_persons_ctrl_backslash_is_a_named_shells_commands_quit_key(agent: Saf
     """Ctrl-\\ at a person's terminal during `--in` ended safe-run with a core dump (SIGQUIT's own
     way) and left the command running unseen; it is the command's quit character, as in their own
     run, and the call waits for the command's end."""
-    ready = tmp_path / "ready"
-    quits = ("python3 -c 'import signal, sys, time\nsignal.signal(signal.SIGQUIT, lambda *_: (print(\"quit asked\", "
-             f"flush=True), sys.exit(9)))\nopen(\"{ready}\", \"w\").close()\ntime.sleep(30)'")
-    agent.shell = None
-    ran = person(agent, "--shell", shell_path("bash"), "--in", "q", "--", quits)
-    until_exists(ready)  # python has its handler
-    ran.sendcontrol("\\")
+    ran = key_in_a_named_shell(agent, tmp_path, "import signal\nsignal.signal(signal.SIGQUIT, lambda *_: ("
+                               "print(\"quit asked\", flush=True), sys.exit(9)))\nready()\ntime.sleep(30)", "\x1c")
     ran.expect("quit asked")
-    ran.expect("exit 9")
-    ran.expect(pexpect.EOF)
-    ran.close()
-    assert ran.exitstatus == 9
+    assert ended_with(ran, 9)
 
 
 def test_a_persons_ctrl_c_lets_a_named_shells_command_clean_up_and_choose_its_exit(
@@ -310,19 +303,31 @@ def test_a_persons_ctrl_c_lets_a_named_shells_command_clean_up_and_choose_its_ex
     """Ctrl-C at a person's terminal is the command's, in a named shell as in their own run: it
     goes to the command's terminal, and the command ends as it chooses. It stopped the command
     instead: SIGTERM came in the middle of its clean-up, and its last words and status were lost."""
-    ready = tmp_path / "ready"
-    cleans_up = (f"python3 -c 'import sys, time\ntry:\n    open(\"{ready}\", \"w\").close(); time.sleep(30)\n"
-                 "except KeyboardInterrupt:\n    print(\"cleaning up\", flush=True); time.sleep(0.5); "
-                 "print(\"clean exit\"); sys.exit(7)'")
-    agent.shell = None
-    ran = person(agent, "--shell", shell_path("bash"), "--in", "c", "--", cleans_up)
-    until_exists(ready)  # python is in its try
-    ran.sendintr()
+    ran = key_in_a_named_shell(agent, tmp_path, "try:\n    ready(); time.sleep(30)\nexcept KeyboardInterrupt:\n"
+                               "    print(\"cleaning up\", flush=True); time.sleep(0.5); print(\"clean exit\"); "
+                               "sys.exit(7)", "\x03")
     ran.expect("clean exit")
-    ran.expect("exit 7")
+    assert ended_with(ran, 7)
+
+
+def key_in_a_named_shell(agent: SafeRun, tmp_path: Path, program: str, key: str) -> pexpect.spawn:
+    """A person's `safe-run --in` of a python `program`, and their `key` pressed once the program
+    is ready for it (it calls `ready()`)."""
+    ready = tmp_path / "ready"
+    script = f"import sys, time\ndef ready(): open({str(ready)!r}, \"w\").close()\n{program}"
+    agent.shell = None
+    ran = person(agent, "--shell", shell_path("bash"), "--in", "k", "--", f"python3 -c {shlex.quote(script)}")
+    until_exists(ready)
+    ran.send(key)
+    return ran
+
+
+def ended_with(ran: pexpect.spawn, status: int) -> bool:
+    """The summary says the command's exit status, and safe-run exits with it."""
+    ran.expect(f"exit {status}")
     ran.expect(pexpect.EOF)
     ran.close()
-    assert ran.exitstatus == 7
+    return ran.exitstatus == status
 
 
 def test_a_named_shells_full_screen_is_not_written_as_text_before_the_person_joins_it(

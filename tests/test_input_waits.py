@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SafeRun, shell_path
-from throwaway_user import Unavailable, Users
+from throwaway_user import User
 
 PYTHON = sys.executable
 
@@ -327,18 +327,10 @@ def test_a_reader_in_another_session_is_an_input_wait(safe_run: SafeRun, tmp_pat
 
 
 @pytest.mark.slow
-def test_a_setuid_prompt_seen_by_a_user_is_an_input_wait() -> None:
+def test_a_setuid_prompt_seen_by_a_user_is_an_input_wait(ordinary_user: User) -> None:
     """su, run by an ordinary user, hides what it waits on: its question on the screen tells."""
-    try:
-        users = Users()
-        user = users.make()
-    except Unavailable as why:
-        pytest.skip(str(why))
-    try:
-        done = user.run("--shell", shell_path("bash"), "--format", "json", "--", "su root -c true",
-                        TERM="dumb", SAFE_RUN_YIELD_AFTER="never")
-    finally:
-        users.remove()
+    done = ordinary_user.run("--shell", shell_path("bash"), "--format", "json", "--", "su root -c true",
+                             TERM="dumb", SAFE_RUN_YIELD_AFTER="never")
     result = json.loads(done.stdout)
     assert (result["status"], result["completion_reason"]) == ("input_required", "input_wait"), result
     assert result["prompt"] == "Password:"

@@ -19,7 +19,7 @@ import pexpect
 import pytest
 
 from conftest import SafeRun, shell_path
-from throwaway_user import Unavailable, Users
+from throwaway_user import User
 from test_streaming import Tmux, run_line, tmux  # noqa: F401 - the tmux fixture, a person's pane
 
 pytestmark = pytest.mark.slow
@@ -446,25 +446,17 @@ def test_in_tmux_what_is_typed_while_the_command_works_is_the_persons_shells(tmu
     tmux.wait_for("typed-ahead-42\n")
 
 
-def test_keys_come_from_a_terminal_another_user_owns(tmp_path: Path) -> None:
+def test_keys_come_from_a_terminal_another_user_owns(ordinary_user: User) -> None:
     """A person who became another user (`su`, `sudo -iu`, `runuser`) keeps a terminal that is
     still theirs: its name refuses the new user. With stdin a pipe, the keys were then not read at
     all, and `seq 9 | safe-run -- fzf` showed nothing and never ended. The terminal opens as the
     process's own /dev/tty."""
-    try:
-        users = Users()
-        user = users.make()
-    except Unavailable as why:
-        pytest.skip(str(why))
-    try:
-        line = shlex.join(user.argv("--shell", shell_path("bash"), "--", 'cat; read -r k </dev/tty; echo "key:$k"'))
-        terminal = pexpect.spawn("sh", ["-c", f"seq 3 | {line}"], cwd=str(user.home), timeout=BOUND_S,
-                                 encoding="utf-8", codec_errors="replace", dimensions=(24, 80))
-        assert os.stat(os.readlink(f"/proc/{terminal.pid}/fd/2")).st_mode & 0o077 == 0, "the terminal is root's alone"
-        terminal.expect("3")
-        time.sleep(0.5)  # the command reads its terminal by now
-        terminal.send("hello\r")
-        terminal.expect("key:hello")
-        assert ended(terminal) == 0
-    finally:
-        users.remove()
+    line = shlex.join(ordinary_user.argv("--shell", shell_path("bash"), "--", 'cat; read -r k </dev/tty; echo "key:$k"'))
+    terminal = pexpect.spawn("sh", ["-c", f"seq 3 | {line}"], cwd=str(ordinary_user.home), timeout=BOUND_S,
+                             encoding="utf-8", codec_errors="replace", dimensions=(24, 80))
+    assert os.stat(os.readlink(f"/proc/{terminal.pid}/fd/2")).st_mode & 0o077 == 0, "the terminal is root's alone"
+    terminal.expect("3")
+    time.sleep(0.5)  # the command reads its terminal by now
+    terminal.send("hello\r")
+    terminal.expect("key:hello")
+    assert ended(terminal) == 0
