@@ -208,7 +208,7 @@ class Reaper:
         shell's)."""
         if not leftovers:
             return leftovers
-        shell = self._shell if self._shell is not None else read_stat(self._terminal.pid)
+        shell = self._shell_stat()
         if shell is None:
             return leftovers
         forks = [p.pid for p in leftovers if p.ppid == shell.pid and p.comm == shell.comm]
@@ -220,10 +220,13 @@ class Reaper:
         return [replace(p, comm=self._kernel.name_now(p)) if p.pid in forks else p for p in leftovers]
 
     def _owners(self, processes: list[ProcessInfo], spans: list[Span], wrap: int) -> dict[int, Owner]:
-        """`evidence.owners`, with the shell's own stat (its terminal, its program's name) read once."""
+        return owners(processes, self._terminal.pid, spans, wrap, self._shell_stat())
+
+    def _shell_stat(self) -> ProcessInfo | None:
+        """The shell's own stat (its terminal, its program's name), read once."""
         if self._shell is None:
             self._shell = read_stat(self._terminal.pid)
-        return owners(processes, self._terminal.pid, spans, wrap, self._shell)
+        return self._shell
 
     def _before_the_sweep(self, settle: bool, wrap: int | None, spans: list[Span]) -> bool:
         """What comes before the sweep of a command that ended by itself; True when the shell's
