@@ -321,6 +321,43 @@ def test_ctrl_z_stops_the_command_with_safe_run_and_fg_lets_both_go_on(
     shell.expect(pexpect.EOF)
 
 
+# A program that learns, as it goes on after `fg`, whether its terminal's size (SIGWINCH, held
+# blocked here so that it stays pending) was given before or after.
+TOLD_ON_GOING_ON = """
+import signal, sys, time
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGWINCH})
+def went_on(signum, frame):
+    told = signal.SIGWINCH in signal.sigpending()
+    print("size told before it went on" if told else "went on, size not told", flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGCONT, went_on)
+print("drawn", flush=True)
+time.sleep(30)
+"""
+
+
+def test_fg_gives_the_size_while_the_command_is_still_stopped(safe_run: SafeRun, tmp_path: Path) -> None:
+    """After `fg` the command is told the size (its SIGWINCH, to draw its screen again) before it
+    goes on, so that it has drawn before it reads a key. Told after, once it had drawn on going on,
+    the signal could cost the key the person typed on seeing that screen: less, suspended and
+    brought back, then ignored its `q`."""
+    program = tmp_path / "told.py"
+    program.write_text(TOLD_ON_GOING_ON)
+    shell = persons_shell(safe_run, tmp_path)
+    shell.sendline(f"safe-run '{sys.executable} {program}'")
+    shell.expect_exact("drawn")
+    shell.send("\x1a")
+    shell.expect("Stopped")
+    shell.expect_exact("$ ")
+    shell.sendline("fg")
+    shell.expect("size told before it went on|went on, size not told")
+    assert shell.after == "size told before it went on"
+    shell.expect("completed · exit 0")
+    shell.expect_exact("$ ")
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
 def test_a_run_in_the_background_runs_and_leaves_the_keys_to_the_shell(safe_run: SafeRun, tmp_path: Path) -> None:
     """`safe-run CMD &` is a job in the background: its keys are the shell's. It took the terminal
     as a run in front does, and the kernel stopped it for that (SIGTTOU) until `fg`; kept from

@@ -32,7 +32,7 @@ from ..environment import Environment
 from ..core.request import sized
 from ..core.render import print_summary
 from ..core.result import Result, ShellInfo, Strategy
-from .interface import Display
+from .interface import Display, Hold
 from .lines import LineDisplay
 from .status_line import elapsed, in_front
 
@@ -112,7 +112,7 @@ class InteractiveDisplay(Display):
         self._line_start = True  # the command's last text on the main screen ended its line
         self._stopped = False
         self._handlers: dict[int, object] = {}
-        self._hold: Callable[[bool], None] | None = None  # stops the command with safe-run, and lets it go on
+        self._hold: Hold | None = None  # stops the command with safe-run, and lets it go on
         self._behind = False  # taken up again in the background (`bg`): the terminal is the shell's
         self._title_kept = False  # the person's window title is on the terminal's title stack
         self._quit = False  # Ctrl-\ came (as SIGQUIT), for the command
@@ -133,7 +133,7 @@ class InteractiveDisplay(Display):
                 pass  # not the main thread: the size stays as it was at the start
         self._title(self._clock())
 
-    def holding(self, hold: Callable[[bool], None]) -> None:
+    def holding(self, hold: Hold) -> None:
         self._hold = hold
 
     def input_fds(self) -> Sequence[int]:
@@ -171,6 +171,9 @@ class InteractiveDisplay(Display):
         if not self._resized:
             return None
         self._resized = False
+        return self._size()
+
+    def _size(self) -> tuple[int, int] | None:
         try:
             return terminal_size(self._env)
         except OSError:
@@ -299,25 +302,25 @@ class InteractiveDisplay(Display):
         `_on_continue`). The window title is the person's again meanwhile: the run it names is
         stopped."""
         if self._hold is not None:
-            self._hold(True)
+            self._hold(True, None)
         self._cooked()
         self._write((LEAVE_FULL_SCREEN if self._full_screen else b"") + SANE)
         self._persons_title()
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTSTP)
+        os.kill(os.getpid(), signal.SIGTSTP)  # taken up again by `_on_continue`, the SIGCONT handler set with this one
         signal.signal(signal.SIGTSTP, self._on_suspend)
-        self._on_continue(signal.SIGCONT, None)
 
     def _on_quit(self, signum: int, frame: FrameType | None) -> None:
         self._quit = True
 
     def _on_continue(self, signum: int, frame: FrameType | None) -> None:
         """Taken up again: raw mode back, a full-screen program's screen again, and the command told
-        the size, so that it draws that screen anew. Taken up in the background (`bg`), the command
-        goes on, its output shown as any job's, and the terminal stays the shell's (its keys, its
-        modes) until `fg` brings the run to the front again."""
+        the size, so that it draws that screen anew (told while it is still stopped: see
+        `Run.hold`). Taken up in the background (`bg`), the command goes on, its output shown as
+        any job's, and the terminal stays the shell's (its keys, its modes) until `fg` brings the
+        run to the front again."""
         if self._hold is not None:
-            self._hold(False)
+            self._hold(False, self._size())
         self._behind = not in_front(self._in)
         if not self._stopped and not self._behind:
             self._raw()
@@ -325,7 +328,6 @@ class InteractiveDisplay(Display):
             if self._full_screen:
                 self._write(ENTER_FULL_SCREEN)
             self._title(self._clock())
-            self._resized = True
 
     def _own_title(self) -> None:
         """The person's window title kept (the terminal's title stack), once, for `_persons_title`."""

@@ -6,6 +6,10 @@ from collections.abc import Callable, Sequence
 
 from ..core.result import Downgrade, Result, ShellInfo, Strategy
 
+Hold = Callable[[bool, "tuple[int, int] | None"], None]
+"""Stops the command with safe-run (True), or lets it go on (False) in a terminal of the size given
+(rows, columns; None: the size it had)."""
+
 
 class Display:
     """A display that shows nothing: the shape every display has, and what each call means."""
@@ -20,7 +24,7 @@ class Display:
     def started(self, command: str, shell: ShellInfo, strategy: Strategy, started_at: float) -> None:
         """The shell runs; `started_at` is in the clock given to the display."""
 
-    def holding(self, hold: Callable[[bool], None]) -> None:
+    def holding(self, hold: Hold) -> None:
         """How the command is stopped with safe-run (True) and let go on with it (False): a
         person's Ctrl-Z, then `fg`."""
 

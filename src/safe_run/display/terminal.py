@@ -9,7 +9,7 @@ from collections.abc import Callable
 from ..environment import Environment
 from ..core.render import print_summary
 from ..core.result import Downgrade, Result, ShellInfo, Strategy
-from .interface import Display
+from .interface import Display, Hold
 from .status_line import STATUS_INTERVAL, QuietKeys, StatusLine, elapsed, in_front
 from .streams import Out
 from .terminal_filter import FULL_SCREEN_HIDDEN, TerminalFilter
@@ -40,7 +40,7 @@ class TerminalDisplay(Display):
         self._shell = ""
         self._downgraded = False
         self._stopped = False
-        self._hold: Callable[[bool], None] | None = None  # stops the command with safe-run, and lets it go on
+        self._hold: Hold | None = None  # stops the command with safe-run, and lets it go on
         self.on_output = self._output
 
     @property
@@ -55,7 +55,7 @@ class TerminalDisplay(Display):
                 self._keys.quiet()
         self._draw(self._clock())
 
-    def holding(self, hold: Callable[[bool], None]) -> None:
+    def holding(self, hold: Hold) -> None:
         self._hold = hold
 
     def _catch_suspend(self) -> None:
@@ -69,7 +69,7 @@ class TerminalDisplay(Display):
 
     def _suspend(self, signum: int, frame: object) -> None:
         if self._hold is not None:
-            self._hold(True)
+            self._hold(True, None)
         if self._status is not None:
             self._status.clear()
         if self._keys is not None:
@@ -78,7 +78,7 @@ class TerminalDisplay(Display):
         os.kill(os.getpid(), signal.SIGTSTP)
         # Continued (fg or bg): carry on as before, quietly only if in the foreground again.
         if self._hold is not None:
-            self._hold(False)
+            self._hold(False, None)
         signal.signal(signal.SIGTSTP, self._suspend)
         if self._keys is not None and not self._stopped:
             self._keys.quiet()

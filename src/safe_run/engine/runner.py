@@ -380,14 +380,21 @@ class Run:
         waiting = self.waiting
         return reading(seen, waiting is not None, running and self.finish is None, waiting is not None and waiting.secret)
 
-    def hold(self, stopped: bool) -> None:
+    def hold(self, stopped: bool, size: tuple[int, int] | None = None) -> None:
         """A person's Ctrl-Z stops safe-run, and the command with it, as at their terminal: its job
         gets SIGTSTP (a full-screen program leaves its screen first), and `fg` lets both go on.
         The shell is stopped first, and its job only once it is (a shell waiting for its job would
-        otherwise see it stop, say so and go on with the rest of the line), and let go last."""
+        otherwise see it stop, say so and go on with the rest of the line), and let go last.
+
+        `size`: the person's terminal's when they let it go on, given to the job (and its SIGWINCH
+        to draw its screen anew, see `resize`) while it is still stopped: it gets that signal as it
+        goes on, before it reads a key. Sent once it has drawn, the signal could cost the key the
+        person typed on seeing that screen (less drops a key read as a signal comes)."""
         shell, front = self.terminal.pid, self.terminal.foreground()
         job = front if front not in (None, 0, shell) else None
         if not stopped:
+            if size is not None:
+                self.resize(*size)
             _signalled(job, signal.SIGCONT, os.killpg)
             _signalled(shell, signal.SIGCONT, os.kill)
             return
