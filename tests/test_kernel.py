@@ -21,7 +21,7 @@ import pexpect
 import pytest
 
 from safe_run.core.evidence import Observation, ProcessInfo, parse_stat, parse_syscall
-from safe_run.engine.kernel import KernelObserver
+from safe_run.engine.kernel import KernelObserver, group_made_by
 
 T = TypeVar("T")
 
@@ -274,6 +274,34 @@ def test_the_group_outlives_its_leader(bash: Session) -> None:
     assert seen.foreground_pgrp is not None
     assert _state_of(seen.foreground_pgrp) in ("Z", "gone")  # the leader, `true`, has ended
     bash.observe_until(lambda o: o.foreground_command == "cat" and o.waiting_for_terminal)
+
+
+@linux_only
+def test_a_group_whose_leader_is_gone_is_its_makers_while_its_child_is_in_it(bash: Session) -> None:
+    """A pipeline in a prompt hook holds the terminal after its first program is done: the group
+    is the shell's, told by the member that is the shell's child."""
+    bash.at_prompt()
+    bash.type("true | cat /dev/tty")
+    seen = bash.observe_until(lambda o: o.foreground_command == "cat" and o.waiting_for_terminal)
+    front = seen.foreground_pgrp
+    assert front is not None and _state_of(front) == "gone"
+    assert group_made_by(bash.child.pid, front) is True
+    assert group_made_by(os.getpid(), front) is None
+
+
+@linux_only
+def test_a_group_left_by_a_subshell_cannot_be_told(bash: Session, tmp_path: Path) -> None:
+    """autojump's hook, `(autojump --add . &)`: the subshell that led the group is gone and its job
+    is nobody's child now; whose the group is, /proc cannot tell."""
+    told = tmp_path / "pid"
+    bash.at_prompt()
+    bash.type(f"(sleep 30 & echo $! > {told})")
+    job = bash.until(lambda: _text_of(str(told)), lambda text: bool(text and text.endswith("\n")))
+    group = bash.process("sleep").pgrp
+    assert bash.process("sleep").pid == int(job or "0")
+    bash.until(lambda: _state_of(group), lambda state: state == "gone")
+    assert group_made_by(bash.child.pid, group) is None
+    assert group_made_by(bash.child.pid, bash.child.pid) is False  # its leader lives: its parent tells
 
 
 @linux_only

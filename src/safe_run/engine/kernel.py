@@ -624,6 +624,18 @@ def read_stat(pid: int) -> ProcessInfo | None:
     return _read_stat(f"/proc/{pid}/stat")
 
 
+def group_made_by(parent: int, group: int) -> bool | None:
+    """Whether `parent` made process group `group`: its leader is a child of `parent`, or, the
+    leader gone already (the first program of a pipeline done), a child of `parent` is in it.
+    None: the leader is gone and no child of `parent` is in the group, so that /proc cannot tell
+    (a subshell that left a job behind, or a group made elsewhere)."""
+    leader = read_stat(group)
+    if leader is not None:
+        return leader.ppid == parent
+    listed = _read_bytes(f"/proc/{parent}/task/{parent}/children", 65536) or b""
+    return True if any(child.pgrp == group for child in _scan_proc(listed.decode("ascii").split())) else None
+
+
 def already_ending(process: ProcessInfo) -> bool:
     """Whether `process` is on its way out: exiting, or sent a signal that will end it once it
     runs (see `evidence.ending`); a stopped one goes nowhere until continued."""

@@ -26,7 +26,7 @@ from .loop import Watcher, follow
 from .interrupts import KEYS, Wakeup
 from ..core.escapes import as_typed
 from ..core.evidence import STOPPED_STATES, Observation, Span, pid_after
-from .kernel import KernelObserver, ObserverLike, boot_ticks, last_pid, pid_max, read_stat
+from .kernel import KernelObserver, ObserverLike, boot_ticks, group_made_by, last_pid, pid_max, read_stat
 from ..core.output import HeadTail
 from ..core.queries import Questions, answer
 from ..core.reading import Reading, reading
@@ -61,6 +61,9 @@ PROMPT_MARKS = (b"633;A;", b"633;B;")
 STATUS_FILE_MAX = 64 * 1024
 # How long a person's Ctrl-Z waits for the shell to be stopped before its job is (see `Run.hold`).
 HOLD_S = 0.2
+# How long an end mark's check waits for the shell to take its terminal back from a group whose
+# leader is gone already (see `Run._shells_front`).
+FRONT_SETTLE_S = 0.1
 
 
 class CommandRefused(Exception):
@@ -639,18 +642,34 @@ class Run:
         front = self.terminal.foreground()
         if front is None:
             return EndCheck(status, None)
-        return EndCheck(status, front in (0, self.terminal.pid) or self._prompts_front(front, ended_pid))
+        return EndCheck(status, self._shells_front(front, ended_pid))
 
-    def _prompts_front(self, front: int, end: int | None) -> bool:
+    def _shells_front(self, front: int, end: int | None) -> bool:
+        """Whether the terminal's foreground is the shell's: its own group, none at all, or one its
+        prompt made (see `_prompts_front`). A group whose leader is gone already is asked about
+        again, for at most FRONT_SETTLE_S: a prompt hook's subshell that leaves a job behind in its
+        group (bash's autojump, `(autojump --add "$(pwd)" &)`) ends at once, and the shell takes
+        its terminal back a moment later, a longer one on a busy machine."""
+        deadline = time.monotonic() + FRONT_SETTLE_S
+        while front not in (0, self.terminal.pid):
+            made = self._prompts_front(front, end)
+            if made is not None or time.monotonic() >= deadline:
+                return bool(made)
+            time.sleep(0.001)
+            now = self.terminal.foreground()
+            front = front if now is None else now
+        return True
+
+    def _prompts_front(self, front: int, end: int | None) -> bool | None:
         """Whether the terminal's foreground is a group the shell made after the line's recorded end
         (`end`, the last pid given out then): the mark is read a moment after the shell sent it,
         and a prompt hook (autojump's, a theme's renderer) may hold the terminal by then. The
-        command's own groups were all made before that end."""
+        command's own groups were all made before that end. None: made after it, by whom /proc
+        cannot tell (see `group_made_by`)."""
         wrap = pid_max()
-        leader = read_stat(front)
-        if wrap is None or end is None or leader is None or leader.ppid != self.terminal.pid:
+        if wrap is None or end is None or not pid_after(front, end, wrap):
             return False
-        return pid_after(front, end, wrap)
+        return group_made_by(self.terminal.pid, front)
 
     def _note_the_shell(self) -> None:
         """What runs the first command line: the shell asked for, or the one its start-up files
