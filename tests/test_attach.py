@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
 
 BOUND_S = 20
 LEAVE = "\x1c" + "d"  # Ctrl-\ then d
+JOINED = "\x1b[?1049h"  # the person's terminal on its alternate screen: joined to the command
 # The password is spelled backwards in the command: the recording shows the command, and must not
 # show the password typed.
 GETPASS = "python3 -c 'import getpass; p = getpass.getpass(\"Password: \"); print(\"right\" if p[::-1] == \"2retnuh\" else \"wrong\")'"
@@ -261,6 +262,7 @@ def test_a_named_shells_input_wait_is_answered_at_the_persons_terminal_with_stdo
 def test_a_person_who_leaves_a_named_shells_input_wait_leaves_it_waiting(agent: SafeRun) -> None:
     agent.shell = None
     ran = person(agent, "--shell", shell_path("bash"), "--in", "w", "--", 'read -r -p "yours? " z; echo "z=$z"')
+    ran.expect_exact(JOINED)  # the prompt shows as it comes, a moment before the wait is known and joined
     ran.expect("yours\\?")
     ran.send(LEAVE)
     ran.expect("it goes on")

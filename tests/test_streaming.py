@@ -476,6 +476,32 @@ def test_yield_after_at_a_terminal_draws_no_status_line_over_a_line_being_writte
     assert "name? ok" in screen, screen
 
 
+def test_yield_after_at_a_terminal_ends_the_last_line_before_the_summary(tmux: Tmux) -> None:
+    line = run_line('printf a""bc; sleep 0.5; printf d""ef').replace("--format pretty", "--format pretty --yield-after 20")
+    tmux.keys(line, "Enter")
+    screen = tmux.wait_for("completed")
+    assert "\nabcdef\n" in screen, screen
+
+
+def test_a_named_shells_command_at_a_terminal_shows_its_output_as_it_comes(
+    tmux: Tmux, safe_run: SafeRun, tmp_path: Path,
+) -> None:
+    """A person's call in a named shell showed nothing until the command ended (a build's minutes
+    of output, all at once at its end); it shows it as it comes, under a status line, as their own
+    run does, and the summary below its last line."""
+    go = tmp_path / "go"
+    line = run_line(f'echo sta""rted; until [ -e {go} ]; do sleep 0.05; done; printf la""st')
+    tmux.keys(line.replace(" --no-input", "").replace(" -- ", " --in w -- "), "Enter")
+    screen = tmux.wait_for("\nstarted")
+    assert "completed" not in screen, "shown while the command still runs"
+    tmux.wait_for("· in w")
+    go.touch()
+    screen = tmux.wait_for("completed")
+    assert "\nlast\n" in screen and screen.count("\nstarted") == 1, screen
+    assert "running · " not in screen, screen
+    safe_run("close", "w")
+
+
 @pytest.mark.slow
 def test_a_followed_run_passes_on_none_of_the_commands_questions(safe_run: SafeRun) -> None:
     """--no-input at a terminal: the run is followed, not the person's, so what the command asks its

@@ -1,5 +1,6 @@
-"""A `--yield-after` run watched by a person: its output as it comes, and a status line, until
-the command ends or the bound passes.
+"""A run in a holder watched by a person (a `--yield-after` session, or a command of a named
+shell called from their terminal): its output as it comes, and a status line, until the command
+ends, waits for them, or the bound passes.
 
 The command runs in a session's holder, which hands its output out with each answer; so the
 watcher asks for an answer every fraction of a second (each wakes the moment the command ends)
@@ -31,6 +32,18 @@ Ask = Callable[[str, float], Result]
 def follow_yielding(start: Start, ask: Ask, bound: float, env: Environment,
                     clock: Callable[[], float] = time.monotonic) -> Result:
     """The answer to give, with its output already written; the caller writes the summary."""
+    result, shown = follow_answers(start, ask, bound, env, f" · --yield-after {bound:g}", clock)
+    end_line(shown, env)
+    return result
+
+
+def follow_answers(start: Start, ask: Ask, bound: float | None, env: Environment, said: str,
+                   clock: Callable[[], float] = time.monotonic) -> tuple[Result, str]:
+    """The answer to give, with its output already written (its last line left as it is: the
+    answer to a prompt goes after it), and the text the answers brought (a full screen's, left
+    out on the screen, too): at the end, the whole output; else what came before the command
+    waited for the person or the bound passed (None: no bound). `said`: what the status line
+    says after the time."""
     status = StatusLine(env.stderr, env.presentation.colour, env.unicode) if env.presentation.status_line else None
     keys = QuietKeys.for_streams(env.stdin, env.stderr) if status is not None else None
     if keys is not None:
@@ -40,25 +53,30 @@ def follow_yielding(start: Start, ask: Ask, bound: float, env: Environment,
     line_start = True  # what was written last ended its line
     out = Out(env.stdout)
     try:
-        result = start(min(STEP_S, bound))
+        result = start(STEP_S if bound is None else min(STEP_S, bound))
         while True:
             if result.session_id is None:  # the end: its output is the whole output again
-                _show("" if result.alternate_screen else unshown(result.output, shown), status, out)
-                return result
-            if _show("" if result.alternate_screen else result.output, status, out):
-                line_start = result.output.endswith("\n")
+                _show("" if result.alternate_screen else unshown(result.output, shown), status, out, line_start)
+                return result, result.output
+            line_start = _show("" if result.alternate_screen else result.output, status, out, line_start)
             shown += result.output
-            remaining = bound - (clock() - began)
+            remaining = STEP_S if bound is None else bound - (clock() - began)
             if result.status is not Status.RUNNING or remaining <= 0:
-                return replace(result, output="")
+                return replace(result, output=""), shown
             if status is not None and line_start:
-                status.draw(f"running · {elapsed(clock() - began)} · --yield-after {bound:g}")
+                status.draw(f"running · {elapsed(clock() - began)}{said}")
             result = ask(result.session_id, min(STEP_S, remaining))
     finally:
         if status is not None:
             status.clear()
         if keys is not None:
             keys.restore()
+
+
+def end_line(shown: str, env: Environment) -> None:
+    """The line the output `shown` left open ended, for what safe-run writes below it."""
+    if shown and not shown.endswith("\n"):
+        Out(env.stdout).write_text("\n")
 
 
 def summary_notes(result: Result) -> list[str]:
@@ -82,11 +100,12 @@ def unshown(final: str, shown: str) -> str:
     return again if not shown or shown.endswith("\n") else "\n" + again
 
 
-def _show(text: str, status: StatusLine | None, out: Out) -> bool:
-    """Whether anything was written."""
+def _show(text: str, status: StatusLine | None, out: Out, line_start: bool) -> bool:
+    """Whether the screen's last line is ended once `text` is written (`line_start`: before)."""
     if not text:
-        return False
+        return line_start
     if status is not None:
         status.clear()
     out.write_text(text)
-    return True
+    return text.endswith("\n")
+

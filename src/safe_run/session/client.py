@@ -225,13 +225,14 @@ def _fresh_note(name: str, earlier: Session | None) -> str | None:
     return f"a new shell was started for {name!r}: the one before {why}, and its directory, variables and jobs are gone"
 
 
-def follow(session_id: str, wait: float, wakeup: Wakeup | None = None) -> Result:
+def follow(session_id: str, wait: float, wakeup: Wakeup | None = None, person: bool = False) -> Result:
     """The session's next answer (new output, or its end) within `wait` seconds; a stop request on
-    `wakeup` meanwhile stops its command. Asked several times a second while a person watches, so
-    the store is not swept each time (the call that started the session did)."""
+    `wakeup` meanwhile stops its command (`person`: their Ctrl-C is the command's). Asked several
+    times a second while a person watches, so the store is not swept each time (the call that
+    started the session did)."""
     session = SessionStore.open(sweep=False).get(session_id)
     kept, request = _addressed(session, wire.Poll(wait=wait))
-    return kept if kept is not None else _ask_interruptibly(session, request, wakeup)
+    return kept if kept is not None else _ask_interruptibly(session, request, wakeup, person)
 
 
 def ask(session_id: str, request: wire.Request, report: Report | None = None) -> Result:

@@ -45,22 +45,29 @@ def _join(target: str, watch: bool) -> int:
 
 def joined(
     session: Session, target: str, watch: bool, about: str | None = None, screen: int = 1,
+    shown: str | None = None,
 ) -> Result | None:
     """This terminal joined to `session` until its command ends (its result, shown below the
     person's screen as it is again: the command's last lines, then its summary) or the person
     leaves it (None, said on stderr); `target`: how the person names it; `about`: a named
     shell's command whose end ends the attach; `screen`: the person's terminal when it is not
-    stdout, which goes elsewhere (`| tee log`): the caller then writes the result there."""
+    stdout, which goes elsewhere (`| tee log`): the caller then writes the result there.
+    `shown`: the output this terminal showed before it joined; the rest follows it then, in
+    place of the last lines."""
     from ...core.render import print_summary
+    from ...display.yielding import end_line, unshown
     from ...session.attach import Left, join, last_lines
 
     outcome = join(session, watch, stdout=screen, about=about)
     if isinstance(outcome, Left):
+        if screen == 1 and shown is not None:
+            end_line(shown, Environment.current())
         how = "stopped watching" if watch else "left"
         print(f"safe-run: {how} {target}; it goes on (`safe-run attach {target}` to come back)", file=sys.stderr)
         return None
     if screen == 1:
-        sys.stdout.write(last_lines(outcome.output, LAST_LINES))
+        rest = last_lines(outcome.output, LAST_LINES) if shown is None else unshown(outcome.output, shown)
+        sys.stdout.write(rest)
         sys.stdout.flush()
         print_summary(outcome, Environment.current())
     return outcome

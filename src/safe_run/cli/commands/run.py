@@ -317,15 +317,26 @@ def _answer_in_shell(
     how to answer it later. With stdout going elsewhere (`| tee log`) the join is drawn on the
     terminal that stderr is, and stdout gets the command's output as it would without the wait."""
     person = shown == "pretty" and bound is None and _persons(env, no_input)
-    result = _in_shell(name, request, bound, scope, invocation, person)
+    with _quit_for_the_command(invocation.signals.wakeup) if person else nullcontext():
+        if person and env.stdout_isatty:
+            result, on_screen = _followed_in_shell(name, request, scope, invocation, env)
+        else:
+            result, on_screen = _in_shell(name, request, bound, scope, invocation, person), None
     if result.status is Status.INPUT_REQUIRED and result.session_id is not None and person:
         if env.stdout_isatty or env.stderr_isatty:
             screen = 1 if env.stdout_isatty else 2
-            answered = _answered_here(result.session_id, name, screen)
+            answered = _answered_here(result.session_id, name, screen, on_screen)
             if answered is not None:
                 if screen != 1:
                     emit(answered, shown, env)
                 return answered
+    if on_screen is not None:
+        from ...core.render import print_summary
+        from ...display.yielding import end_line, summary_notes
+
+        end_line(on_screen, env)
+        print_summary(result, env, notes=summary_notes(result))
+        return result
     pressed = bool(invocation.signals.wakeup.passed_on)
     if (result.signal == "SIGINT" or pressed) and shown == "pretty" and env.stdin_isatty and env.stdout_isatty:
         env.stdout.write("\n")  # the person's Ctrl-C was echoed as ^C where the cursor stood
@@ -341,15 +352,15 @@ def _persons(env: Environment, no_input: bool) -> bool:
     return interactive(env, no_input)
 
 
-def _answered_here(session_id: str, name: str, screen: int) -> Result | None:
+def _answered_here(session_id: str, name: str, screen: int, on_screen: str | None) -> Result | None:
     """The command's end once the person at this terminal (`screen`) answered it; None when they
-    left it waiting, or it could not be joined."""
+    left it waiting, or it could not be joined. `on_screen`: the output already shown there."""
     from .attach import joined
     from ...session.store import SessionStore
 
     try:
         return joined(SessionStore.open(sweep=False).get(session_id), name, watch=False, about=session_id,
-                      screen=screen)
+                      screen=screen, shown=on_screen)
     except SessionError:
         return None
 
@@ -470,15 +481,36 @@ def _in_shell(
     if wakeup.pending:
         return not_started(request.command, signal.Signals(wakeup.pending[0]).name)
     try:
-        with _quit_for_the_command(wakeup) if person else nullcontext():
-            return calls.run_in_shell(name, request, bound, scope, launcher=invocation.launcher(), wakeup=wakeup,
-                                      person=person)
+        return calls.run_in_shell(name, request, bound, scope, launcher=invocation.launcher(), wakeup=wakeup,
+                                  person=person)
     except SessionError as exc:
         if exc.status == ExitStatus.USAGE:
             raise click.UsageError(str(exc)) from None
         return error_result(request.command, str(exc))
     except OSError as exc:
         return error_result(request.command, f"cannot start the shell {name}: {exc.strerror or exc}")
+
+
+def _followed_in_shell(
+    name: str, request: RunRequest, scope: Scope, invocation: Invocation, env: Environment,
+) -> tuple[Result, str | None]:
+    """The command in the named shell `name` called from a person's terminal: its output there as
+    it comes, under a status line, as their own run shows it, until it ends or waits for them;
+    and the output shown (None: an error was the answer, and nothing was shown)."""
+    from ...display.yielding import follow_answers
+    from ...session.client import follow
+
+    wakeup = invocation.signals.wakeup
+    try:
+        return follow_answers(
+            lambda wait: _in_shell(name, request, wait, scope, invocation, person=True),
+            lambda session_id, wait: follow(session_id, wait, wakeup, person=True),
+            None, env, f" · in {name}",
+        )
+    except SessionError as exc:
+        return error_result(request.command, str(exc)), None
+    except OSError as exc:
+        return error_result(request.command, f"lost the shell {name}: {exc.strerror or exc}"), None
 
 
 @contextmanager
