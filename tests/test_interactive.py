@@ -12,6 +12,7 @@ import shlex
 import shutil
 import signal
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -352,6 +353,34 @@ def test_fg_gives_the_size_while_the_command_is_still_stopped(safe_run: SafeRun,
     shell.sendline("fg")
     shell.expect("size told before it went on|went on, size not told")
     assert shell.after == "size told before it went on"
+    shell.expect("completed · exit 0")
+    shell.expect_exact("$ ")
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
+def test_a_run_brought_from_the_background_quiets_the_keys_again(safe_run: SafeRun, tmp_path: Path) -> None:
+    """A run that only shows its command (--no-input) turns the terminal's echo off while its
+    status line is drawn, so that a typed Enter does not move the cursor below it. Started in the
+    background, it leaves echo to the shell; brought to the front with `fg`, it drew its status
+    line again with echo still on."""
+    going, go = tmp_path / "going", tmp_path / "go"
+    shell = persons_shell(safe_run, tmp_path)
+    shell.sendline(f"safe-run --no-input 'touch {going}; until [ -e {go} ]; do sleep 0.05; done; echo done' &")
+    shell.expect_exact("$ ")
+    deadline = time.monotonic() + BOUND_S
+    while not going.exists():  # the run is under way in the background
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.01)
+    shell.sendline("fg")
+    while os.tcgetpgrp(shell.child_fd) == shell.pid:  # the shell's line editor has echo off too
+        assert time.monotonic() < deadline, "fg never brought the run to the front"
+        time.sleep(0.01)
+    while termios.tcgetattr(shell.child_fd)[3] & termios.ECHO:
+        assert time.monotonic() < deadline, "echo stayed on in front of the status line"
+        time.sleep(0.05)
+    go.touch()
+    shell.expect("done")
     shell.expect("completed · exit 0")
     shell.expect_exact("$ ")
     shell.sendline("exit")

@@ -137,6 +137,8 @@ class TerminalDisplay(Display):
         self._drawn = now
         if not self._in_front():
             return  # a job in the background: the last line is the shell's prompt
+        if self._keys is not None:
+            self._keys.quiet()  # again after `fg` of the run in the background, where echo was the shell's
         strategy = self._strategy.value if self._strategy else "?"
         if self._downgraded:
             strategy += " (downgraded)"
