@@ -23,6 +23,7 @@ import pexpect
 import pytest
 
 from conftest import SafeRun, shell_path
+from safe_run.session.client import ANSWER_MARGIN_S
 
 SGR = re.compile(rb"\x1b\[[0-9;]*m")
 TWO_LINES = "echo a; sleep 0.3; echo b"
@@ -499,6 +500,48 @@ def test_a_named_shells_command_at_a_terminal_shows_its_output_as_it_comes(
     screen = tmux.wait_for("completed")
     assert "\nlast\n" in screen and screen.count("\nstarted") == 1, screen
     assert "running · " not in screen, screen
+    safe_run("close", "w")
+
+
+@pytest.mark.slow
+def test_a_named_shells_call_stopped_with_ctrl_z_leaves_a_clean_screen_and_goes_on_after_fg(
+    tmux: Tmux, safe_run: SafeRun, tmp_path: Path,
+) -> None:
+    """Ctrl-Z stops the call (its command goes on in its shell): its status line was left on the
+    screen above the shell's "Stopped", and once stopped longer than a holder may take to answer,
+    `fg` brought a false report that the shell was stuck, with advice to kill it."""
+    go = tmp_path / "go"
+    line = run_line(f'echo sta""rted; until [ -e {go} ]; do sleep 0.05; done; echo do""ne')
+    tmux.keys(line.replace(" --no-input", "").replace(" -- ", " --in w -- "), "Enter")
+    tmux.wait_for("· in w")
+    tmux.keys("C-z")
+    screen = tmux.wait_for("Stopped")
+    assert "running · " not in screen, screen
+    time.sleep(ANSWER_MARGIN_S + 1)
+    tmux.keys("fg", "Enter")
+    go.touch()
+    screen = tmux.wait_for("completed")
+    assert "\ndone\n" in screen and "error" not in screen, screen
+    safe_run("close", "w")
+
+
+@pytest.mark.slow
+def test_a_pager_in_a_named_shell_leaves_no_text_of_its_screen_behind(
+    tmux: Tmux, safe_run: SafeRun, tmp_path: Path,
+) -> None:
+    """less waits for its keys, so the person's terminal joins the command to page through; once it
+    ends, the text its screen last held was written below the person's screen as lines."""
+    if shutil.which("less") is None:
+        pytest.skip("less is not installed")
+    text = tmp_path / "text.txt"
+    text.write_text("".join(f"row {n}\n" for n in range(1, 300)))
+    tmux.keys(run_line(f"less {text}").replace(" --no-input", "").replace(" -- ", " --in w -- "), "Enter")
+    tmux.wait_for("row 29")
+    tmux.keys("Space")
+    tmux.wait_for("row 50")
+    tmux.keys("q")
+    screen = tmux.wait_for("completed")
+    assert "row " not in screen, screen
     safe_run("close", "w")
 
 

@@ -12,13 +12,16 @@ it never takes the place of one still being written (a prompt's `name? `).
 from __future__ import annotations
 
 import os
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from types import FrameType
 
 from ..environment import Environment
 from ..core.result import Result, Status
-from .status_line import QuietKeys, StatusLine, elapsed
+from .status_line import QuietKeys, StatusLine, elapsed, in_front
 from .streams import Out
 from .terminal_filter import FULL_SCREEN_HIDDEN
 
@@ -46,31 +49,63 @@ def follow_answers(start: Start, ask: Ask, bound: float | None, env: Environment
     says after the time."""
     status = StatusLine(env.stderr, env.presentation.colour, env.unicode) if env.presentation.status_line else None
     keys = QuietKeys.for_streams(env.stdin, env.stderr) if status is not None else None
-    if keys is not None:
-        keys.quiet()
     began = clock()
     shown = ""  # all the answers' text, shown or left out
     line_start = True  # what was written last ended its line
     out = Out(env.stdout)
     try:
-        result = start(STEP_S if bound is None else min(STEP_S, bound))
-        while True:
-            if result.session_id is None:  # the end: its output is the whole output again
-                _show("" if result.alternate_screen else unshown(result.output, shown), status, out, line_start)
-                return result, result.output
-            line_start = _show("" if result.alternate_screen else result.output, status, out, line_start)
-            shown += result.output
-            remaining = STEP_S if bound is None else bound - (clock() - began)
-            if result.status is not Status.RUNNING or remaining <= 0:
-                return replace(result, output=""), shown
-            if status is not None and line_start:
-                status.draw(f"running · {elapsed(clock() - began)}{said}")
-            result = ask(result.session_id, min(STEP_S, remaining))
+        result = start(STEP_S if bound is None else min(STEP_S, bound))  # may start a holder: no handler of ours yet
+        with _cleared_on_suspend(status, keys):
+            while True:
+                if result.session_id is None:  # the end: its output is the whole output again
+                    _show("" if result.alternate_screen else unshown(result.output, shown), status, out, line_start)
+                    return result, result.output
+                line_start = _show("" if result.alternate_screen else result.output, status, out, line_start)
+                shown += result.output
+                remaining = STEP_S if bound is None else bound - (clock() - began)
+                if result.status is not Status.RUNNING or remaining <= 0:
+                    return replace(result, output=""), shown
+                if status is not None and line_start and in_front(env.stderr.fileno()):
+                    if keys is not None:
+                        keys.quiet()  # first, or again after `fg` of the call
+                    status.draw(f"running · {elapsed(clock() - began)}{said}")
+                result = ask(result.session_id, min(STEP_S, remaining))
     finally:
         if status is not None:
             status.clear()
         if keys is not None:
             keys.restore()
+
+
+@contextmanager
+def _cleared_on_suspend(status: StatusLine | None, keys: QuietKeys | None) -> Iterator[None]:
+    """Ctrl-Z while the call waits for an answer: the status line is taken off the screen and echo
+    given back before safe-run stops, so that the shell's prompt and what is typed there are
+    clean (the line is drawn again once the call is in front after `fg`)."""
+    if status is None:
+        yield
+        return
+
+    def suspend(signum: int, frame: FrameType | None) -> None:
+        status.clear()
+        if keys is not None:
+            keys.restore()
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)
+        signal.signal(signal.SIGTSTP, suspend)
+
+    try:
+        if signal.getsignal(signal.SIGTSTP) != signal.SIG_DFL:
+            yield  # ignored, or someone else's
+            return
+        signal.signal(signal.SIGTSTP, suspend)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
 
 
 def end_line(shown: str, env: Environment) -> None:

@@ -370,17 +370,21 @@ def _ask_held(
         conn = _send(session, request, deadline)
     if conn is None:
         return None
+    # The holder's time counts from the request's sending, and an answer that came is taken however
+    # late: this caller may have been stopped (Ctrl-Z) for longer than the holder may take.
+    deadline = _deadline(request)
     watched = [conn.fileno()] if wakeup is None else [conn.fileno(), wakeup.fd]
     kept = False
     try:
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise unresponsive(session, request)
-            ready = polling.readable(watched, remaining)
+            ready = polling.readable(watched, max(0.0, deadline - time.monotonic()))
+            if not ready and time.monotonic() >= deadline:
+                ready = polling.readable(watched, 0)  # a wait a signal cut short past its time looked at nothing
+                if not ready:
+                    raise unresponsive(session, request)
             if conn.fileno() in ready:
                 try:
-                    answer = wire.receive(conn, deadline)
+                    answer = wire.receive(conn, max(deadline, time.monotonic() + ANSWER_MARGIN_S))
                 except TimeoutError:
                     raise unresponsive(session, request) from None
                 kept = line is not None and answer is not None and answer.pop(wire.KEPT, None) is True

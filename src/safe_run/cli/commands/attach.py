@@ -52,8 +52,8 @@ def joined(
     leaves it (None, said on stderr); `target`: how the person names it; `about`: a named
     shell's command whose end ends the attach; `screen`: the person's terminal when it is not
     stdout, which goes elsewhere (`| tee log`): the caller then writes the result there.
-    `shown`: the output this terminal showed before it joined; the rest follows it then, in
-    place of the last lines."""
+    `shown`: the output this terminal showed before it joined; the rest follows it then (but a
+    full screen's), in place of the last lines."""
     from ...core.render import print_summary
     from ...display.yielding import end_line, unshown
     from ...session.attach import Left, join, last_lines
@@ -66,7 +66,10 @@ def joined(
         print(f"safe-run: {how} {target}; it goes on (`safe-run attach {target}` to come back)", file=sys.stderr)
         return None
     if screen == 1:
-        rest = last_lines(outcome.output, LAST_LINES) if shown is None else unshown(outcome.output, shown)
+        if shown is None:
+            rest = last_lines(outcome.output, LAST_LINES)
+        else:  # a full screen's text, drawn in the join already, would land as lines below the person's
+            rest = "" if outcome.alternate_screen else unshown(outcome.output, shown)
         sys.stdout.write(rest)
         sys.stdout.flush()
         print_summary(outcome, Environment.current())
