@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from ..core.result import Downgrade, Result, ShellInfo, Strategy
 
-Hold = Callable[[bool, "tuple[int, int] | None"], None]
+Hold = Callable[[bool, tuple[int, int] | None], None]
 """Stops the command with safe-run (True), or lets it go on (False) in a terminal of the size given
 (rows, columns; None: the size it had)."""
 
