@@ -477,6 +477,7 @@ def test_yield_after_at_a_terminal_draws_no_status_line_over_a_line_being_writte
     assert "name? ok" in screen, screen
 
 
+@pytest.mark.slow
 def test_yield_after_at_a_terminal_ends_the_last_line_before_the_summary(tmux: Tmux) -> None:
     line = run_line('printf a""bc; sleep 0.5; printf d""ef').replace("--format pretty", "--format pretty --yield-after 20")
     tmux.keys(line, "Enter")
@@ -484,6 +485,7 @@ def test_yield_after_at_a_terminal_ends_the_last_line_before_the_summary(tmux: T
     assert "\nabcdef\n" in screen, screen
 
 
+@pytest.mark.slow
 def test_a_named_shells_command_at_a_terminal_shows_its_output_as_it_comes(
     tmux: Tmux, safe_run: SafeRun, tmp_path: Path,
 ) -> None:
