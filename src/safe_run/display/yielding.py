@@ -143,4 +143,3 @@ def _show(text: str, status: StatusLine | None, out: Out, line_start: bool) -> b
         status.clear()
     out.write_text(text)
     return text.endswith("\n")
-
