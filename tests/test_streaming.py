@@ -532,7 +532,8 @@ def test_a_pager_in_a_named_shell_leaves_no_text_of_its_screen_behind(
     tmux: Tmux, safe_run: SafeRun, tmp_path: Path,
 ) -> None:
     """less waits for its keys, so the person's terminal joins the command to page through; once it
-    ends, the text its screen last held was written below the person's screen as lines."""
+    ends, the text its screen last held was written below the person's screen as lines. It is
+    left out, and the summary says so."""
     if shutil.which("less") is None:
         pytest.skip("less is not installed")
     text = tmp_path / "text.txt"
@@ -544,6 +545,7 @@ def test_a_pager_in_a_named_shell_leaves_no_text_of_its_screen_behind(
     tmux.keys("q")
     screen = tmux.wait_for("completed")
     assert "row " not in screen, screen
+    assert "full screen the command drew" in screen, "the summary says what was left out"
     safe_run("close", "w")
 
 

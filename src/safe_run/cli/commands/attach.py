@@ -55,7 +55,7 @@ def joined(
     `shown`: the output this terminal showed before it joined; the rest follows it then (but a
     full screen's), in place of the last lines."""
     from ...core.render import print_summary
-    from ...display.yielding import end_line, unshown
+    from ...display.yielding import end_line, summary_notes, unshown
     from ...session.attach import Left, join, last_lines
 
     outcome = join(session, watch, stdout=screen, about=about)
@@ -72,7 +72,7 @@ def joined(
             rest = "" if outcome.alternate_screen else unshown(outcome.output, shown)
         sys.stdout.write(rest)
         sys.stdout.flush()
-        print_summary(outcome, Environment.current())
+        print_summary(outcome, Environment.current(), notes=[] if shown is None else summary_notes(outcome))
     return outcome
 
 
