@@ -31,6 +31,13 @@ def test_a_watch_passes_nothing_and_ctrl_c_leaves_it() -> None:
     assert keys.feed(b"\x03") == (b"", True)
 
 
+def test_ctrl_z_is_a_key_for_the_command_unless_it_stops_the_call() -> None:
+    attached = Keys(watch=False)
+    assert attached.feed(b"a\x1a") == (b"a\x1a", False) and not attached.suspended
+    called = Keys(watch=False, suspends=True)
+    assert called.feed(b"ab\x1acd") == (b"ab", True) and called.suspended
+
+
 def test_keys_ahead_wait_for_the_command_to_read_and_then_go_in_order() -> None:
     keys = KeysAhead()
     keys.add(b"ls")

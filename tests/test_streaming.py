@@ -549,6 +549,35 @@ def test_a_pager_in_a_named_shell_leaves_no_text_of_its_screen_behind(
     safe_run("close", "w")
 
 
+def joined_at_the_prompt(tmux: Tmux) -> None:
+    """The person's terminal joined to the command at its prompt: the joined screen, drawn afresh,
+    holds the prompt alone (the prompt shown as it came stays on the main screen below the line
+    typed)."""
+    deadline = time.monotonic() + 20
+    while not tmux.screen().startswith("name?"):
+        assert time.monotonic() < deadline, tmux.screen()
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_ctrl_z_at_a_named_shells_prompt_stops_the_call_and_fg_joins_again(tmux: Tmux, safe_run: SafeRun) -> None:
+    """Joined to answer a prompt, the person's Ctrl-Z went to the command, which became a stopped
+    job of the named shell (no shell of theirs could bring it back), and the call said it ended
+    by SIGTSTP. It stops the call, as it does while the command works; `fg` joins again."""
+    line = run_line('read -p "na""me? " n; echo hello $n')
+    tmux.keys(line.replace(" --no-input", "").replace(" -- ", " --in w -- "), "Enter")
+    joined_at_the_prompt(tmux)
+    tmux.keys("C-z")
+    tmux.wait_for("Stopped")
+    tmux.keys("fg", "Enter")
+    joined_at_the_prompt(tmux)
+    tmux.keys("bob", "Enter")
+    screen = tmux.wait_for("completed")
+    assert "hello bob" in screen and "SIGTSTP" not in screen, screen
+    assert "name? bob" in screen, "the prompt's line is written again with its answer"
+    safe_run("close", "w")
+
+
 @pytest.mark.slow
 def test_a_followed_run_passes_on_none_of_the_commands_questions(safe_run: SafeRun) -> None:
     """--no-input at a terminal: the run is followed, not the person's, so what the command asks its

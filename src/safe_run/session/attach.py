@@ -45,6 +45,7 @@ from .store import Session
 LEAVE_PREFIX = 0x1C  # Ctrl-\
 LEAVE_KEY = ord("d")
 CTRL_C = 0x03
+CTRL_Z = 0x1A
 CONNECT_S = 5.0
 # What a person's terminal gets back on leaving: the main screen, a visible cursor, no mouse
 # reports, bracketed paste and keypad modes off, and the window title it had.
@@ -62,15 +63,25 @@ class Left:
     why: str
 
 
+@dataclass(frozen=True)
+class Suspended:
+    """The person pressed Ctrl-Z where it stops the call, not the command (see `join`)."""
+
+
 def title(session_id: str, watch: bool) -> bytes:
     """The window title while attached (the terminal's own is saved first and given back after)."""
     what = "watching" if watch else "attached to"
     return b"\x1b[22;0t\x1b]2;safe-run: %s %s - Ctrl-\\ d leaves it running\x07" % (what.encode(), session_id.encode())
 
 
-def join(session: Session, watch: bool, stdin: int = 0, stdout: int = 1, about: str | None = None) -> Result | Left:
+def join(
+    session: Session, watch: bool, stdin: int = 0, stdout: int = 1, about: str | None = None, suspends: bool = False,
+) -> Result | Left | Suspended:
     """Join the session's terminal until the person leaves or the command ends (`about`: the
-    named shell's command whose end ends it, see `wire.Attach`)."""
+    named shell's command whose end ends it, see `wire.Attach`). `suspends`: Ctrl-Z is the
+    person's, to stop their call (which joins again when taken up), not a key for the command:
+    a command of a named shell stopped by it would be a stopped job of that shell, which no
+    shell of the person's can bring back."""
     rows, columns = _size(stdout)
     try:
         conn = session.connect(CONNECT_S)
@@ -87,7 +98,7 @@ def join(session: Session, watch: bool, stdin: int = 0, stdout: int = 1, about: 
         try:
             tty.setraw(stdin, termios.TCSANOW)  # keys typed ahead are the command's: not flushed
             _write(stdout, title(session.id, watch) + TAKE)
-            return _follow(conn, watch, stdin, stdout, wake_r)
+            return _follow(conn, Keys(watch, suspends), stdin, stdout, wake_r)
         finally:
             termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
             _write(stdout, GIVE_BACK)
@@ -101,9 +112,8 @@ def _resized(signum: int, frame: FrameType | None) -> None:
     """Nothing: the signal's byte on the wake-up descriptor is what tells the loop."""
 
 
-def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int) -> Result | Left:
+def _follow(conn: socket.socket, keys: Keys, stdin: int, stdout: int, wake: int) -> Result | Left | Suspended:
     received = bytearray()
-    keys = Keys(watch)
     relay = Relay()
     # False once the holder no longer takes what this terminal sends: it ended the session and
     # closed its side, and what it sent before (the rest of the screen, the result) is still read.
@@ -112,7 +122,7 @@ def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int
         ready = polling.readable([conn.fileno(), *((stdin, wake) if heard else ())], None)
         if wake in ready:
             polling.drain(wake)
-            if not watch:
+            if not keys.watch:
                 rows, columns = _size(stdout)
                 heard = _tell(conn, frame(SIZE, b"%d %d" % (rows, columns)))
         if stdin in ready:
@@ -122,7 +132,7 @@ def _follow(conn: socket.socket, watch: bool, stdin: int, stdout: int, wake: int
                 heard = _tell(conn, frame(KEYS, passed))
             if leaving or not typed:
                 _tell(conn, frame(LEAVE, b""))
-                return Left("left")
+                return Suspended() if keys.suspended else Left("left")
         if conn.fileno() in ready:
             try:
                 data = conn.recv(1 << 16)
@@ -148,11 +158,14 @@ def _tell(conn: socket.socket, data: bytes) -> bool:
 
 
 class Keys:
-    """What the person types, with Ctrl-\\ d taken out as the way to leave."""
+    """What the person types, with Ctrl-\\ d taken out as the way to leave (and Ctrl-Z, when it
+    `suspends` the call: the way to leave for now)."""
 
-    def __init__(self, watch: bool) -> None:
-        self._watch = watch
+    def __init__(self, watch: bool, suspends: bool = False) -> None:
+        self.watch = watch
+        self._suspends = suspends
         self._prefix = False
+        self.suspended = False  # the person left with Ctrl-Z
 
     def feed(self, typed: bytes) -> tuple[bytes, bool]:
         """The keys to pass on, and whether the person asked to leave."""
@@ -165,11 +178,14 @@ class Keys:
                 passed += bytes([LEAVE_PREFIX]) if byte == LEAVE_PREFIX else bytes([LEAVE_PREFIX, byte])
             elif byte == LEAVE_PREFIX:
                 self._prefix = True
-            elif self._watch and byte == CTRL_C:
+            elif self.watch and byte == CTRL_C:
                 return b"", True
+            elif self._suspends and byte == CTRL_Z:
+                self.suspended = True
+                return (b"" if self.watch else bytes(passed)), True
             else:
                 passed.append(byte)
-        return (b"" if self._watch else bytes(passed)), False
+        return (b"" if self.watch else bytes(passed)), False
 
 
 def on_attached_screen(data: bytes) -> bytes:

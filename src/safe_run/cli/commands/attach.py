@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -45,7 +46,7 @@ def _join(target: str, watch: bool) -> int:
 
 def joined(
     session: Session, target: str, watch: bool, about: str | None = None, screen: int = 1,
-    shown: str | None = None,
+    shown: str | None = None, suspends: bool = False,
 ) -> Result | None:
     """This terminal joined to `session` until its command ends (its result, shown below the
     person's screen as it is again: the command's last lines, then its summary) or the person
@@ -53,12 +54,18 @@ def joined(
     shell's command whose end ends the attach; `screen`: the person's terminal when it is not
     stdout, which goes elsewhere (`| tee log`): the caller then writes the result there.
     `shown`: the output this terminal showed before it joined; the rest follows it then (but a
-    full screen's), in place of the last lines."""
+    full screen's), in place of the last lines. `suspends`: Ctrl-Z stops this process, and the
+    terminal joins again once it is taken up (see `session.attach.join`)."""
     from ...core.render import print_summary
     from ...display.yielding import end_line, summary_notes, unshown
-    from ...session.attach import Left, join, last_lines
+    from ...session.attach import Left, Suspended, join, last_lines
 
-    outcome = join(session, watch, stdout=screen, about=about)
+    outcome = join(session, watch, stdout=screen, about=about, suspends=suspends)
+    while isinstance(outcome, Suspended):
+        os.kill(os.getpid(), signal.SIGTSTP)
+        if shown is not None and not shown.endswith("\n"):
+            shown += "\n"  # the shell wrote below the prompt meanwhile: its line is written again, answered
+        outcome = join(session, watch, stdout=screen, about=about, suspends=True)
     if isinstance(outcome, Left):
         if screen == 1 and shown is not None:
             end_line(shown, Environment.current())

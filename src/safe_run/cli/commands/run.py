@@ -360,7 +360,7 @@ def _answered_here(session_id: str, name: str, screen: int, on_screen: str | Non
 
     try:
         return joined(SessionStore.open(sweep=False).get(session_id), name, watch=False, about=session_id,
-                      screen=screen, shown=on_screen)
+                      screen=screen, shown=on_screen, suspends=True)
     except SessionError:
         return None
 
