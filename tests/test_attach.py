@@ -265,13 +265,15 @@ def test_a_person_who_leaves_a_named_shells_input_wait_leaves_it_waiting(agent: 
     ran.expect_exact(JOINED)  # the prompt shows as it comes, a moment before the wait is known and joined
     ran.expect("yours\\?")
     ran.send(LEAVE)
-    ran.expect("it goes on")
+    ran.expect(r"left ([0-9a-f]{24}); it goes on \(`safe-run attach \1` to come back\)")
+    hinted = ran.match.group(1)
     ran.expect(pexpect.EOF)
     ran.close()
     assert ran.exitstatus == 75, "the command still waits: input_required"
     rows = [row for row in call(agent, "sessions")["sessions"] if row["status"] == "input_required"]
     shell, waiting = [row for row in rows if row["shell_id"] is None], [row for row in rows if row["shell_id"]]
     assert len(shell) == len(waiting) == 1 and waiting[0]["shell_id"] == shell[0]["session_id"], rows
+    assert hinted == waiting[0]["session_id"], "the way back is the command's: attached by the shell, it stays on"
     answered = call(agent, "send", waiting[0]["session_id"], "later")
     assert answered["status"] == "completed" and "z=later" in answered["output"], answered
 

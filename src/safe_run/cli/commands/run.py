@@ -325,7 +325,7 @@ def _answer_in_shell(
     if result.status is Status.INPUT_REQUIRED and result.session_id is not None and person:
         if env.stdout_isatty or env.stderr_isatty:
             screen = 1 if env.stdout_isatty else 2
-            answered = _answered_here(result.session_id, name, screen, on_screen)
+            answered = _answered_here(result.session_id, screen, on_screen)
             if answered is not None:
                 if screen != 1:
                     emit(answered, shown, env)
@@ -352,14 +352,16 @@ def _persons(env: Environment, no_input: bool) -> bool:
     return interactive(env, no_input)
 
 
-def _answered_here(session_id: str, name: str, screen: int, on_screen: str | None) -> Result | None:
+def _answered_here(session_id: str, screen: int, on_screen: str | None) -> Result | None:
     """The command's end once the person at this terminal (`screen`) answered it; None when they
-    left it waiting, or it could not be joined. `on_screen`: the output already shown there."""
+    left it waiting, or it could not be joined. `on_screen`: the output already shown there.
+    Left, the way back named is the command's id: attached by the shell's name, a person stays
+    joined to the shell after the command's end, with no summary."""
     from .attach import joined
     from ...session.store import SessionStore
 
     try:
-        return joined(SessionStore.open(sweep=False).get(session_id), name, watch=False, about=session_id,
+        return joined(SessionStore.open(sweep=False).get(session_id), session_id, watch=False, about=session_id,
                       screen=screen, shown=on_screen, suspends=True)
     except SessionError:
         return None
