@@ -497,8 +497,8 @@ def _followed_in_shell(
     name: str, request: RunRequest, scope: Scope, invocation: Invocation, env: Environment,
 ) -> tuple[Result, str | None]:
     """The command in the named shell `name` called from a person's terminal: its output there as
-    it comes, under a status line, as their own run shows it, until it ends or waits for them;
-    and the output shown (None: an error was the answer, and nothing was shown)."""
+    it comes (its clean text, as a watched session's), under a status line, until it ends or waits
+    for them; and the output shown (None: an error was the answer, and nothing was shown)."""
     from ...display.yielding import follow_answers
     from ...session.client import follow
 
