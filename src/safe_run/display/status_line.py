@@ -35,6 +35,14 @@ class StatusLine:
             write_err("\r\x1b[2K", self._stream)
             self.visible = False
 
+    def in_front(self) -> bool:
+        """Whether its terminal's foreground is this process (see `in_front`): in the background the
+        last line is the shell's prompt, and nothing is drawn over it."""
+        try:
+            return in_front(self._stream.fileno())
+        except (OSError, ValueError):  # a stream with no descriptor: nobody's terminal
+            return True
+
     def _columns(self) -> int:
         try:
             return os.get_terminal_size(self._stream.fileno()).columns or 80

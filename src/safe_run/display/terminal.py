@@ -10,7 +10,7 @@ from ..environment import Environment
 from ..core.render import print_summary
 from ..core.result import Downgrade, Result, ShellInfo, Strategy
 from .interface import Display, Hold
-from .status_line import STATUS_INTERVAL, QuietKeys, StatusLine, elapsed, in_front
+from .status_line import STATUS_INTERVAL, QuietKeys, StatusLine, elapsed
 from .streams import Out
 from .terminal_filter import FULL_SCREEN_HIDDEN, TerminalFilter
 
@@ -135,20 +135,14 @@ class TerminalDisplay(Display):
             return
         assert self._status is not None and self._started_at is not None
         self._drawn = now
-        if not self._in_front():
-            return  # a job in the background: the last line is the shell's prompt
+        if not self._status.in_front():
+            return
         if self._keys is not None:
             self._keys.quiet()  # again after `fg` of the run in the background, where echo was the shell's
         strategy = self._strategy.value if self._strategy else "?"
         if self._downgraded:
             strategy += " (downgraded)"
         self._status.draw(f"running · {elapsed(now - self._started_at)} · {self._shell} · strategy {strategy}")
-
-    def _in_front(self) -> bool:
-        try:
-            return in_front(self._env.stderr.fileno())
-        except (OSError, ValueError):  # a stream with no descriptor: nobody's terminal
-            return True
 
     def stop(self) -> None:
         if self._stopped:

@@ -21,7 +21,7 @@ from types import FrameType
 
 from ..environment import Environment
 from ..core.result import Result, Status
-from .status_line import QuietKeys, StatusLine, elapsed, in_front
+from .status_line import QuietKeys, StatusLine, elapsed
 from .streams import Out
 from .terminal_filter import FULL_SCREEN_HIDDEN
 
@@ -65,7 +65,7 @@ def follow_answers(start: Start, ask: Ask, bound: float | None, env: Environment
                 remaining = STEP_S if bound is None else bound - (clock() - began)
                 if result.status is not Status.RUNNING or remaining <= 0:
                     return replace(result, output=""), shown
-                if status is not None and line_start and in_front(env.stderr.fileno()):
+                if status is not None and line_start and status.in_front():
                     if keys is not None:
                         keys.quiet()  # first, or again after `fg` of the call
                     status.draw(f"running · {elapsed(clock() - began)}{said}")
