@@ -650,9 +650,11 @@ class Run:
         again, for at most FRONT_SETTLE_S: a prompt hook's subshell that leaves a job behind in its
         group (bash's autojump, `(autojump --add "$(pwd)" &)`) ends at once, and the shell takes
         its terminal back a moment later, a longer one on a busy machine."""
-        deadline = time.monotonic() + FRONT_SETTLE_S
+        if front in (0, self.terminal.pid):
+            return True  # the common case, with nothing more to read
+        deadline, wrap = time.monotonic() + FRONT_SETTLE_S, pid_max()
         while front not in (0, self.terminal.pid):
-            made = self._prompts_front(front, end)
+            made = self._prompts_front(front, end, wrap)
             if made is not None or time.monotonic() >= deadline:
                 return bool(made)
             time.sleep(0.001)
@@ -660,13 +662,12 @@ class Run:
             front = front if now is None else now
         return True
 
-    def _prompts_front(self, front: int, end: int | None) -> bool | None:
+    def _prompts_front(self, front: int, end: int | None, wrap: int | None) -> bool | None:
         """Whether the terminal's foreground is a group the shell made after the line's recorded end
         (`end`, the last pid given out then): the mark is read a moment after the shell sent it,
         and a prompt hook (autojump's, a theme's renderer) may hold the terminal by then. The
-        command's own groups were all made before that end. None: made after it, by whom /proc
-        cannot tell (see `group_made_by`)."""
-        wrap = pid_max()
+        command's own groups were all made before that end (`wrap`: where pids come round). None:
+        made after it, by whom /proc cannot tell (see `group_made_by`)."""
         if wrap is None or end is None or not pid_after(front, end, wrap):
             return False
         return group_made_by(self.terminal.pid, front)
