@@ -363,11 +363,11 @@ def _ask_held(
     `ask_warm`, and where the connection is kept if its holder keeps it. A person's Ctrl-C
     (`person`) goes to the command as its interrupt character, and the answer is still awaited
     here: the command ends as it chooses (a clean-up, its own exit status), or goes on (a REPL)."""
-    deadline = _deadline(request)
+    sent_by = _deadline(request)
     reused = line.take(session) if line is not None else None
-    conn = _sent_on(reused, session, request, deadline) if reused is not None else None
+    conn = _sent_on(reused, session, request, sent_by) if reused is not None else None
     if conn is None:
-        conn = _send(session, request, deadline)
+        conn = _send(session, request, sent_by)
     if conn is None:
         return None
     # The holder's time counts from the request's sending, and an answer that came is taken however
