@@ -20,6 +20,7 @@ from dataclasses import replace
 from types import FrameType
 
 from ..environment import Environment
+from ..core.render import print_summary
 from ..core.result import Result, Status
 from .status_line import QuietKeys, StatusLine, elapsed
 from .streams import Out
@@ -112,6 +113,13 @@ def end_line(shown: str, env: Environment) -> None:
     """The line the output `shown` left open ended, for what safe-run writes below it."""
     if shown and not shown.endswith("\n"):
         Out(env.stdout).write_text("\n")
+
+
+def print_followed_summary(result: Result, env: Environment, shown: str = "") -> None:
+    """The summary below the output a follower wrote (`shown`, its text): that output's last line
+    ended first, and a full screen left out of it said."""
+    end_line(shown, env)
+    print_summary(result, env, notes=summary_notes(result))
 
 
 def summary_notes(result: Result) -> list[str]:

@@ -57,7 +57,7 @@ def joined(
     full screen's), in place of the last lines. `suspends`: Ctrl-Z stops this process, and the
     terminal joins again once it is taken up (see `session.attach.join`)."""
     from ...core.render import print_summary
-    from ...display.yielding import end_line, summary_notes, unshown
+    from ...display.yielding import end_line, print_followed_summary, unshown
     from ...session.attach import Left, Suspended, join, last_lines
 
     outcome = join(session, watch, stdout=screen, about=about, suspends=suspends)
@@ -72,14 +72,17 @@ def joined(
         how = "stopped watching" if watch else "left"
         print(f"safe-run: {how} {target}; it goes on (`safe-run attach {target}` to come back)", file=sys.stderr)
         return None
-    if screen == 1:
-        if shown is None:
-            rest = last_lines(outcome.output, LAST_LINES)
-        else:  # a full screen's text, drawn in the join already, would land as lines below the person's
-            rest = "" if outcome.alternate_screen else unshown(outcome.output, shown)
+    if screen != 1:
+        return outcome
+    if shown is None:
+        sys.stdout.write(last_lines(outcome.output, LAST_LINES))
+        sys.stdout.flush()
+        print_summary(outcome, Environment.current())
+    else:  # a full screen's text, drawn in the join already, would land as lines below the person's
+        rest = "" if outcome.alternate_screen else unshown(outcome.output, shown)
         sys.stdout.write(rest)
         sys.stdout.flush()
-        print_summary(outcome, Environment.current(), notes=[] if shown is None else summary_notes(outcome))
+        print_followed_summary(outcome, Environment.current(), shown + rest)
     return outcome
 
 

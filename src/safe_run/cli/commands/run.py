@@ -331,11 +331,9 @@ def _answer_in_shell(
                     emit(answered, shown, env)
                 return answered
     if on_screen is not None:
-        from ...core.render import print_summary
-        from ...display.yielding import end_line, summary_notes
+        from ...display.yielding import print_followed_summary
 
-        end_line(on_screen, env)
-        print_summary(result, env, notes=summary_notes(result))
+        print_followed_summary(result, env, on_screen)
         return result
     pressed = bool(invocation.signals.wakeup.passed_on)
     if (result.signal == "SIGINT" or pressed) and shown == "pretty" and env.stdin_isatty and env.stdout_isatty:
@@ -389,10 +387,9 @@ def _run(
     if bound is not None:
         if shown == "pretty":
             result = _watched_session(request, bound, invocation, env)
-            from ...core.render import print_summary
-            from ...display.yielding import summary_notes
+            from ...display.yielding import print_followed_summary
 
-            print_summary(result, env, notes=summary_notes(result))
+            print_followed_summary(result, env)
             return result
         result = _in_session(request, bound, invocation)
         emit(result, shown, env)
