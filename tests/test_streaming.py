@@ -400,10 +400,17 @@ def tmux(safe_run: SafeRun, tmp_path: Path) -> Iterator[Tmux]:
     session.close()
 
 
-def run_line(command: str, interactive: bool = False) -> str:
-    """The line a person types to run `command`; --no-input for the display that only follows it."""
+def run_line(command: str, interactive: bool = False, options: str = "") -> str:
+    """The line a person types to run `command`; --no-input for the display that only follows it;
+    `options` of its own (`--yield-after 20`)."""
     keys = "" if interactive else " --no-input"
-    return f"{sys.executable} -m safe_run --shell {shell_path('bash')} --format pretty{keys} -- '{command}'"
+    given = f" {options}" if options else ""
+    return f"{sys.executable} -m safe_run --shell {shell_path('bash')} --format pretty{given}{keys} -- '{command}'"
+
+
+def in_named_shell(command: str) -> str:
+    """The line a person types to run `command` in the named shell w, from their terminal."""
+    return run_line(command, interactive=True, options="--in w")
 
 
 @pytest.mark.slow
@@ -448,7 +455,7 @@ def test_a_full_screen_program_leaves_nothing_on_the_screen(tmux: Tmux, tmp_path
 
 @pytest.mark.slow
 def test_yield_after_shows_a_status_line_while_it_waits_and_leaves_none(tmux: Tmux) -> None:
-    line = run_line("echo started; sleep 30").replace("--format pretty", "--format pretty --yield-after 20")
+    line = run_line("echo started; sleep 30", options="--yield-after 20")
     tmux.keys(line, "Enter")
     tmux.wait_for("running · ")
     tmux.keys("C-c")
@@ -459,7 +466,7 @@ def test_yield_after_shows_a_status_line_while_it_waits_and_leaves_none(tmux: Tm
 
 @pytest.mark.slow
 def test_yield_after_at_a_terminal_shows_the_output_as_it_comes_and_once(tmux: Tmux) -> None:
-    line = run_line('echo sta""rted; sleep 30').replace("--format pretty", "--format pretty --yield-after 20")
+    line = run_line('echo sta""rted; sleep 30', options="--yield-after 20")
     tmux.keys(line, "Enter")
     screen = tmux.wait_for("\nstarted")
     assert "interrupted" not in screen and "completed" not in screen, "shown while the command still runs"
@@ -471,7 +478,7 @@ def test_yield_after_at_a_terminal_shows_the_output_as_it_comes_and_once(tmux: T
 
 @pytest.mark.slow
 def test_yield_after_at_a_terminal_draws_no_status_line_over_a_line_being_written(tmux: Tmux) -> None:
-    line = run_line('printf "na""me? "; sleep 1.5; echo ok').replace("--format pretty", "--format pretty --yield-after 20")
+    line = run_line('printf "na""me? "; sleep 1.5; echo ok', options="--yield-after 20")
     tmux.keys(line, "Enter")
     screen = tmux.wait_for("completed")
     assert "name? ok" in screen, screen
@@ -479,7 +486,7 @@ def test_yield_after_at_a_terminal_draws_no_status_line_over_a_line_being_writte
 
 @pytest.mark.slow
 def test_yield_after_at_a_terminal_ends_the_last_line_before_the_summary(tmux: Tmux) -> None:
-    line = run_line('printf a""bc; sleep 0.5; printf d""ef').replace("--format pretty", "--format pretty --yield-after 20")
+    line = run_line('printf a""bc; sleep 0.5; printf d""ef', options="--yield-after 20")
     tmux.keys(line, "Enter")
     screen = tmux.wait_for("completed")
     assert "\nabcdef\n" in screen, screen
@@ -493,8 +500,7 @@ def test_a_named_shells_command_at_a_terminal_shows_its_output_as_it_comes(
     of output, all at once at its end); it shows it as it comes, under a status line, as their own
     run does, and the summary below its last line."""
     go = tmp_path / "go"
-    line = run_line(f'echo sta""rted; until [ -e {go} ]; do sleep 0.05; done; printf la""st')
-    tmux.keys(line.replace(" --no-input", "").replace(" -- ", " --in w -- "), "Enter")
+    tmux.keys(in_named_shell(f'echo sta""rted; until [ -e {go} ]; do sleep 0.05; done; printf la""st'), "Enter")
     screen = tmux.wait_for("\nstarted")
     assert "completed" not in screen, "shown while the command still runs"
     tmux.wait_for("· in w")
@@ -513,8 +519,7 @@ def test_a_named_shells_call_stopped_with_ctrl_z_leaves_a_clean_screen_and_goes_
     screen above the shell's "Stopped", and once stopped longer than a holder may take to answer,
     `fg` brought a false report that the shell was stuck, with advice to kill it."""
     go = tmp_path / "go"
-    line = run_line(f'echo sta""rted; until [ -e {go} ]; do sleep 0.05; done; echo do""ne')
-    tmux.keys(line.replace(" --no-input", "").replace(" -- ", " --in w -- "), "Enter")
+    tmux.keys(in_named_shell(f'echo sta""rted; until [ -e {go} ]; do sleep 0.05; done; echo do""ne'), "Enter")
     tmux.wait_for("· in w")
     tmux.keys("C-z")
     screen = tmux.wait_for("Stopped")
@@ -538,7 +543,7 @@ def test_a_pager_in_a_named_shell_leaves_no_text_of_its_screen_behind(
         pytest.skip("less is not installed")
     text = tmp_path / "text.txt"
     text.write_text("".join(f"row {n}\n" for n in range(1, 300)))
-    tmux.keys(run_line(f"less {text}").replace(" --no-input", "").replace(" -- ", " --in w -- "), "Enter")
+    tmux.keys(in_named_shell(f"less {text}"), "Enter")
     tmux.wait_for("row 29")
     tmux.keys("Space")
     tmux.wait_for("row 50")
@@ -564,8 +569,7 @@ def test_ctrl_z_at_a_named_shells_prompt_stops_the_call_and_fg_joins_again(tmux:
     """Joined to answer a prompt, the person's Ctrl-Z went to the command, which became a stopped
     job of the named shell (no shell of theirs could bring it back), and the call said it ended
     by SIGTSTP. It stops the call, as it does while the command works; `fg` joins again."""
-    line = run_line('read -p "na""me? " n; echo hello $n')
-    tmux.keys(line.replace(" --no-input", "").replace(" -- ", " --in w -- "), "Enter")
+    tmux.keys(in_named_shell('read -p "na""me? " n; echo hello $n'), "Enter")
     joined_at_the_prompt(tmux)
     tmux.keys("C-z")
     tmux.wait_for("Stopped")
